@@ -1,0 +1,180 @@
+/* Parsing and validation of the STRATA_ environment variables. */
+#include "config/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const struct strata_config_var vars[] = {
+    {"STRATA_DISABLE", "0", "0 or 1",
+     "1 makes strata a pure pass-through to the host MPI"},
+    {"STRATA_VERBOSE", "0", "0, 1 or 2",
+     "1: one line per communicator saying what strata decided and why; "
+     "2: also one line per collective call"},
+    {"STRATA_HIERARCHY", "l3,numa,socket,node",
+     "comma list of l1,l2,l3,core,numa,socket (or package),node",
+     "levels to build, finest first; a hint: levels that do not exist or do "
+     "not split the ranks are dropped"},
+    {"STRATA_TOPOLOGY", "(real machine)",
+     "an hwloc synthetic description or the path of an hwloc XML file",
+     "impose a fake machine instead of the one hwloc discovers"},
+    {"STRATA_MAP", "actual (core with STRATA_TOPOLOGY)",
+     "actual, core, numa, socket, none, or a list type:index,... per local rank",
+     "where local ranks are taken to run: their real binding, by core, "
+     "round-robin over NUMA nodes or sockets, unbound, or explicitly"},
+    {"STRATA_VIRTUAL_NODES", "1", "an integer from 1 to 4096",
+     "split the ranks of each machine into this many virtual nodes"},
+    {"STRATA_VIRTUAL_LAYOUT", "block", "block or cyclic",
+     "how local ranks are dealt to virtual nodes"},
+    {"STRATA_TEST_REFUSE_RANK", "-1", "-1 or a rank of MPI_COMM_WORLD",
+     "testing only: that rank refuses every communicator context, so the "
+     "agreement must send all ranks to the host MPI"},
+    {NULL, NULL, NULL, NULL},
+};
+
+const struct strata_config_var *strata_config_vars(void) { return vars; }
+
+static int parse_int(const char *name, const char *value, long lo, long hi,
+                     const char *accepts, long *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(value, &end, 10);
+    while (*end && isspace((unsigned char)*end)) end++;
+    if (errno || end == value || *end || v < lo || v > hi) {
+        snprintf(err, errlen, "%s=\"%s\" is not valid: it accepts %s", name,
+                 value, accepts);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int copy_string(const char *name, const char *value, char *dst,
+                       size_t dstlen, char *err, size_t errlen)
+{
+    if (strlen(value) >= dstlen) {
+        snprintf(err, errlen, "%s is too long (%zu characters, at most %zu)",
+                 name, strlen(value), dstlen - 1);
+        return -1;
+    }
+    strcpy(dst, value);
+    return 0;
+}
+
+/* Checks each name of the hierarchy list against the level names strata knows. */
+static int check_hierarchy(const char *value, char *err, size_t errlen)
+{
+    static const char *known[] = {"l1", "l2", "l3", "core", "numa", "socket",
+                                  "package", "node", NULL};
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", value);
+    int count = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        int ok = 0;
+        for (int i = 0; known[i]; i++) ok |= !strcasecmp(tok, known[i]);
+        if (!ok) {
+            snprintf(err, errlen,
+                     "STRATA_HIERARCHY=\"%s\" is not valid: \"%s\" is not a "
+                     "level; it accepts a comma list of %s", value, tok,
+                     vars[2].accepts);
+            return -1;
+        }
+        count++;
+    }
+    if (!count) {
+        snprintf(err, errlen, "STRATA_HIERARCHY is empty: it accepts %s",
+                 vars[2].accepts);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_map(struct strata_config *cfg, const char *value, char *err,
+                     size_t errlen)
+{
+    static const struct { const char *name; enum strata_map_kind kind; } kinds[] = {
+        {"core", STRATA_MAP_CORE},     {"numa", STRATA_MAP_NUMA},
+        {"socket", STRATA_MAP_SOCKET}, {"package", STRATA_MAP_SOCKET},
+        {"none", STRATA_MAP_NONE},     {"actual", STRATA_MAP_ACTUAL},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (!strcasecmp(value, kinds[i].name)) {
+            cfg->map = kinds[i].kind;
+            return 0;
+        }
+    }
+    if (strchr(value, ':')) {
+        /* Entries are validated against the topology when it is loaded. */
+        cfg->map = STRATA_MAP_LIST;
+        return copy_string("STRATA_MAP", value, cfg->map_list,
+                           sizeof cfg->map_list, err, errlen);
+    }
+    snprintf(err, errlen, "STRATA_MAP=\"%s\" is not valid: it accepts %s",
+             value, vars[4].accepts);
+    return -1;
+}
+
+int strata_config_parse(struct strata_config *cfg, char *err, size_t errlen)
+{
+    long v;
+    const char *s;
+
+    memset(cfg, 0, sizeof *cfg);
+    strcpy(cfg->hierarchy, "l3,numa,socket,node");
+    cfg->virtual_nodes = 1;
+    cfg->test_refuse_rank = -1;
+
+    if ((s = getenv("STRATA_DISABLE"))) {
+        if (parse_int("STRATA_DISABLE", s, 0, 1, vars[0].accepts, &v, err, errlen))
+            return -1;
+        cfg->disable = (int)v;
+    }
+    if ((s = getenv("STRATA_VERBOSE"))) {
+        if (parse_int("STRATA_VERBOSE", s, 0, 2, vars[1].accepts, &v, err, errlen))
+            return -1;
+        cfg->verbose = (int)v;
+    }
+    if ((s = getenv("STRATA_HIERARCHY"))) {
+        if (check_hierarchy(s, err, errlen) ||
+            copy_string("STRATA_HIERARCHY", s, cfg->hierarchy,
+                        sizeof cfg->hierarchy, err, errlen))
+            return -1;
+    }
+    if ((s = getenv("STRATA_TOPOLOGY")) && *s) {
+        if (copy_string("STRATA_TOPOLOGY", s, cfg->topology, sizeof cfg->topology,
+                        err, errlen))
+            return -1;
+    }
+    /* A fake machine has no real binding to read, so it defaults to by-core. */
+    cfg->map = cfg->topology[0] ? STRATA_MAP_CORE : STRATA_MAP_ACTUAL;
+    if ((s = getenv("STRATA_MAP")) && *s) {
+        if (parse_map(cfg, s, err, errlen)) return -1;
+    }
+    if ((s = getenv("STRATA_VIRTUAL_NODES"))) {
+        if (parse_int("STRATA_VIRTUAL_NODES", s, 1, 4096, vars[5].accepts, &v,
+                      err, errlen))
+            return -1;
+        cfg->virtual_nodes = (int)v;
+    }
+    if ((s = getenv("STRATA_VIRTUAL_LAYOUT"))) {
+        if (!strcasecmp(s, "block")) cfg->vnode_layout = STRATA_VNODE_BLOCK;
+        else if (!strcasecmp(s, "cyclic")) cfg->vnode_layout = STRATA_VNODE_CYCLIC;
+        else {
+            snprintf(err, errlen, "STRATA_VIRTUAL_LAYOUT=\"%s\" is not valid: "
+                     "it accepts %s", s, vars[6].accepts);
+            return -1;
+        }
+    }
+    if ((s = getenv("STRATA_TEST_REFUSE_RANK"))) {
+        if (parse_int("STRATA_TEST_REFUSE_RANK", s, -1, 1L << 30, vars[7].accepts,
+                      &v, err, errlen))
+            return -1;
+        cfg->test_refuse_rank = (int)v;
+    }
+    return 0;
+}

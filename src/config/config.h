@@ -1,0 +1,50 @@
+/* Configuration: every STRATA_ environment variable, its default, what it
+ * accepts, and its parsed value.  Parsed once per process; a bad value is an
+ * error that names the variable, the value and what is accepted. */
+#ifndef STRATA_CONFIG_H
+#define STRATA_CONFIG_H
+
+#include <stddef.h>
+
+enum strata_map_kind {
+    STRATA_MAP_CORE,     /* local rank i on the i-th core (wrapping) */
+    STRATA_MAP_NUMA,     /* round-robin over NUMA nodes, then cores inside */
+    STRATA_MAP_SOCKET,   /* round-robin over packages, then cores inside */
+    STRATA_MAP_NONE,     /* unbound: the whole machine */
+    STRATA_MAP_LIST,     /* explicit "type:index,..." per local rank */
+    STRATA_MAP_ACTUAL    /* the binding the launcher really gave */
+};
+
+enum strata_vnode_layout { STRATA_VNODE_BLOCK, STRATA_VNODE_CYCLIC };
+
+struct strata_config {
+    int disable;                 /* STRATA_DISABLE */
+    int verbose;                 /* STRATA_VERBOSE: 0, 1 or 2 */
+    char hierarchy[256];         /* STRATA_HIERARCHY, comma list finest first */
+    char topology[1024];         /* STRATA_TOPOLOGY: "" or synthetic or XML path */
+    enum strata_map_kind map;    /* STRATA_MAP */
+    char map_list[1024];         /* the list when map == STRATA_MAP_LIST */
+    int virtual_nodes;           /* STRATA_VIRTUAL_NODES, 1 = off */
+    enum strata_vnode_layout vnode_layout; /* STRATA_VIRTUAL_LAYOUT */
+    int test_refuse_rank;        /* STRATA_TEST_REFUSE_RANK, -1 = off (tests only) */
+};
+
+/* One row of the documented variable table (strata-info prints it). */
+struct strata_config_var {
+    const char *name;
+    const char *default_value;
+    const char *accepts;
+    const char *meaning;
+};
+
+/* Parse the environment into *cfg.  On a bad value, writes a message naming
+ * the variable, the value and what is accepted into err and returns -1. */
+int strata_config_parse(struct strata_config *cfg, char *err, size_t errlen);
+
+/* The table of variables, terminated by a row whose name is NULL. */
+const struct strata_config_var *strata_config_vars(void);
+
+/* The parsed configuration of this process (valid after runtime init). */
+const struct strata_config *strata_config(void);
+
+#endif

@@ -1,0 +1,179 @@
+/* Communicator contexts: lazy creation, agreement, caching, release. */
+#include "context/context.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "context/runtime.h"
+#include "util/log.h"
+
+static int ctx_keyval = MPI_KEYVAL_INVALID;
+static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
+/* The registry is process-wide while contexts are per communicator, so
+ * threads creating contexts on different communicators must serialise here. */
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct strata_ctx *registry;
+static int live_count;
+static unsigned long next_serial;
+
+static void ctx_destroy(struct strata_ctx *ctx)
+{
+    pthread_mutex_lock(&registry_lock);
+    if (ctx->prev) ctx->prev->next = ctx->next;
+    else registry = ctx->next;
+    if (ctx->next) ctx->next->prev = ctx->prev;
+    live_count--;
+    pthread_mutex_unlock(&registry_lock);
+    strata_hier_free(&ctx->hier);
+    free(ctx->world_rank);
+    free(ctx);
+}
+
+static int ctx_delete_attr(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    ctx_destroy(value);
+    return MPI_SUCCESS;
+}
+
+/* A duplicated communicator gets a context of its own on its first
+ * collective, so the attribute is not copied. */
+static void create_keyval(void)
+{
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_attr, &ctx_keyval, NULL);
+}
+
+static const char *capability_failure(unsigned bits)
+{
+    if (!(bits & STRATA_CAP_RUNTIME)) return "strata is not set up on every rank";
+    if (!(bits & STRATA_CAP_IN_WORLD))
+        return "the communicator holds processes outside MPI_COMM_WORLD";
+    if (!(bits & STRATA_CAP_HIERARCHY)) return "the hierarchy could not be built";
+    if (!(bits & STRATA_CAP_NOT_REFUSED)) return "STRATA_TEST_REFUSE_RANK refused it";
+    return "";
+}
+
+/* Checks made by this rank alone; the agreement combines them. */
+static unsigned local_capabilities(struct strata_ctx *ctx, const struct strata_runtime *rt)
+{
+    unsigned bits = STRATA_CAP_ALL;
+    if (!rt) return bits & ~(unsigned)STRATA_CAP_RUNTIME & ~(unsigned)STRATA_CAP_IN_WORLD &
+                    ~(unsigned)STRATA_CAP_HIERARCHY;
+    MPI_Group group, world_group;
+    PMPI_Comm_group(ctx->comm, &group);
+    PMPI_Comm_group(MPI_COMM_WORLD, &world_group);
+    int *ranks = malloc(sizeof(int) * (size_t)ctx->size);
+    ctx->world_rank = malloc(sizeof(int) * (size_t)ctx->size);
+    if (!ranks || !ctx->world_rank) {
+        free(ranks);
+        PMPI_Group_free(&group);
+        PMPI_Group_free(&world_group);
+        return bits & ~(unsigned)STRATA_CAP_HIERARCHY;
+    }
+    for (int i = 0; i < ctx->size; i++) ranks[i] = i;
+    PMPI_Group_translate_ranks(group, ctx->size, ranks, world_group, ctx->world_rank);
+    free(ranks);
+    PMPI_Group_free(&group);
+    PMPI_Group_free(&world_group);
+    for (int i = 0; i < ctx->size; i++)
+        if (ctx->world_rank[i] == MPI_UNDEFINED) bits &= ~(unsigned)STRATA_CAP_IN_WORLD;
+
+    if (bits & STRATA_CAP_IN_WORLD) {
+        struct strata_location *loc = malloc(sizeof *loc * (size_t)ctx->size);
+        if (!loc) return bits & ~(unsigned)STRATA_CAP_HIERARCHY;
+        for (int i = 0; i < ctx->size; i++) loc[i] = rt->world_loc[ctx->world_rank[i]];
+        if (strata_hier_build(&rt->levels, loc, ctx->size, strata_config()->hierarchy,
+                              &ctx->hier))
+            bits &= ~(unsigned)STRATA_CAP_HIERARCHY;
+        free(loc);
+    }
+    if (strata_config()->test_refuse_rank == rt->world_rank)
+        bits &= ~(unsigned)STRATA_CAP_NOT_REFUSED;
+    return bits;
+}
+
+static void announce(const struct strata_ctx *ctx)
+{
+    const struct strata_config *cfg = strata_config();
+    if (!cfg || cfg->verbose < 1 || ctx->rank != 0) return;
+    char name[MPI_MAX_OBJECT_NAME] = "";
+    int len = 0;
+    PMPI_Comm_get_name(ctx->comm, name, &len);
+    if (!ctx->served) {
+        strata_verbose(1, "communicator #%lu%s%s (size %d): host MPI for every collective: %s",
+                       ctx->serial, len ? " " : "", name, ctx->size, ctx->reason);
+        return;
+    }
+    char desc[4096];
+    strata_hier_describe(&ctx->hier, desc, sizeof desc);
+    strata_verbose(1, "communicator #%lu%s%s (size %d, %d node%s): strata context, hierarchy:\n%s",
+                   ctx->serial, len ? " " : "", name, ctx->size, ctx->hier.nnodes,
+                   ctx->hier.nnodes == 1 ? "" : "s", desc);
+}
+
+static struct strata_ctx *ctx_create(MPI_Comm comm, const struct strata_runtime *rt)
+{
+    struct strata_ctx *ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return NULL;  /* every rank then passes through: see strata_ctx_get */
+    ctx->comm = comm;
+    PMPI_Comm_rank(comm, &ctx->rank);
+    PMPI_Comm_size(comm, &ctx->size);
+
+    unsigned mine = local_capabilities(ctx, rt), agreed;
+    /* The one collective of context creation: all ranks learn which checks
+     * failed anywhere, so all reach the same verdict. */
+    PMPI_Allreduce(&mine, &agreed, 1, MPI_UNSIGNED, MPI_BAND, comm);
+    ctx->served = agreed == STRATA_CAP_ALL;
+    if (!ctx->served) snprintf(ctx->reason, sizeof ctx->reason, "%s", capability_failure(agreed));
+
+    pthread_mutex_lock(&registry_lock);
+    ctx->serial = next_serial++;
+    ctx->next = registry;
+    if (registry) registry->prev = ctx;
+    registry = ctx;
+    live_count++;
+    pthread_mutex_unlock(&registry_lock);
+    PMPI_Comm_set_attr(comm, ctx_keyval, ctx);
+    announce(ctx);
+    return ctx;
+}
+
+struct strata_ctx *strata_ctx_get(MPI_Comm comm)
+{
+    const struct strata_runtime *rt = strata_runtime_state();
+    if (!rt->ready || rt->disabled || comm == MPI_COMM_NULL) return NULL;
+    int inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return NULL;
+    pthread_once(&keyval_once, create_keyval);
+    void *value = NULL;
+    int found = 0;
+    PMPI_Comm_get_attr(comm, ctx_keyval, &value, &found);
+    if (found) return value;
+    /* If allocation failed on one rank the others still joined the agreement
+     * above inside ctx_create; a NULL here only happens before it, where no
+     * rank has communicated yet, so the job is out of memory anyway. */
+    return ctx_create(comm, strata_runtime());
+}
+
+void strata_ctx_release_all(void)
+{
+    /* Deleting the attribute runs ctx_delete_attr, which unlinks the context,
+     * and keeps MPI from calling it again on a communicator freed later. */
+    for (;;) {
+        pthread_mutex_lock(&registry_lock);
+        struct strata_ctx *ctx = registry;
+        pthread_mutex_unlock(&registry_lock);
+        if (!ctx) break;
+        PMPI_Comm_delete_attr(ctx->comm, ctx_keyval);
+    }
+    if (ctx_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&ctx_keyval);
+}
+
+int strata_ctx_live_count(void)
+{
+    pthread_mutex_lock(&registry_lock);
+    int n = live_count;
+    pthread_mutex_unlock(&registry_lock);
+    return n;
+}

@@ -1,0 +1,48 @@
+/* Per-communicator context: created on a communicator's first collective,
+ * cached as an attribute, released by the attribute's delete callback when
+ * the communicator is freed, or at MPI_Finalize for those never freed.
+ *
+ * The verdict "strata serves this communicator" is agreed by every rank at
+ * creation with one collective, so that no rank takes strata's path while
+ * another hands the same call to the host MPI. */
+#ifndef STRATA_CONTEXT_H
+#define STRATA_CONTEXT_H
+
+#include <mpi.h>
+
+#include "topology/hierarchy.h"
+
+/* What each rank checks on its own before the agreement; a bit per check so
+ * the agreement can say which check failed. */
+enum strata_capability {
+    STRATA_CAP_RUNTIME = 1 << 0,   /* strata set up on this rank */
+    STRATA_CAP_IN_WORLD = 1 << 1,  /* every member is a rank of MPI_COMM_WORLD */
+    STRATA_CAP_HIERARCHY = 1 << 2, /* the hierarchy could be built */
+    STRATA_CAP_NOT_REFUSED = 1 << 3, /* not refused by STRATA_TEST_REFUSE_RANK */
+    STRATA_CAP_ALL = (1 << 4) - 1
+};
+
+struct strata_ctx {
+    MPI_Comm comm;
+    int rank, size;
+    int *world_rank;              /* [size] world rank of each member */
+    struct strata_hier hier;
+    int served;                   /* the agreed verdict */
+    char reason[256];             /* why not served (same on every rank) */
+    unsigned long serial;         /* creation order, for messages */
+    struct strata_ctx *prev, *next; /* registry of live contexts */
+};
+
+/* The context of an intracommunicator, creating it (collectively) if this is
+ * its first collective.  NULL means "pass through without a context": strata
+ * is off, the communicator is an intercommunicator or MPI_COMM_NULL.  All
+ * ranks of a communicator get the same answer. */
+struct strata_ctx *strata_ctx_get(MPI_Comm comm);
+
+/* Releases every live context (MPI_Finalize). */
+void strata_ctx_release_all(void);
+
+/* Number of live contexts in this process (tests and strata-info). */
+int strata_ctx_live_count(void);
+
+#endif

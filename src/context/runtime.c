@@ -1,0 +1,185 @@
+/* Process-wide set-up: configuration, node layout, topology, locations. */
+#include "context/runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "context/context.h"
+#include "util/log.h"
+
+static struct strata_runtime rt;
+static struct strata_config cfg;
+static int cfg_parsed;
+static int self_keyval = MPI_KEYVAL_INVALID;
+
+const struct strata_config *strata_config(void) { return cfg_parsed ? &cfg : NULL; }
+
+const struct strata_runtime *strata_runtime(void)
+{
+    return rt.ready && !rt.disabled ? &rt : NULL;
+}
+
+const struct strata_runtime *strata_runtime_state(void) { return &rt; }
+
+static void disable(const char *why)
+{
+    rt.disabled = 1;
+    snprintf(rt.why_disabled, sizeof rt.why_disabled, "%s", why);
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
+ * usable: the place to release what the application never freed. */
+static int self_delete(MPI_Comm comm, int keyval, void *value, void *extra)
+{
+    strata_runtime_finalize();
+    return MPI_SUCCESS;
+}
+
+/* Splits the ranks of one machine into cfg.virtual_nodes virtual nodes. */
+static int virtual_node_of(int host_rank, int host_size)
+{
+    int v = cfg.virtual_nodes < host_size ? cfg.virtual_nodes : host_size;
+    if (v <= 1) return 0;
+    if (cfg.vnode_layout == STRATA_VNODE_CYCLIC) return host_rank % v;
+    return (int)((long)host_rank * v / host_size);
+}
+
+/* Node leader discovers the machine; the others load its XML export. */
+static int share_topology(MPI_Comm host_comm, int host_rank, char *err, size_t errlen)
+{
+    int len = 0, rc = 0;
+    char *xml = NULL;
+    if (host_rank == 0) {
+        rc = strata_topology_load(&cfg, &rt.topo, err, errlen);
+        if (!rc && hwloc_topology_export_xmlbuffer(rt.topo, &xml, &len, 0)) {
+            snprintf(err, errlen, "hwloc could not export the topology");
+            rc = -1;
+        }
+        if (rc) len = -1;
+    }
+    PMPI_Bcast(&len, 1, MPI_INT, 0, host_comm);
+    if (len < 0) {
+        if (host_rank != 0) snprintf(err, errlen, "the node leader could not load the topology");
+        return -1;
+    }
+    char *buf = host_rank == 0 ? xml : malloc((size_t)len);
+    if (!buf) return -1;
+    PMPI_Bcast(buf, len, MPI_CHAR, 0, host_comm);
+    if (host_rank == 0) {
+        hwloc_free_xmlbuffer(rt.topo, xml);
+    } else {
+        rc = strata_topology_load_xml(buf, len, cfg.topology[0] == '\0', &rt.topo, err,
+                                      errlen);
+        free(buf);
+    }
+    return rc;
+}
+
+static int setup_layout_and_locations(char *err, size_t errlen)
+{
+    MPI_Comm host_comm, node_comm, leaders;
+    int host_rank, host_size;
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rt.world_rank, MPI_INFO_NULL,
+                         &host_comm);
+    PMPI_Comm_rank(host_comm, &host_rank);
+    PMPI_Comm_size(host_comm, &host_size);
+    rt.host_local_size = host_size;
+
+    PMPI_Comm_split(host_comm, virtual_node_of(host_rank, host_size), host_rank, &node_comm);
+    PMPI_Comm_rank(node_comm, &rt.local_rank);
+    PMPI_Comm_size(node_comm, &rt.local_size);
+    PMPI_Comm_split(MPI_COMM_WORLD, rt.local_rank == 0 ? 0 : MPI_UNDEFINED, rt.world_rank,
+                    &leaders);
+    if (leaders != MPI_COMM_NULL) {
+        PMPI_Comm_rank(leaders, &rt.node);
+        PMPI_Comm_size(leaders, &rt.nnodes);
+        PMPI_Comm_free(&leaders);
+    }
+    int pair[2] = {rt.node, rt.nnodes};
+    PMPI_Bcast(pair, 2, MPI_INT, 0, node_comm);
+    rt.node = pair[0];
+    rt.nnodes = pair[1];
+
+    int rc = share_topology(host_comm, host_rank, err, errlen);
+    PMPI_Comm_free(&node_comm);
+    PMPI_Comm_free(&host_comm);
+
+    /* World rank 0's level stack is everyone's, so that every rank computes
+     * the same hierarchy even on nodes that differ. */
+    struct strata_location mine;
+    memset(&mine, 0, sizeof mine);
+    int ok = rc == 0;
+    if (ok) {
+        strata_levels_from_topology(rt.topo, &rt.levels);
+        PMPI_Bcast(&rt.levels, sizeof rt.levels, MPI_BYTE, 0, MPI_COMM_WORLD);
+        hwloc_bitmap_t set = hwloc_bitmap_alloc();
+        if (strata_binding(rt.topo, &cfg, rt.local_rank, set, err, errlen)) ok = 0;
+        hwloc_bitmap_list_snprintf(rt.binding, sizeof rt.binding, set);
+        strata_location_from_binding(rt.topo, &rt.levels, set, &mine);
+        hwloc_bitmap_free(set);
+    } else {
+        PMPI_Bcast(&rt.levels, sizeof rt.levels, MPI_BYTE, 0, MPI_COMM_WORLD);
+    }
+    mine.node = rt.node;
+    rt.world_loc = malloc(sizeof(struct strata_location) * (size_t)rt.world_size);
+    if (!rt.world_loc) return -1;
+    PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, rt.world_loc, sizeof mine, MPI_BYTE,
+                   MPI_COMM_WORLD);
+    /* Every rank must agree that set-up worked, or nobody uses strata. */
+    int all_ok;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok && !all_ok) snprintf(err, errlen, "another rank could not set up its topology");
+    return all_ok ? 0 : -1;
+}
+
+void strata_runtime_init(int thread_level)
+{
+    char err[1024] = "";
+    memset(&rt, 0, sizeof rt);
+    rt.thread_level = thread_level;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
+    PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
+    strata_log_set_rank(rt.world_rank);
+
+    if (strata_config_parse(&cfg, err, sizeof err)) {
+        /* A typo in a tuning variable must not be silently ignored. */
+        strata_error("%s", err);
+        PMPI_Abort(MPI_COMM_WORLD, 1);
+        return;
+    }
+    cfg_parsed = 1;
+    rt.ready = 1;
+    /* Agreed, so that a rank launched with STRATA_DISABLE=1 beside others
+     * without it cannot leave them waiting in a context creation. */
+    int enabled = !cfg.disable, all_enabled;
+    PMPI_Allreduce(&enabled, &all_enabled, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_enabled) {
+        disable(enabled ? "STRATA_DISABLE=1 on another rank" : "STRATA_DISABLE=1");
+        return;
+    }
+    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
+    PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+
+    if (setup_layout_and_locations(err, sizeof err)) {
+        if (err[0]) strata_error("%s; strata passes every call to the host MPI", err);
+        disable(err[0] ? err : "topology set-up failed");
+        return;
+    }
+    if (rt.world_rank == 0) {
+        strata_verbose(1, "strata %s over %s: %d ranks on %d node%s%s", STRATA_VERSION,
+                       STRATA_HOST_MPI, rt.world_size, rt.nnodes, rt.nnodes == 1 ? "" : "s",
+                       cfg.virtual_nodes > 1 ? " (virtual)" : "");
+    }
+}
+
+void strata_runtime_finalize(void)
+{
+    if (!rt.ready) return;
+    strata_ctx_release_all();
+    if (rt.topo) hwloc_topology_destroy(rt.topo);
+    rt.topo = NULL;
+    free(rt.world_loc);
+    rt.world_loc = NULL;
+    rt.ready = 0;
+    if (self_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&self_keyval);
+}

@@ -1,0 +1,44 @@
+/* Process-wide state, set up once in MPI_Init: configuration, the machine's
+ * topology (discovered once per node), the node layout (real or virtual), and
+ * the location of every rank of MPI_COMM_WORLD, so that any communicator's
+ * hierarchy is computed locally without communication. */
+#ifndef STRATA_RUNTIME_H
+#define STRATA_RUNTIME_H
+
+#include <hwloc.h>
+#include <mpi.h>
+
+#include "config/config.h"
+#include "topology/location.h"
+
+struct strata_runtime {
+    int ready;                  /* 1 once init succeeded */
+    int disabled;               /* STRATA_DISABLE or a failed init */
+    char why_disabled[512];
+    int thread_level;           /* as granted by the host MPI */
+    int world_rank, world_size;
+    int node, nnodes;           /* this rank's (virtual) node */
+    int local_rank, local_size; /* inside the (virtual) node */
+    int host_local_size;        /* ranks on this real machine */
+    hwloc_topology_t topo;
+    struct strata_levels levels;
+    struct strata_location *world_loc; /* [world_size] */
+    char binding[128];          /* this rank's binding, as a cpuset string */
+};
+
+/* Called right after PMPI_Init/PMPI_Init_thread.  Never fails the
+ * application: if strata cannot set up, it says why and passes through.
+ * A bad STRATA_ variable aborts the job with a message naming it. */
+void strata_runtime_init(int thread_level);
+
+/* Tears everything down (from the MPI_COMM_SELF attribute at finalize). */
+void strata_runtime_finalize(void);
+
+/* The runtime, or NULL when strata is off (disabled, not initialised,
+ * finalised). */
+const struct strata_runtime *strata_runtime(void);
+
+/* Even when disabled: the state with the reason why. */
+const struct strata_runtime *strata_runtime_state(void);
+
+#endif

@@ -1,0 +1,51 @@
+/* Per-call routing between strata's algorithms and the host MPI. */
+#include "interpose/route.h"
+
+#include <strings.h>
+
+#include "config/config.h"
+#include "util/log.h"
+
+/* Collectives strata implements itself.  None yet: the node data plane
+ * (shared control segment, CMA, pipelined algorithms) fills this in. */
+static const struct {
+    const char *name;
+    const char *short_name;
+    int built;
+} colls[STRATA_NCOLLS] = {
+    [STRATA_COLL_BCAST] = {"MPI_Bcast", "bcast", 0},
+    [STRATA_COLL_REDUCE] = {"MPI_Reduce", "reduce", 0},
+    [STRATA_COLL_ALLREDUCE] = {"MPI_Allreduce", "allreduce", 0},
+    [STRATA_COLL_ALLGATHER] = {"MPI_Allgather", "allgather", 0},
+    [STRATA_COLL_GATHER] = {"MPI_Gather", "gather", 0},
+    [STRATA_COLL_SCATTER] = {"MPI_Scatter", "scatter", 0},
+    [STRATA_COLL_ALLTOALL] = {"MPI_Alltoall", "alltoall", 0},
+    [STRATA_COLL_BARRIER] = {"MPI_Barrier", "barrier", 0},
+};
+
+const char *strata_coll_name(enum strata_coll coll) { return colls[coll].name; }
+
+int strata_coll_parse(const char *name)
+{
+    for (int c = 0; c < STRATA_NCOLLS; c++)
+        if (!strcasecmp(name, colls[c].name) || !strcasecmp(name, colls[c].short_name))
+            return c;
+    return -1;
+}
+
+const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll coll)
+{
+    if (!ctx) return "strata is off or this is not an intracommunicator";
+    if (!ctx->served) return ctx->reason;
+    if (!colls[coll].built) return "not yet built in strata";
+    return NULL;
+}
+
+void strata_route_to_host(const struct strata_ctx *ctx, enum strata_coll coll,
+                          const char *reason)
+{
+    const struct strata_config *cfg = strata_config();
+    if (!cfg || cfg->verbose < 2) return;
+    strata_verbose(2, "%s on communicator #%lu: host MPI (%s)", colls[coll].name,
+                   ctx ? ctx->serial : 0UL, reason);
+}

@@ -1,0 +1,124 @@
+/* strata-info: what strata sees and decides on this machine.  Run it under
+ * the MPI launcher (strata-run -n N strata-info), like any MPI program.
+ *
+ *   strata-info            host MPI, transports, topology, hierarchy of
+ *                          MPI_COMM_WORLD, configuration, collectives served
+ *   strata-info --config   only the configuration table */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "context/context.h"
+#include "context/runtime.h"
+#include "interpose/route.h"
+#include "strata.h"
+#include "transport/probe.h"
+
+static void print_config(void)
+{
+    printf("\nConfiguration (environment variables):\n");
+    for (const struct strata_config_var *v = strata_config_vars(); v->name; v++) {
+        const char *set = getenv(v->name);
+        printf("  %-24s = %-22s default %s\n      accepts %s\n      %s\n", v->name,
+               set ? set : "(unset)", v->default_value, v->accepts, v->meaning);
+    }
+}
+
+static void print_topology(const struct strata_runtime *rt)
+{
+    const struct strata_levels *lv = &rt->levels;
+    printf("\nTopology%s:\n  Machine", strata_config()->topology[0] ? " (imposed by STRATA_TOPOLOGY)" : "");
+    for (int i = 0; i < lv->nlevels; i++)
+        printf(" > %s x%d%s", strata_hw_type_name(lv->type[i]), lv->count[i],
+               lv->same_as_coarser[i] ? " (=)" : "");
+    printf("\n  (=) marks a level that partitions the machine like the one above it\n");
+}
+
+/* One line per rank: node, binding and location, gathered to rank 0. */
+static void print_ranks(const struct strata_runtime *rt)
+{
+    char line[256];
+    snprintf(line, sizeof line, "  rank %d: node %d, local rank %d of %d, binding PU %s",
+             rt->world_rank, rt->node, rt->local_rank, rt->local_size, rt->binding);
+    char *all = rt->world_rank == 0 ? malloc(sizeof line * (size_t)rt->world_size) : NULL;
+    PMPI_Gather(line, sizeof line, MPI_CHAR, all, sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (all) {
+        printf("\nRanks (%d on %d node%s%s):\n", rt->world_size, rt->nnodes,
+               rt->nnodes == 1 ? "" : "s", strata_config()->virtual_nodes > 1 ? ", virtual" : "");
+        for (int r = 0; r < rt->world_size; r++) printf("%s\n", all + (size_t)r * sizeof line);
+        free(all);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int config_only = argc > 1 && !strcmp(argv[1], "--config");
+
+    if (rank == 0 && !config_only) {
+        char version[MPI_MAX_LIBRARY_VERSION_STRING];
+        int len, major, minor;
+        MPI_Get_library_version(version, &len);
+        MPI_Get_version(&major, &minor);
+        char *nl = strchr(version, '\n');
+        if (nl) *nl = '\0';
+        printf("strata %s\nHost MPI: %s (MPI %d.%d)\n", strata_version(), version, major, minor);
+    }
+    const struct strata_runtime *rt = strata_runtime();
+    if (config_only || !rt) {
+        if (rank == 0) {
+            if (!rt) printf("\nstrata is off: %s\n", strata_runtime_state()->why_disabled[0]
+                                  ? strata_runtime_state()->why_disabled
+                                  : "MPI_Init did not go through strata");
+            if (strata_config()) print_config();
+        }
+        MPI_Finalize();
+        return 0;
+    }
+
+    /* Transports, probed among the ranks of each machine. */
+    MPI_Comm host;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host);
+    char cma_why[512] = "", shm_why[512] = "";
+    int host_size;
+    MPI_Comm_size(host, &host_size);
+    int cma_ok = host_size > 1 ? strata_cma_probe(host, cma_why, sizeof cma_why) : -1;
+    int shm_ok = strata_shm_probe(1 << 20, shm_why, sizeof shm_why);
+    MPI_Comm_free(&host);
+    if (rank == 0) {
+        printf("\nTransports (probed between the ranks of this machine):\n");
+        if (cma_ok < 0) printf("  cma: not probed (one rank on this machine; run with -n 2 or more)\n");
+        else printf("  cma: %s%s\n", cma_ok ? "works" : "does not work: ", cma_why);
+        printf("  shm: %s%s\n", shm_ok ? "works" : "does not work: ", shm_why);
+        print_topology(rt);
+    }
+    print_ranks(rt);
+
+    /* The hierarchy and verdict for MPI_COMM_WORLD (creates its context). */
+    struct strata_ctx *ctx = strata_ctx_get(MPI_COMM_WORLD);
+    if (rank == 0) {
+        printf("\nHierarchy of MPI_COMM_WORLD (hint STRATA_HIERARCHY=%s; * marks leaders):\n",
+               strata_config()->hierarchy);
+        if (ctx && ctx->served) {
+            char desc[8192];
+            strata_hier_describe(&ctx->hier, desc, sizeof desc);
+            fputs(desc, stdout);
+        } else {
+            printf("  none: %s\n", ctx ? ctx->reason : "no context");
+        }
+        printf("\nCollectives on MPI_COMM_WORLD:\n");
+        for (int c = 0; c < STRATA_NCOLLS; c++) {
+            const char *refusal = strata_route_refusal(ctx, c);
+            if (refusal) printf("  %-14s host MPI (%s)\n", strata_coll_name(c), refusal);
+            else printf("  %-14s strata\n", strata_coll_name(c));
+        }
+        print_config();
+    }
+    MPI_Finalize();
+    return 0;
+}
