@@ -32,6 +32,27 @@ static const struct strata_config_var vars[] = {
     {"STRATA_TEST_REFUSE_RANK", "-1", "-1 or a rank of MPI_COMM_WORLD",
      "testing only: that rank refuses every communicator context, so the "
      "agreement must send all ranks to the host MPI"},
+    {"STRATA_CMA", "1", "0 or 1",
+     "0: never use Cross-Memory Attach (everything goes through the shared "
+     "segment); 1: use it when the start-up probe says it works"},
+    {"STRATA_CICO_MAX", "16K", "a size in bytes (suffix K, M or G), 64 to 16M",
+     "payloads up to this size are copied through the shared segment rather "
+     "than with CMA; also the size of each rank's copy regions"},
+    {"STRATA_CHUNK", "256K", "a size, or a comma list of sizes per level (finest first)",
+     "pipeline chunk of the broadcast: each level moves data in pieces this big"},
+    {"STRATA_REDUCE_CHUNK", "256K", "a size, 4K to 1G",
+     "pipeline chunk of Reduce and Allreduce"},
+    {"STRATA_REDUCE_MIN_SLICE", "16K", "a size, 8 to 1G",
+     "smallest share of a chunk one reducer takes (fewer reducers for small data)"},
+    {"STRATA_THROTTLE", "4", "an integer from 0 to 4096 (0: unlimited)",
+     "at most this many ranks read the same source chunk at once (contention)"},
+    {"STRATA_SPIN", "256", "an integer from 0 to 100000000",
+     "polls a waiting rank spins before it starts yielding the CPU"},
+    {"STRATA_SHM_MAX", "1G", "a size",
+     "shared memory strata's segments may take per process; past it, a "
+     "communicator goes to the host MPI"},
+    {"STRATA_CMA_MAX_PER_CALL", "1G", "a size, 1 to 1G",
+     "bytes one process_vm_readv/writev call is asked to move (tests lower it)"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -119,6 +140,110 @@ static int parse_map(struct strata_config *cfg, const char *value, char *err,
     return -1;
 }
 
+/* The table row of a variable (for its "accepts" text). */
+static const struct strata_config_var *var_row(const char *name)
+{
+    for (const struct strata_config_var *v = vars; v->name; v++)
+        if (!strcmp(v->name, name)) return v;
+    return NULL;
+}
+
+/* Parses "64", "16K", "4M", "1G" (case-insensitive suffix). */
+static int parse_size_text(const char *text, size_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (errno || end == text || *text == '-') return -1;
+    unsigned long long mult = 1;
+    if (*end == 'k' || *end == 'K') mult = 1ULL << 10, end++;
+    else if (*end == 'm' || *end == 'M') mult = 1ULL << 20, end++;
+    else if (*end == 'g' || *end == 'G') mult = 1ULL << 30, end++;
+    if (*end || v > (~0ULL) / mult) return -1;
+    *out = (size_t)(v * mult);
+    return 0;
+}
+
+static int parse_size(const char *name, size_t lo, size_t hi, size_t *out, char *err,
+                      size_t errlen)
+{
+    const char *s = getenv(name);
+    if (!s) return 0;
+    size_t v;
+    if (parse_size_text(s, &v) || v < lo || v > hi) {
+        snprintf(err, errlen, "%s=\"%s\" is not valid: it accepts %s", name, s,
+                 var_row(name)->accepts);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int parse_chunks(struct strata_config *cfg, char *err, size_t errlen)
+{
+    const char *s = getenv("STRATA_CHUNK");
+    if (!s) return 0;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", s);
+    cfg->nchunk = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        size_t v;
+        if (cfg->nchunk == 8 || parse_size_text(tok, &v) || v < 64 || v > (1UL << 30)) {
+            snprintf(err, errlen, "STRATA_CHUNK=\"%s\" is not valid: it accepts %s (each "
+                     "64 to 1G, at most 8)", s, var_row("STRATA_CHUNK")->accepts);
+            return -1;
+        }
+        cfg->chunk[cfg->nchunk++] = v;
+    }
+    if (!cfg->nchunk) {
+        snprintf(err, errlen, "STRATA_CHUNK is empty: it accepts %s",
+                 var_row("STRATA_CHUNK")->accepts);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
+{
+    long v;
+    const char *s;
+    cfg->cma = 1;
+    cfg->cico_max = 16 << 10;
+    cfg->chunk[0] = 256 << 10;
+    cfg->nchunk = 1;
+    cfg->reduce_chunk = 256 << 10;
+    cfg->min_slice = 16 << 10;
+    cfg->throttle = 4;
+    cfg->spin = 256;
+    cfg->shm_max = 1UL << 30;
+    cfg->cma_max_per_call = 1UL << 30;
+    if ((s = getenv("STRATA_CMA"))) {
+        if (parse_int("STRATA_CMA", s, 0, 1, var_row("STRATA_CMA")->accepts, &v, err, errlen))
+            return -1;
+        cfg->cma = (int)v;
+    }
+    if ((s = getenv("STRATA_THROTTLE"))) {
+        if (parse_int("STRATA_THROTTLE", s, 0, 4096, var_row("STRATA_THROTTLE")->accepts, &v,
+                      err, errlen))
+            return -1;
+        cfg->throttle = (int)v;
+    }
+    if ((s = getenv("STRATA_SPIN"))) {
+        if (parse_int("STRATA_SPIN", s, 0, 100000000, var_row("STRATA_SPIN")->accepts, &v, err,
+                      errlen))
+            return -1;
+        cfg->spin = (unsigned)v;
+    }
+    if (parse_size("STRATA_CICO_MAX", 64, 16UL << 20, &cfg->cico_max, err, errlen) ||
+        parse_size("STRATA_REDUCE_CHUNK", 4096, 1UL << 30, &cfg->reduce_chunk, err, errlen) ||
+        parse_size("STRATA_REDUCE_MIN_SLICE", 8, 1UL << 30, &cfg->min_slice, err, errlen) ||
+        parse_size("STRATA_SHM_MAX", 0, ~(size_t)0, &cfg->shm_max, err, errlen) ||
+        parse_size("STRATA_CMA_MAX_PER_CALL", 1, 1UL << 30, &cfg->cma_max_per_call, err, errlen))
+        return -1;
+    return parse_chunks(cfg, err, errlen);
+}
+
 int strata_config_parse(struct strata_config *cfg, char *err, size_t errlen)
 {
     long v;
@@ -176,5 +301,5 @@ int strata_config_parse(struct strata_config *cfg, char *err, size_t errlen)
             return -1;
         cfg->test_refuse_rank = (int)v;
     }
-    return 0;
+    return parse_data_plane(cfg, err, errlen);
 }

@@ -27,6 +27,16 @@ struct strata_config {
     int virtual_nodes;           /* STRATA_VIRTUAL_NODES, 1 = off */
     enum strata_vnode_layout vnode_layout; /* STRATA_VIRTUAL_LAYOUT */
     int test_refuse_rank;        /* STRATA_TEST_REFUSE_RANK, -1 = off (tests only) */
+    int cma;                     /* STRATA_CMA: 0 never, 1 when it works */
+    size_t cico_max;             /* STRATA_CICO_MAX */
+    size_t chunk[8];             /* STRATA_CHUNK, per level, finest first */
+    int nchunk;                  /* entries given (the last repeats) */
+    size_t reduce_chunk;         /* STRATA_REDUCE_CHUNK */
+    size_t min_slice;            /* STRATA_REDUCE_MIN_SLICE */
+    int throttle;                /* STRATA_THROTTLE, 0 = unlimited */
+    unsigned spin;               /* STRATA_SPIN */
+    size_t shm_max;              /* STRATA_SHM_MAX */
+    size_t cma_max_per_call;     /* STRATA_CMA_MAX_PER_CALL (tests) */
 };
 
 /* One row of the documented variable table (strata-info prints it). */

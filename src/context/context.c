@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "coll/coll.h"
 #include "context/runtime.h"
 #include "util/log.h"
 
@@ -26,6 +28,10 @@ static void ctx_destroy(struct strata_ctx *ctx)
     if (ctx->next) ctx->next->prev = ctx->prev;
     live_count--;
     pthread_mutex_unlock(&registry_lock);
+    if (ctx->plane) {
+        strata_plane_fini(ctx->plane);
+        free(ctx->plane);
+    }
     strata_hier_free(&ctx->hier);
     free(ctx->world_rank);
     free(ctx);
@@ -57,7 +63,7 @@ static const char *capability_failure(unsigned bits)
 /* Checks made by this rank alone; the agreement combines them. */
 static unsigned local_capabilities(struct strata_ctx *ctx, const struct strata_runtime *rt)
 {
-    unsigned bits = STRATA_CAP_ALL;
+    unsigned bits = STRATA_CAP_CONTEXT;
     if (!rt) return bits & ~(unsigned)STRATA_CAP_RUNTIME & ~(unsigned)STRATA_CAP_IN_WORLD &
                     ~(unsigned)STRATA_CAP_HIERARCHY;
     MPI_Group group, world_group;
@@ -112,6 +118,63 @@ static void announce(const struct strata_ctx *ctx)
                    ctx->hier.nnodes == 1 ? "" : "s", desc);
 }
 
+/* What rank 0 tells the others about the node's control segment. */
+struct segment_offer {
+    int ok;
+    char name[STRATA_SEGMENT_NAME_MAX];
+    char why[256];
+};
+
+/* Rank 0 of a one-node communicator creates the segment; the others attach.
+ * Collective whenever strata runs and the communicator has several ranks
+ * (the same on every rank), whatever each rank's own checks said. */
+static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_segment *seg)
+{
+    struct segment_offer offer = {0};
+    size_t bytes = strata_plane_segment_bytes(ctx->size, ctx->hier.nlevels,
+                                              strata_tuning()->cico_max);
+    if (ctx->rank == 0) {
+        if ((*mine & STRATA_CAP_CONTEXT) != STRATA_CAP_CONTEXT)
+            snprintf(offer.why, sizeof offer.why, "the communicator is not served");
+        else if (ctx->hier.nnodes > 1)
+            snprintf(offer.why, sizeof offer.why, "collectives across nodes are not built "
+                     "yet: the communicator spans %d nodes", ctx->hier.nnodes);
+        else if (!strata_segment_create(seg, bytes, ctx->serial, offer.why, sizeof offer.why)) {
+            offer.ok = 1;
+            snprintf(offer.name, sizeof offer.name, "%s", seg->name);
+        }
+    }
+    PMPI_Bcast(&offer, sizeof offer, MPI_BYTE, 0, ctx->comm);
+    snprintf(ctx->plane_why, sizeof ctx->plane_why, "%s", offer.why);
+    if (!offer.ok) return;
+    char why[256] = "";
+    if (ctx->rank == 0 || !strata_segment_attach(seg, offer.name, bytes, why, sizeof why)) {
+        *mine |= STRATA_CAP_SEGMENT;
+    } else {
+        strata_verbose(1, "communicator #%lu: %s", ctx->serial, why);
+        snprintf(ctx->plane_why, sizeof ctx->plane_why, "a rank could not attach the node's "
+                 "shared segment (STRATA_VERBOSE=1 names it)");
+    }
+}
+
+/* With the agreed capabilities and every rank's pid, sets up the plane. */
+static void adopt_plane(struct strata_ctx *ctx, unsigned agreed, struct strata_segment *seg,
+                        const pid_t *pids)
+{
+    strata_segment_unlink(seg); /* everyone has attached (or failed to) */
+    if (!(agreed & STRATA_CAP_SEGMENT) || !(ctx->plane = calloc(1, sizeof *ctx->plane))) {
+        strata_segment_release(seg);
+        return;
+    }
+    ctx->plane->seg = *seg;
+    if (strata_plane_init(ctx->plane, &ctx->hier, ctx->rank, ctx->size, pids,
+                          strata_runtime()->cma_ok, strata_tuning()->cico_max)) {
+        /* Out of memory on this rank alone: the job cannot agree any more. */
+        strata_error("out of memory setting up communicator #%lu", ctx->serial);
+        PMPI_Abort(ctx->comm, 1);
+    }
+}
+
 static struct strata_ctx *ctx_create(MPI_Comm comm, const struct strata_runtime *rt)
 {
     struct strata_ctx *ctx = calloc(1, sizeof *ctx);
@@ -119,16 +182,37 @@ static struct strata_ctx *ctx_create(MPI_Comm comm, const struct strata_runtime 
     ctx->comm = comm;
     PMPI_Comm_rank(comm, &ctx->rank);
     PMPI_Comm_size(comm, &ctx->size);
-
-    unsigned mine = local_capabilities(ctx, rt), agreed;
-    /* The one collective of context creation: all ranks learn which checks
-     * failed anywhere, so all reach the same verdict. */
-    PMPI_Allreduce(&mine, &agreed, 1, MPI_UNSIGNED, MPI_BAND, comm);
-    ctx->served = agreed == STRATA_CAP_ALL;
-    if (!ctx->served) snprintf(ctx->reason, sizeof ctx->reason, "%s", capability_failure(agreed));
-
     pthread_mutex_lock(&registry_lock);
     ctx->serial = next_serial++;
+    pthread_mutex_unlock(&registry_lock);
+
+    unsigned mine = local_capabilities(ctx, rt);
+    struct strata_segment seg = {0};
+    if (rt && ctx->size > 1) offer_segment(ctx, &mine, &seg);
+    else if (ctx->size > 1) snprintf(ctx->plane_why, sizeof ctx->plane_why, "strata is off");
+
+    /* The agreement: every rank learns which checks failed anywhere (so all
+     * reach the same verdict) and every rank's pid (for CMA). */
+    struct { unsigned caps; int pid; } me = {mine, (int)getpid()}, *all;
+    all = malloc(sizeof *all * (size_t)ctx->size);
+    pid_t *pids = malloc(sizeof *pids * (size_t)ctx->size);
+    if (!all || !pids) {
+        strata_error("out of memory creating a communicator context");
+        PMPI_Abort(comm, 1);
+    }
+    PMPI_Allgather(&me, sizeof me, MPI_BYTE, all, sizeof me, MPI_BYTE, comm);
+    unsigned agreed = ~0u;
+    for (int r = 0; r < ctx->size; r++) {
+        agreed &= all[r].caps;
+        pids[r] = all[r].pid;
+    }
+    free(all);
+    ctx->served = (agreed & STRATA_CAP_CONTEXT) == STRATA_CAP_CONTEXT;
+    if (!ctx->served) snprintf(ctx->reason, sizeof ctx->reason, "%s", capability_failure(agreed));
+    if (ctx->size > 1 && rt) adopt_plane(ctx, ctx->served ? agreed : 0, &seg, pids);
+    free(pids);
+
+    pthread_mutex_lock(&registry_lock);
     ctx->next = registry;
     if (registry) registry->prev = ctx;
     registry = ctx;

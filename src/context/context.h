@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include "coll/plane.h"
 #include "topology/hierarchy.h"
 
 /* What each rank checks on its own before the agreement; a bit per check so
@@ -19,7 +20,8 @@ enum strata_capability {
     STRATA_CAP_IN_WORLD = 1 << 1,  /* every member is a rank of MPI_COMM_WORLD */
     STRATA_CAP_HIERARCHY = 1 << 2, /* the hierarchy could be built */
     STRATA_CAP_NOT_REFUSED = 1 << 3, /* not refused by STRATA_TEST_REFUSE_RANK */
-    STRATA_CAP_ALL = (1 << 4) - 1
+    STRATA_CAP_CONTEXT = (1 << 4) - 1, /* all of the above: strata serves the communicator */
+    STRATA_CAP_SEGMENT = 1 << 4,   /* attached the node's control segment */
 };
 
 struct strata_ctx {
@@ -29,6 +31,8 @@ struct strata_ctx {
     struct strata_hier hier;
     int served;                   /* the agreed verdict */
     char reason[256];             /* why not served (same on every rank) */
+    struct strata_plane *plane;   /* node data plane, NULL if none (agreed) */
+    char plane_why[320];          /* why there is none (same on every rank) */
     unsigned long serial;         /* creation order, for messages */
     struct strata_ctx *prev, *next; /* registry of live contexts */
 };

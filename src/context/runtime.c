@@ -4,7 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/coll.h"
 #include "context/context.h"
+#include "shm/flags.h"
+#include "shm/segment.h"
+#include "transport/cma.h"
+#include "transport/probe.h"
 #include "util/log.h"
 
 static struct strata_runtime rt;
@@ -42,6 +47,41 @@ static int virtual_node_of(int host_rank, int host_size)
     if (v <= 1) return 0;
     if (cfg.vnode_layout == STRATA_VNODE_CYCLIC) return host_rank % v;
     return (int)((long)host_rank * v / host_size);
+}
+
+/* Once per process: does CMA work between every pair of ranks of this
+ * machine?  Agreed over the world, so every communicator sees one answer. */
+static void probe_cma(MPI_Comm host_comm, int host_size)
+{
+    int ok = 1;
+    if (!cfg.cma) {
+        ok = 0;
+        snprintf(rt.cma_why, sizeof rt.cma_why, "switched off with STRATA_CMA=0");
+    } else if (host_size > 1) {
+        ok = strata_cma_probe(host_comm, rt.cma_why, sizeof rt.cma_why);
+    }
+    PMPI_Allreduce(&ok, &rt.cma_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok && !rt.cma_ok)
+        snprintf(rt.cma_why, sizeof rt.cma_why, "it fails between other ranks of the job");
+    if (!rt.cma_ok && cfg.cma && rt.world_rank == 0)
+        strata_warn("Cross-Memory Attach is not usable (%s); strata copies through shared "
+                    "memory instead", rt.cma_why);
+}
+
+static void apply_tuning(void)
+{
+    struct strata_tuning t = {
+        .cico_max = cfg.cico_max,
+        .reduce_chunk = cfg.reduce_chunk,
+        .min_slice = cfg.min_slice,
+        .throttle = cfg.throttle,
+    };
+    for (int l = 0; l < STRATA_MAX_HIER; l++)
+        t.chunk[l] = cfg.chunk[l < cfg.nchunk ? l : cfg.nchunk - 1];
+    strata_tuning_set(&t);
+    strata_flag_set_spin(cfg.spin);
+    strata_segment_set_cap(cfg.shm_max);
+    strata_cma_set_max_per_call(cfg.cma_max_per_call);
 }
 
 /* Node leader discovers the machine; the others load its XML export. */
@@ -101,6 +141,7 @@ static int setup_layout_and_locations(char *err, size_t errlen)
     rt.nnodes = pair[1];
 
     int rc = share_topology(host_comm, host_rank, err, errlen);
+    probe_cma(host_comm, host_size);
     PMPI_Comm_free(&node_comm);
     PMPI_Comm_free(&host_comm);
 
@@ -157,6 +198,7 @@ void strata_runtime_init(int thread_level)
         disable(enabled ? "STRATA_DISABLE=1 on another rank" : "STRATA_DISABLE=1");
         return;
     }
+    apply_tuning();
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
     PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
 

@@ -24,6 +24,8 @@ struct strata_runtime {
     struct strata_levels levels;
     struct strata_location *world_loc; /* [world_size] */
     char binding[128];          /* this rank's binding, as a cpuset string */
+    int cma_ok;                 /* CMA works between every pair of node peers */
+    char cma_why[512];          /* why not, in words a user can act on */
 };
 
 /* Called right after PMPI_Init/PMPI_Init_thread.  Never fails the

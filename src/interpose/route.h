@@ -37,4 +37,11 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
 void strata_route_to_host(const struct strata_ctx *ctx, enum strata_coll coll,
                           const char *reason);
 
+/* Reports (at STRATA_VERBOSE=2) a call strata serves, naming the algorithm. */
+void strata_route_served(const struct strata_ctx *ctx, enum strata_coll coll,
+                         const char *algorithm, size_t bytes);
+
+/* The name of the path a payload of `bytes` takes on this plane. */
+const char *strata_route_path(const struct strata_plane *p, size_t bytes);
+
 #endif

@@ -1,0 +1,46 @@
+/* strata's own collective algorithms on a communicator's node data plane.
+ * Each returns MPI_SUCCESS; they are called only for calls the router
+ * accepted (valid arguments, supported datatype and op). */
+#ifndef STRATA_COLL_H
+#define STRATA_COLL_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "coll/plane.h"
+
+/* Tuning of the data plane (STRATA_ variables), fixed at MPI_Init. */
+struct strata_tuning {
+    size_t cico_max;      /* largest payload copied through the segment */
+    size_t chunk[STRATA_MAX_HIER]; /* bcast pipeline chunk per level */
+    size_t reduce_chunk;  /* reduction pipeline chunk */
+    size_t min_slice;     /* smallest share of a chunk one reducer takes */
+    int throttle;         /* readers of one source at once (0: unlimited) */
+};
+
+const struct strata_tuning *strata_tuning(void);
+void strata_tuning_set(const struct strata_tuning *t);
+
+int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root);
+
+int strata_barrier(struct strata_plane *p);
+
+/* count elements `extent` bytes apart, of which the last `true_extent` bytes
+ * hold data (pair types such as MPI_DOUBLE_INT end in padding a user buffer
+ * may not have), reduced with fn; root < 0 means Allreduce. */
+struct strata_reduce_args {
+    const void *sendbuf;  /* NULL: in place (data already in recvbuf) */
+    void *recvbuf;        /* significant at the root (all ranks for Allreduce) */
+    size_t count;
+    size_t extent;
+    size_t true_extent;
+    void (*fn)(void *restrict, const void *restrict, size_t);
+    int root;
+};
+int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);
+
+/* Ends the job with a message when a CMA copy fails mid-operation (the
+ * probe at start-up said it works, so this is a bad buffer or a dead peer). */
+void strata_cma_failed(const char *what, int peer_rank, int err);
+
+#endif

@@ -1,0 +1,101 @@
+/* Layout and bookkeeping of a communicator's node data plane. */
+#include "coll/plane.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+size_t strata_plane_segment_bytes(int size, int nlevels, size_t region)
+{
+    size_t ctl = round_up(sizeof(struct strata_rank_ctl) * (size_t)size, 4096);
+    size_t area = 2 * (size_t)(1 + nlevels) * round_up(region, STRATA_CACHE_LINE);
+    return ctl + area * (size_t)size;
+}
+
+int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int rank, int size,
+                      const pid_t *pids, int use_cma, size_t region)
+{
+    p->hier = h;
+    p->rank = rank;
+    p->size = size;
+    p->use_cma = use_cma;
+    p->region = round_up(region, STRATA_CACHE_LINE);
+    p->nregions = 1 + h->nlevels;
+    p->area_stride = 2 * (size_t)p->nregions * p->region;
+    p->ctl = p->seg.base;
+    p->areas = (unsigned char *)p->seg.base +
+               round_up(sizeof(struct strata_rank_ctl) * (size_t)size, 4096);
+    p->pid = malloc(sizeof(pid_t) * (size_t)size);
+    p->tree_buf = malloc(sizeof(int) * 4 * (size_t)size);
+    p->part_buf = malloc(sizeof(int) * STRATA_MAX_HIER * (size_t)size);
+    if (!p->pid || !p->tree_buf || !p->part_buf) return -1;
+    memcpy(p->pid, pids, sizeof(pid_t) * (size_t)size);
+    /* The segment is zero-filled at creation, so every flag starts at 0,
+     * below the first base (1): no initialisation race is possible. */
+    p->pos = 0;
+    p->prev_base = 0;
+    p->cur_base = 0;
+    p->ops = 0;
+    return 0;
+}
+
+void strata_plane_fini(struct strata_plane *p)
+{
+    strata_segment_release(&p->seg);
+    free(p->pid);
+    free(p->tree_buf);
+    free(p->scratch);
+    free(p->part_buf);
+    free(p->acc_scratch);
+    p->part_buf = NULL;
+    p->acc_scratch = NULL;
+    p->pid = NULL;
+    p->tree_buf = NULL;
+    p->scratch = NULL;
+}
+
+uint64_t strata_plane_begin(struct strata_plane *p, size_t units)
+{
+    uint64_t base = p->pos + 1;
+    p->prev_base = p->cur_base;
+    p->cur_base = base;
+    p->pos = base + units;
+    p->ops++;
+    return base;
+}
+
+void strata_plane_wait_regions_free(struct strata_plane *p)
+{
+    if (p->prev_base == 0) return; /* first op: nobody read anything yet */
+    for (int r = 0; r < p->size; r++)
+        if (r != p->rank) strata_flag_wait_ge(&p->ctl[r].seq, p->prev_base, p->pid[r]);
+}
+
+unsigned char *strata_plane_region(const struct strata_plane *p, int r, int region)
+{
+    /* p->ops was advanced by begin: the current op is number ops - 1. */
+    size_t half = (size_t)((p->ops - 1) & 1);
+    return p->areas + (size_t)r * p->area_stride +
+           (half * (size_t)p->nregions + (size_t)region) * p->region;
+}
+
+void *strata_plane_scratch(struct strata_plane *p, size_t bytes)
+{
+    if (bytes <= p->scratch_bytes) return p->scratch;
+    void *fresh = realloc(p->scratch, bytes);
+    if (!fresh) return NULL;
+    p->scratch = fresh;
+    p->scratch_bytes = bytes;
+    return fresh;
+}
+
+void *strata_plane_acc_scratch(struct strata_plane *p, size_t bytes)
+{
+    if (bytes <= p->acc_scratch_bytes) return p->acc_scratch;
+    void *fresh = realloc(p->acc_scratch, bytes);
+    if (!fresh) return NULL;
+    p->acc_scratch = fresh;
+    p->acc_scratch_bytes = bytes;
+    return fresh;
+}

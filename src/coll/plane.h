@@ -1,0 +1,97 @@
+/* The node data plane of one communicator: its shared control segment, the
+ * flag lines of every rank, the per-rank copy-in/copy-out regions, and the
+ * flag base that all ranks advance identically.
+ *
+ * Flag values are never reset.  Every operation takes a base value larger
+ * than any value used before (plane->pos + 1) and its flags take values in
+ * [base, base + bytes]; a reader waits for "at least" a value, so a writer
+ * that has moved on to a later operation still satisfies it.  All ranks
+ * compute the same bases because every rank takes part in every collective
+ * of the communicator, with the same byte count.
+ *
+ * Copy-in/copy-out regions are double-buffered by operation parity: a rank
+ * writes a region of half (op % 2) only after every rank has entered the
+ * previous operation, i.e. finished reading what operation op-2 left there. */
+#ifndef STRATA_PLANE_H
+#define STRATA_PLANE_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "shm/flags.h"
+#include "shm/segment.h"
+#include "topology/hierarchy.h"
+
+#define STRATA_MAX_HIER (STRATA_MAX_LEVELS + 2)
+
+/* Flags of one rank; only that rank writes them.  Groups of flags polled by
+ * different readers at different times sit on separate cache lines. */
+struct strata_rank_ctl {
+    _Alignas(STRATA_CACHE_LINE) strata_flag seq; /* base of the op this rank entered */
+    strata_flag buf;                    /* its exposed buffer for that op (CMA) */
+    strata_flag acc;                    /* its accumulation buffer for that op (CMA) */
+    _Alignas(STRATA_CACHE_LINE) strata_flag progress; /* bytes it holds of the op's data */
+    _Alignas(STRATA_CACHE_LINE) strata_flag done[STRATA_MAX_HIER]; /* chunks reduced per level */
+    _Alignas(STRATA_CACHE_LINE) strata_flag ack;     /* op finished here and below */
+    _Alignas(STRATA_CACHE_LINE) strata_flag arrive;  /* barrier: subtree arrived */
+    _Alignas(STRATA_CACHE_LINE) strata_flag release; /* barrier: released */
+};
+
+/* Regions of a rank's copy-in/copy-out area, per parity half. */
+enum { STRATA_REGION_IN = 0, STRATA_REGION_ACC0 = 1 };
+
+struct strata_plane {
+    struct strata_segment seg;
+    int rank, size;
+    const struct strata_hier *hier;
+    struct strata_rank_ctl *ctl;   /* [size], in the segment */
+    unsigned char *areas;          /* per-rank copy-in/copy-out areas */
+    size_t region;                 /* bytes of one region (STRATA_CICO_MAX) */
+    int nregions;                  /* per half: IN + one ACC per level */
+    size_t area_stride;            /* bytes per rank */
+    pid_t *pid;                    /* [size] */
+    int use_cma;
+    uint64_t pos;                  /* largest flag value used so far */
+    uint64_t cur_base;             /* base of the current op */
+    uint64_t prev_base;            /* base of the previous op (0: none) */
+    uint64_t ops;                  /* ops so far (region parity) */
+    void *scratch;                 /* private, for CMA reductions */
+    size_t scratch_bytes;
+    int *tree_buf;                 /* [4 * size] ints for per-call trees */
+    int *part_buf;                 /* [STRATA_MAX_HIER * size] participants per level */
+    void *acc_scratch;             /* private accumulation buffer (Reduce leaders) */
+    size_t acc_scratch_bytes;
+};
+
+/* Bytes of the segment for `size` ranks and `nlevels` hierarchy levels. */
+size_t strata_plane_segment_bytes(int size, int nlevels, size_t region);
+
+/* Lays the plane out over an attached segment (every rank, same result). */
+int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int rank, int size,
+                      const pid_t *pids, int use_cma, size_t region);
+
+void strata_plane_fini(struct strata_plane *p);
+
+/* Starts an operation that moves `units` bytes (or fewer chunks): returns
+ * its base.  Identical on every rank. */
+uint64_t strata_plane_begin(struct strata_plane *p, size_t units);
+
+/* Every operation publishes ctl[rank].seq = base once this rank has entered
+ * it (and exposed what it exposes).
+ *
+ * Waits until every rank has entered the previous operation, so this
+ * operation's half of the copy-in/copy-out regions is free again. */
+void strata_plane_wait_regions_free(struct strata_plane *p);
+
+/* Region `region` of rank r's area, in this operation's parity half. */
+unsigned char *strata_plane_region(const struct strata_plane *p, int r, int region);
+
+/* Private scratch of at least `bytes`; NULL if memory runs out. */
+void *strata_plane_scratch(struct strata_plane *p, size_t bytes);
+
+/* Private accumulation buffer of at least `bytes`; NULL if memory runs out. */
+void *strata_plane_acc_scratch(struct strata_plane *p, size_t bytes);
+
+#endif

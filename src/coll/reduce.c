@@ -1,0 +1,295 @@
+/* Reduce and Allreduce inside a node (XHC section IV-B, on CMA).
+ *
+ * Level by level, the participants of a group share each chunk: participant
+ * j reduces slice j, pulling that slice of every participant's data (level
+ * 0: its send buffer; above: its accumulation buffer, where the level below
+ * left its group's result) into private scratch, combining the operands in
+ * participant order, and writing the slice into the group leader's
+ * accumulation buffer.  It then advances done[level].  A participant's data
+ * at level l is ready for chunk k once every member of the group it leads at
+ * level l-1 has done[l-1] past k.  Allreduce reduces towards rank 0 and
+ * pipelines the broadcast of each finished chunk back down the same tree.
+ *
+ * Floating-point order: at every level operands are combined left to right
+ * in the order of the groups they stand for (ascending lowest rank), never
+ * depending on timing or on the root, so results are the same from run to
+ * run and, for Allreduce, on every rank. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/tree.h"
+#include "transport/cma.h"
+#include "util/log.h"
+
+/* One rank's role at one level of this call. */
+struct level_role {
+    int n;          /* participants */
+    int *who;       /* participants, in combining order */
+    int me;         /* this rank's index among them */
+    int leader;     /* rank receiving the group's result */
+};
+
+struct reduce_call {
+    struct strata_plane *p;
+    const struct strata_reduce_args *a;
+    int top_root;                 /* the root of the tree (0 for Allreduce) */
+    int nlev;                     /* levels this rank takes part in */
+    struct level_role role[STRATA_MAX_HIER];
+    uint64_t base;
+    size_t chunk_elems, nchunks;
+};
+
+static void plan_roles(struct reduce_call *c)
+{
+    struct strata_plane *p = c->p;
+    c->nlev = strata_tree_levels_of(p->hier, c->top_root, p->rank);
+    for (int l = 0; l < c->nlev; l++) {
+        struct level_role *r = &c->role[l];
+        r->who = p->part_buf + (size_t)l * (size_t)p->size;
+        r->n = strata_tree_participants(p->hier, c->top_root, l, p->rank, r->who);
+        r->me = 0;
+        while (r->who[r->me] != p->rank) r->me++;
+        r->leader = strata_tree_leader(p->hier, c->top_root, l, p->hier->level[l].group_of[p->rank]);
+    }
+}
+
+/* Bytes of elements [first, first + n): the last element of the vector
+ * counts only up to its true extent. */
+static size_t span_bytes(const struct strata_reduce_args *a, size_t first, size_t n)
+{
+    size_t bytes = n * a->extent;
+    if (n && first + n == a->count) bytes -= a->extent - a->true_extent;
+    return bytes;
+}
+
+/* Slice s of a chunk of n elements shared by `parts` reducers. */
+static void slice_of(const struct reduce_call *c, int parts, size_t n, int s, size_t *lo,
+                     size_t *hi)
+{
+    size_t min_elems = strata_tuning()->min_slice / c->a->extent;
+    size_t nslices = min_elems ? n / min_elems : n;
+    if (nslices > (size_t)parts) nslices = (size_t)parts;
+    if (nslices == 0) nslices = 1;
+    if ((size_t)s >= nslices) {
+        *lo = *hi = 0;
+        return;
+    }
+    *lo = n * (size_t)s / nslices;
+    *hi = n * ((size_t)s + 1) / nslices;
+}
+
+/* Waits until participant q's data at level l holds chunk k. */
+static void wait_source_ready(struct reduce_call *c, int l, int q, uint64_t target)
+{
+    struct strata_plane *p = c->p;
+    if (l == 0) return; /* send buffers are complete from the start */
+    int *members = p->tree_buf + 2 * (size_t)p->size;
+    int n = strata_tree_participants(p->hier, c->top_root, l - 1, q, members);
+    for (int i = 0; i < n; i++)
+        strata_flag_wait_ge(&p->ctl[members[i]].done[l - 1], target, p->pid[members[i]]);
+}
+
+/* Copies bytes of participant q's data at level l, offset off, into dst
+ * (CMA for a peer, memcpy for this rank). */
+static void fetch(struct reduce_call *c, int l, int q, size_t off, void *dst, size_t bytes)
+{
+    struct strata_plane *p = c->p;
+    strata_flag *addr = l == 0 ? &p->ctl[q].buf : &p->ctl[q].acc;
+    const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(addr);
+    if (q == p->rank) memcpy(dst, src + off, bytes);
+    else if (strata_cma_read(p->pid[q], src + off, dst, bytes)) strata_cma_failed("read from", q, errno);
+}
+
+static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
+{
+    struct strata_plane *p = c->p;
+    const struct strata_reduce_args *a = c->a;
+    struct level_role *r = &c->role[l];
+    size_t c0 = k * c->chunk_elems;
+    size_t n = a->count - c0 < c->chunk_elems ? a->count - c0 : c->chunk_elems;
+    size_t lo, hi;
+    slice_of(c, r->n, n, r->me, &lo, &hi);
+    if (hi > lo) {
+        size_t first = c0 + lo, elems = hi - lo;
+        size_t off = first * a->extent, bytes = span_bytes(a, first, elems);
+        unsigned char *acc = strata_plane_scratch(p, 2 * elems * a->extent);
+        if (!acc) {
+            strata_error("out of memory for a %zu-byte reduction slice", 2 * elems * a->extent);
+            abort();
+        }
+        unsigned char *in = acc + elems * a->extent;
+        for (int i = 0; i < r->n; i++) {
+            wait_source_ready(c, l, r->who[i], c->base + k + 1);
+            fetch(c, l, r->who[i], off, i == 0 ? acc : in, bytes);
+            if (i > 0) a->fn(acc, in, elems);
+        }
+        unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r->leader].acc);
+        if (r->leader == p->rank) memcpy(dst + off, acc, bytes);
+        else if (strata_cma_write(p->pid[r->leader], dst + off, acc, bytes))
+            strata_cma_failed("write to", r->leader, errno);
+    }
+    /* Release: the leader's buffer holds this slice before anyone sees it. */
+    strata_flag_publish(&p->ctl[p->rank].done[l], c->base + k + 1);
+}
+
+/* Allreduce: brings chunk k of the final result into this rank's recvbuf. */
+static void bcast_chunk(struct reduce_call *c, int parent, size_t k)
+{
+    struct strata_plane *p = c->p;
+    const struct strata_reduce_args *a = c->a;
+    size_t c0 = k * c->chunk_elems;
+    size_t n = a->count - c0 < c->chunk_elems ? a->count - c0 : c->chunk_elems;
+    size_t end = (c0 + n) * a->extent;
+    if (parent < 0) {
+        /* The internal root: the chunk is final once the top group is done. */
+        struct level_role *top = &c->role[c->nlev - 1];
+        for (int i = 0; i < top->n; i++)
+            strata_flag_wait_ge(&p->ctl[top->who[i]].done[c->nlev - 1], c->base + k + 1,
+                                p->pid[top->who[i]]);
+    } else {
+        strata_flag_wait_ge(&p->ctl[parent].progress, c->base + end, p->pid[parent]);
+        fetch(c, 1, parent, c0 * a->extent, (unsigned char *)a->recvbuf + c0 * a->extent,
+              span_bytes(a, c0, n));
+    }
+    /* Release: children that see the count can read these bytes. */
+    strata_flag_publish(&p->ctl[p->rank].progress, c->base + end);
+}
+
+/* Waits for every reducer that reads from or writes to this rank's buffers. */
+static void wait_group_reducers(struct reduce_call *c)
+{
+    for (int l = 0; l < c->nlev; l++) {
+        struct level_role *r = &c->role[l];
+        for (int i = 0; i < r->n; i++)
+            strata_flag_wait_ge(&c->p->ctl[r->who[i]].done[l], c->base + c->nchunks,
+                                c->p->pid[r->who[i]]);
+    }
+}
+
+static int reduce_cma(struct strata_plane *p, const struct strata_reduce_args *a)
+{
+    int allreduce = a->root < 0;
+    struct reduce_call c = {.p = p, .a = a, .top_root = allreduce ? 0 : a->root};
+    plan_roles(&c);
+    c.chunk_elems = strata_tuning()->reduce_chunk / a->extent;
+    if (c.chunk_elems == 0) c.chunk_elems = 1;
+    c.nchunks = (a->count + c.chunk_elems - 1) / c.chunk_elems;
+    c.base = strata_plane_begin(p, a->count * a->extent);
+
+    /* What this rank exposes: its operand, and where its group results go. */
+    const void *operand = a->sendbuf ? a->sendbuf : a->recvbuf;
+    void *acc = NULL;
+    if (allreduce || p->rank == a->root) acc = a->recvbuf;
+    else if (c.nlev > 1 && !(acc = strata_plane_acc_scratch(p, a->count * a->extent))) {
+        strata_error("out of memory for a %zu-byte reduction buffer", a->count * a->extent);
+        abort();
+    }
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    strata_flag_set_relaxed(&me->buf, (uintptr_t)operand);
+    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
+    strata_flag_set_relaxed(&me->progress, c.base);
+    strata_flag_publish(&me->seq, c.base); /* buf, acc and progress go with it */
+    for (int l = 0; l < c.nlev; l++)
+        for (int i = 0; i < c.role[l].n; i++)
+            strata_flag_wait_ge(&p->ctl[c.role[l].who[i]].seq, c.base, p->pid[c.role[l].who[i]]);
+
+    int parent = -1, *children = p->tree_buf, nchildren = 0;
+    if (allreduce) {
+        nchildren = strata_tree_links(p->hier, 0, p->rank, &parent, children);
+        if (parent >= 0) strata_flag_wait_ge(&p->ctl[parent].seq, c.base, p->pid[parent]);
+    }
+    for (size_t k = 0; k < c.nchunks; k++) {
+        for (int l = 0; l < c.nlev; l++) reduce_chunk_at_level(&c, l, k);
+        if (allreduce) bcast_chunk(&c, parent, k);
+    }
+    if (allreduce) {
+        /* tree_buf was reused by the reducers: list the children again. */
+        nchildren = strata_tree_links(p->hier, 0, p->rank, &parent, children);
+        for (int i = 0; i < nchildren; i++)
+            strata_flag_wait_ge(&p->ctl[children[i]].ack, c.base, p->pid[children[i]]);
+        strata_flag_publish(&me->ack, c.base);
+    } else {
+        wait_group_reducers(&c);
+    }
+    return MPI_SUCCESS;
+}
+
+/* Small payloads: operands and partial results live in the segment, and
+ * reducers combine straight from it into the leader's region. */
+static void reduce_cico(struct strata_plane *p, const struct strata_reduce_args *a)
+{
+    int allreduce = a->root < 0;
+    struct reduce_call c = {.p = p, .a = a, .top_root = allreduce ? 0 : a->root};
+    plan_roles(&c);
+    size_t bytes = a->count * a->extent;
+    c.chunk_elems = a->count;
+    c.nchunks = 1;
+    c.base = strata_plane_begin(p, bytes);
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    strata_flag_publish(&me->seq, c.base); /* entered: done reading older regions */
+    strata_plane_wait_regions_free(p);
+
+    memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN), a->sendbuf ? a->sendbuf : a->recvbuf,
+           span_bytes(a, 0, a->count));
+    strata_flag_publish(&me->progress, c.base + 1); /* the operand is in the region */
+
+    for (int l = 0; l < c.nlev; l++) {
+        struct level_role *r = &c.role[l];
+        size_t lo, hi;
+        slice_of(&c, r->n, a->count, r->me, &lo, &hi);
+        if (hi > lo) {
+            size_t off = lo * a->extent, len = (hi - lo) * a->extent;
+            unsigned char *dst = strata_plane_region(p, r->leader, STRATA_REGION_ACC0 + l) + off;
+            for (int i = 0; i < r->n; i++) {
+                int q = r->who[i];
+                if (l == 0) strata_flag_wait_ge(&p->ctl[q].progress, c.base + 1, p->pid[q]);
+                else wait_source_ready(&c, l, q, c.base + 1);
+                const unsigned char *src =
+                    strata_plane_region(p, q, l == 0 ? STRATA_REGION_IN : STRATA_REGION_ACC0 + l - 1);
+                if (i == 0) memcpy(dst, src + off, len);
+                else a->fn(dst, src + off, hi - lo);
+            }
+        }
+        strata_flag_publish(&me->done[l], c.base + 1); /* release: the slice is written */
+    }
+
+    if (!allreduce && p->rank != a->root) return;
+    /* The result is in the top leader's region once the top group is done. */
+    int top = p->hier->nlevels - 1;
+    int *who = p->tree_buf + 2 * (size_t)p->size;
+    int n = strata_tree_participants(p->hier, c.top_root, top, c.top_root, who);
+    for (int i = 0; i < n; i++) strata_flag_wait_ge(&p->ctl[who[i]].done[top], c.base + 1, p->pid[who[i]]);
+    memcpy(a->recvbuf, strata_plane_region(p, c.top_root, STRATA_REGION_ACC0 + top),
+           span_bytes(a, 0, a->count));
+}
+
+int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)
+{
+    size_t bytes = a->count * a->extent;
+    if (p->size == 1 || bytes == 0) {
+        if (bytes && a->sendbuf && (a->root < 0 || p->rank == a->root))
+            memcpy(a->recvbuf, a->sendbuf, span_bytes(a, 0, a->count));
+        return MPI_SUCCESS;
+    }
+    size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
+    if (bytes <= region) {
+        reduce_cico(p, a);
+    } else if (p->use_cma) {
+        return reduce_cma(p, a);
+    } else {
+        /* Without CMA, the segment carries the vector in rounds. */
+        size_t per_round = p->region / a->extent;
+        for (size_t first = 0; first < a->count; first += per_round) {
+            struct strata_reduce_args part = *a;
+            size_t off = first * a->extent;
+            part.count = a->count - first < per_round ? a->count - first : per_round;
+            part.sendbuf = a->sendbuf ? (const unsigned char *)a->sendbuf + off : NULL;
+            part.recvbuf = a->recvbuf ? (unsigned char *)a->recvbuf + off : NULL;
+            if (first + part.count < a->count) part.true_extent = part.extent;
+            reduce_cico(p, &part);
+        }
+    }
+    return MPI_SUCCESS;
+}

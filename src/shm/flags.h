@@ -1,0 +1,72 @@
+/* The flag protocol: how ranks of one node signal each other through the
+ * shared control segment.
+ *
+ * Every flag is a 64-bit word with exactly one writer; readers never write
+ * it.  Flags hold values that only grow (operation sequence numbers, or
+ * progress counts that a writer resets only before publishing a new
+ * sequence number), so nothing is reset between operations and no atomic
+ * read-modify-write is ever needed.  A writer publishes with a release
+ * store, after the data the flag vouches for; a reader polls with acquire
+ * loads, so once it sees the value it also sees that data.  Each rank's
+ * flags live on cache lines of their own (struct strata_rank_ctl), so
+ * writers never share a line.
+ *
+ * Waiting spins a bounded number of polls, then yields the CPU between
+ * polls, so that more ranks than cores still make progress; every so often
+ * a waiter checks that the peer it waits for is still alive, so a rank
+ * killed mid-collective ends the job instead of hanging it. */
+#ifndef STRATA_FLAGS_H
+#define STRATA_FLAGS_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define STRATA_CACHE_LINE 64
+
+typedef _Atomic uint64_t strata_flag;
+
+/* Publish: everything this rank wrote before (data, other flags) becomes
+ * visible to a reader that observes `value`. */
+static inline void strata_flag_publish(strata_flag *flag, uint64_t value)
+{
+    atomic_store_explicit(flag, value, memory_order_release);
+}
+
+/* Plain store for a value that is published later by a release store of
+ * another flag of the same writer (e.g. a progress count reset before the
+ * sequence number that makes it meaningful): ordering comes from that
+ * later release, so none is needed here. */
+static inline void strata_flag_set_relaxed(strata_flag *flag, uint64_t value)
+{
+    atomic_store_explicit(flag, value, memory_order_relaxed);
+}
+
+/* Read: pairs with strata_flag_publish, making the writer's earlier writes
+ * visible to this rank. */
+static inline uint64_t strata_flag_read(strata_flag *flag)
+{
+    return atomic_load_explicit(flag, memory_order_acquire);
+}
+
+/* Read our own flag: nobody else writes it, so no ordering is needed. */
+static inline uint64_t strata_flag_read_own(strata_flag *flag)
+{
+    return atomic_load_explicit(flag, memory_order_relaxed);
+}
+
+/* Spins briefly, then yields, until *flag >= value.  `owner` is the pid of
+ * the flag's writer, checked for liveness while waiting (0: do not check). */
+void strata_flag_wait_ge(strata_flag *flag, uint64_t value, pid_t owner);
+
+/* The waiting policy (STRATA_SPIN polls before yielding). */
+void strata_flag_set_spin(unsigned polls);
+
+/* One step of a caller's own polling loop: spins for the first polls, then
+ * yields.  `round` counts the caller's unsuccessful polls so far. */
+void strata_flag_backoff(unsigned long round);
+
+/* Checks that a peer process still exists; ends the job if it does not. */
+void strata_peer_check_alive(pid_t pid);
+
+#endif

@@ -1,0 +1,119 @@
+/* Creation, attachment and removal of shared segments. */
+#include "shm/segment.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static size_t cap_bytes = (size_t)1 << 30;
+static size_t held_bytes;
+/* Contexts of different communicators may be created by different threads. */
+static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void strata_segment_set_cap(size_t bytes) { cap_bytes = bytes; }
+
+static int reserve(size_t bytes, char *why, size_t whylen)
+{
+    pthread_mutex_lock(&held_lock);
+    int ok = held_bytes + bytes <= cap_bytes;
+    if (ok) held_bytes += bytes;
+    pthread_mutex_unlock(&held_lock);
+    if (!ok)
+        snprintf(why, whylen, "a new %zu-byte segment would exceed STRATA_SHM_MAX (%zu bytes, "
+                 "%zu in use); raise STRATA_SHM_MAX or free communicators", bytes, cap_bytes,
+                 held_bytes);
+    return ok ? 0 : -1;
+}
+
+static void unreserve(size_t bytes)
+{
+    pthread_mutex_lock(&held_lock);
+    held_bytes -= bytes;
+    pthread_mutex_unlock(&held_lock);
+}
+
+static int map(struct strata_segment *seg, int fd, size_t bytes, char *why, size_t whylen)
+{
+    void *base = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        snprintf(why, whylen, "cannot map the shared segment: %s", strerror(errno));
+        return -1;
+    }
+    seg->base = base;
+    seg->bytes = bytes;
+    return 0;
+}
+
+int strata_segment_create(struct strata_segment *seg, size_t bytes, unsigned long serial,
+                          char *why, size_t whylen)
+{
+    memset(seg, 0, sizeof *seg);
+    if (reserve(bytes, why, whylen)) return -1;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    unsigned salt = (unsigned)ts.tv_nsec ^ (unsigned)getpid() * 2654435761u;
+    snprintf(seg->name, sizeof seg->name, "/strata-%u-%d-%lu-%08x", (unsigned)getuid(),
+             (int)getpid(), serial, salt);
+    int fd = shm_open(seg->name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot create a shared segment in /dev/shm: %s", strerror(errno));
+        unreserve(bytes);
+        return -1;
+    }
+    seg->created = seg->linked = 1;
+    int rc = posix_fallocate(fd, 0, (off_t)bytes);
+    if (rc) {
+        snprintf(why, whylen, "/dev/shm cannot hold a %zu-byte segment (%s): make /dev/shm "
+                 "larger or lower STRATA_CICO_MAX", bytes, strerror(rc));
+        close(fd);
+        strata_segment_unlink(seg);
+        unreserve(bytes);
+        return -1;
+    }
+    rc = map(seg, fd, bytes, why, whylen);
+    close(fd);
+    if (rc) {
+        strata_segment_unlink(seg);
+        unreserve(bytes);
+    }
+    return rc;
+}
+
+int strata_segment_attach(struct strata_segment *seg, const char *name, size_t bytes,
+                          char *why, size_t whylen)
+{
+    memset(seg, 0, sizeof *seg);
+    snprintf(seg->name, sizeof seg->name, "%s", name);
+    int fd = shm_open(name, O_RDWR, 0600);
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot open the node's shared segment %s: %s", name,
+                 strerror(errno));
+        return -1;
+    }
+    int rc = map(seg, fd, bytes, why, whylen);
+    close(fd);
+    return rc;
+}
+
+void strata_segment_unlink(struct strata_segment *seg)
+{
+    if (seg->created && seg->linked) shm_unlink(seg->name);
+    seg->linked = 0;
+}
+
+void strata_segment_release(struct strata_segment *seg)
+{
+    strata_segment_unlink(seg);
+    if (seg->base) {
+        munmap(seg->base, seg->bytes);
+        if (seg->created) unreserve(seg->bytes);
+    }
+    seg->base = NULL;
+}
