@@ -13,7 +13,9 @@
 #include "coll/coll.h"
 #include "coll/tree.h"
 #include "transport/cma.h"
+#include "interpose/route.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 void strata_cma_failed(const char *what, int peer_rank, int err)
 {
@@ -69,6 +71,7 @@ static void bcast_cma(struct strata_plane *p, unsigned char *data, size_t bytes,
                 strata_flag_wait_ge(&p->ctl[sibling].progress, base + off + len, p->pid[sibling]);
             if (strata_cma_read(up_pid, src + off, data + off, len))
                 strata_cma_failed("read from", parent, errno);
+            if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[parent], len);
             /* The bytes just copied are in this rank's buffer: children may
              * read them once they see the new count. */
             strata_flag_publish(&me->progress, base + off + len);
@@ -96,6 +99,7 @@ static void bcast_cico(struct strata_plane *p, unsigned char *data, size_t bytes
         const unsigned char *src = strata_plane_region(p, parent, STRATA_REGION_IN);
         memcpy(data, src, bytes);
         if (nchildren > 0) memcpy(mine, src, bytes);
+        if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[parent], bytes);
     }
     /* Release: children that see the count also see the region's bytes.
      * A leaf publishes too, for the throttle and for uniformity. */

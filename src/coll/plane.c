@@ -29,7 +29,8 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
     p->pid = malloc(sizeof(pid_t) * (size_t)size);
     p->tree_buf = malloc(sizeof(int) * 4 * (size_t)size);
     p->part_buf = malloc(sizeof(int) * STRATA_MAX_HIER * (size_t)size);
-    if (!p->pid || !p->tree_buf || !p->part_buf) return -1;
+    p->dist = calloc((size_t)size, 1);
+    if (!p->pid || !p->tree_buf || !p->part_buf || !p->dist) return -1;
     memcpy(p->pid, pids, sizeof(pid_t) * (size_t)size);
     /* The segment is zero-filled at creation, so every flag starts at 0,
      * below the first base (1): no initialisation race is possible. */
@@ -47,6 +48,8 @@ void strata_plane_fini(struct strata_plane *p)
     free(p->tree_buf);
     free(p->scratch);
     free(p->part_buf);
+    free(p->dist);
+    p->dist = NULL;
     free(p->acc_scratch);
     p->part_buf = NULL;
     p->acc_scratch = NULL;

@@ -62,6 +62,8 @@ struct strata_plane {
     int *tree_buf;                 /* [4 * size] ints for per-call trees */
     int *part_buf;                 /* [STRATA_MAX_HIER * size] participants per level */
     void *acc_scratch;             /* private accumulation buffer (Reduce leaders) */
+    unsigned char *dist;           /* [size] enum strata_distance to each rank */
+    int stats;                     /* STRATA_STATS is on: count traffic */
     size_t acc_scratch_bytes;
 };
 

@@ -21,7 +21,14 @@
 #include "coll/coll.h"
 #include "coll/tree.h"
 #include "transport/cma.h"
+#include "interpose/route.h"
 #include "util/log.h"
+#include "util/stats.h"
+
+static int coll_of(const struct strata_reduce_args *a)
+{
+    return a->root < 0 ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE;
+}
 
 /* One rank's role at one level of this call. */
 struct level_role {
@@ -98,8 +105,12 @@ static void fetch(struct reduce_call *c, int l, int q, size_t off, void *dst, si
     struct strata_plane *p = c->p;
     strata_flag *addr = l == 0 ? &p->ctl[q].buf : &p->ctl[q].acc;
     const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(addr);
-    if (q == p->rank) memcpy(dst, src + off, bytes);
-    else if (strata_cma_read(p->pid[q], src + off, dst, bytes)) strata_cma_failed("read from", q, errno);
+    if (q == p->rank) {
+        memcpy(dst, src + off, bytes);
+        return;
+    }
+    if (strata_cma_read(p->pid[q], src + off, dst, bytes)) strata_cma_failed("read from", q, errno);
+    if (p->stats) strata_stats_bytes(coll_of(c->a), p->dist[q], bytes);
 }
 
 static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
@@ -129,6 +140,8 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
         if (r->leader == p->rank) memcpy(dst + off, acc, bytes);
         else if (strata_cma_write(p->pid[r->leader], dst + off, acc, bytes))
             strata_cma_failed("write to", r->leader, errno);
+        else if (p->stats)
+            strata_stats_bytes(coll_of(a), p->dist[r->leader], bytes);
     }
     /* Release: the leader's buffer holds this slice before anyone sees it. */
     strata_flag_publish(&p->ctl[p->rank].done[l], c->base + k + 1);
@@ -250,6 +263,7 @@ static void reduce_cico(struct strata_plane *p, const struct strata_reduce_args 
                     strata_plane_region(p, q, l == 0 ? STRATA_REGION_IN : STRATA_REGION_ACC0 + l - 1);
                 if (i == 0) memcpy(dst, src + off, len);
                 else a->fn(dst, src + off, hi - lo);
+                if (p->stats && q != p->rank) strata_stats_bytes(coll_of(a), p->dist[q], len);
             }
         }
         strata_flag_publish(&me->done[l], c.base + 1); /* release: the slice is written */
@@ -263,6 +277,7 @@ static void reduce_cico(struct strata_plane *p, const struct strata_reduce_args 
     for (int i = 0; i < n; i++) strata_flag_wait_ge(&p->ctl[who[i]].done[top], c.base + 1, p->pid[who[i]]);
     memcpy(a->recvbuf, strata_plane_region(p, c.top_root, STRATA_REGION_ACC0 + top),
            span_bytes(a, 0, a->count));
+    if (p->stats && c.top_root != p->rank) strata_stats_bytes(coll_of(a), p->dist[c.top_root], bytes);
 }
 
 int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)

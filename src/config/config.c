@@ -53,6 +53,9 @@ static const struct strata_config_var vars[] = {
      "communicator goes to the host MPI"},
     {"STRATA_CMA_MAX_PER_CALL", "1G", "a size, 1 to 1G",
      "bytes one process_vm_readv/writev call is asked to move (tests lower it)"},
+    {"STRATA_STATS", "(off)", "stderr, or the path of a file to write",
+     "at MPI_Finalize, rank 0 reports the calls strata served and the bytes it "
+     "moved per collective, split by hardware distance (JSON to a file)"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -240,6 +243,9 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         parse_size("STRATA_REDUCE_MIN_SLICE", 8, 1UL << 30, &cfg->min_slice, err, errlen) ||
         parse_size("STRATA_SHM_MAX", 0, ~(size_t)0, &cfg->shm_max, err, errlen) ||
         parse_size("STRATA_CMA_MAX_PER_CALL", 1, 1UL << 30, &cfg->cma_max_per_call, err, errlen))
+        return -1;
+    if ((s = getenv("STRATA_STATS")) && *s &&
+        copy_string("STRATA_STATS", s, cfg->stats, sizeof cfg->stats, err, errlen))
         return -1;
     return parse_chunks(cfg, err, errlen);
 }

@@ -10,6 +10,7 @@
 #include "coll/coll.h"
 #include "context/runtime.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 static int ctx_keyval = MPI_KEYVAL_INVALID;
 static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
@@ -173,6 +174,12 @@ static void adopt_plane(struct strata_ctx *ctx, unsigned agreed, struct strata_s
         strata_error("out of memory setting up communicator #%lu", ctx->serial);
         PMPI_Abort(ctx->comm, 1);
     }
+    const struct strata_runtime *rt = strata_runtime();
+    const struct strata_location *mine = &rt->world_loc[ctx->world_rank[ctx->rank]];
+    for (int r = 0; r < ctx->size; r++)
+        ctx->plane->dist[r] = (unsigned char)strata_distance(
+            &rt->levels, mine, &rt->world_loc[ctx->world_rank[r]]);
+    ctx->plane->stats = strata_stats_enabled();
 }
 
 static struct strata_ctx *ctx_create(MPI_Comm comm, const struct strata_runtime *rt)

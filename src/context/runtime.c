@@ -11,6 +11,7 @@
 #include "transport/cma.h"
 #include "transport/probe.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 static struct strata_runtime rt;
 static struct strata_config cfg;
@@ -217,6 +218,7 @@ void strata_runtime_init(int thread_level)
 void strata_runtime_finalize(void)
 {
     if (!rt.ready) return;
+    strata_stats_report();
     strata_ctx_release_all();
     if (rt.topo) hwloc_topology_destroy(rt.topo);
     rt.topo = NULL;

@@ -17,6 +17,7 @@
 #include "context/context.h"
 #include "interpose/route.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 /* The context if strata serves this collective on comm, else NULL (and the
  * hand-off is reported). */
@@ -24,14 +25,23 @@ static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 {
     struct strata_ctx *ctx = strata_ctx_get(comm);
     const char *refusal = strata_route_refusal(ctx, coll);
-    if (!refusal) return ctx;
+    if (!refusal) {
+        if (ctx->plane->stats) strata_stats_call(coll, 1);
+        return ctx;
+    }
     strata_route_to_host(ctx, coll, refusal);
+    if (strata_stats_enabled()) strata_stats_call(coll, 0);
     return NULL;
 }
 
+/* A call on a served communicator that strata leaves after all. */
 static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, const char *why)
 {
     strata_route_to_host(ctx, coll, why);
+    if (ctx->plane->stats) {
+        strata_stats_call(coll, 0);
+        strata_stats_call_unserve(coll);
+    }
     return NULL;
 }
 

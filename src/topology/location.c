@@ -131,8 +131,17 @@ static int same_partition(hwloc_topology_t topo, hwloc_obj_type_t a, hwloc_obj_t
 
 void strata_levels_from_topology(hwloc_topology_t topo, struct strata_levels *lv)
 {
+    /* Ties in object count are broken in this order, NUMANode first: the
+     * hsplit paper (section 5.1) names the coinciding NumaNode/Package/L3
+     * level "NumaNode", and strata_levels_class_name names a run of identical
+     * levels after its first one.  (Walking enum order put Package first.) */
+    static const int tie_order[STRATA_HW_NTYPES] = {
+        STRATA_HW_NUMA, STRATA_HW_PACKAGE, STRATA_HW_L3, STRATA_HW_L2,
+        STRATA_HW_L1,   STRATA_HW_CORE,    STRATA_HW_PU,
+    };
     memset(lv, 0, sizeof *lv);
-    for (int t = 0; t < STRATA_HW_NTYPES; t++) {
+    for (int k = 0; k < STRATA_HW_NTYPES; k++) {
+        int t = tie_order[k];
         int n = hwloc_get_nbobjs_by_type(topo, hw_types[t].hwloc);
         if (n <= 0) continue;
         /* Insertion by count keeps ties in priority order (stable). */
