@@ -64,9 +64,15 @@ static void bcast_cma(struct strata_plane *p, unsigned char *data, size_t bytes,
         const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&up->buf);
         int level = strata_tree_levels_of(p->hier, root, p->rank) - 1;
         size_t chunk = strata_tuning()->chunk[level];
-        for (size_t off = 0; off < bytes; off += chunk) {
-            size_t len = bytes - off < chunk ? bytes - off : chunk;
+        /* Chunks let a rank with children pass data on early, and let the
+         * throttle gate readers; a leaf with no gate gains nothing from them,
+         * so it copies all the parent has ready in one call (each call costs
+         * a system call and a page-pinning pass). */
+        int whole = nchildren == 0 && sibling < 0;
+        for (size_t off = 0, len; off < bytes; off += len) {
+            len = bytes - off < chunk ? bytes - off : chunk;
             strata_flag_wait_ge(&up->progress, base + off + len, up_pid);
+            if (whole) len = strata_flag_read(&up->progress) - base - off;
             if (sibling >= 0)
                 strata_flag_wait_ge(&p->ctl[sibling].progress, base + off + len, p->pid[sibling]);
             if (strata_cma_read(up_pid, src + off, data + off, len))

@@ -136,8 +136,14 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
             fetch(c, l, r->who[i], off, i == 0 ? acc : in, bytes);
             if (i > 0) a->fn(acc, in, elems);
         }
-        unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r->leader].acc);
-        if (r->leader == p->rank) memcpy(dst + off, acc, bytes);
+        /* Allreduce keeps each top-level slice where it was reduced: the top
+         * participants then read each other's slices (reduce-scatter, then
+         * allgather), which moves half the bytes of sending every slice to
+         * one leader and broadcasting it back. */
+        int keep = a->root < 0 && l == p->hier->nlevels - 1;
+        int target = keep ? p->rank : r->leader;
+        unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[target].acc);
+        if (target == p->rank) memcpy(dst + off, acc, bytes);
         else if (strata_cma_write(p->pid[r->leader], dst + off, acc, bytes))
             strata_cma_failed("write to", r->leader, errno);
         else if (p->stats)
@@ -147,7 +153,31 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
     strata_flag_publish(&p->ctl[p->rank].done[l], c->base + k + 1);
 }
 
-/* Allreduce: brings chunk k of the final result into this rank's recvbuf. */
+/* Whether this rank takes part in the top level (Allreduce's allgather). */
+static int at_top(const struct reduce_call *c) { return c->nlev == c->p->hier->nlevels; }
+
+/* Top participant: reads the other top slices of chunk k once reduced.  A
+ * slice's owner has finished reading everyone's partial data for that slice
+ * when it marks the chunk done, so overwriting ours with it is safe. */
+static void gather_top_slices(struct reduce_call *c, size_t c0, size_t n, size_t k)
+{
+    struct strata_plane *p = c->p;
+    const struct strata_reduce_args *a = c->a;
+    int l = c->nlev - 1;
+    struct level_role *top = &c->role[l];
+    for (int i = 0; i < top->n; i++) {
+        size_t lo, hi;
+        slice_of(c, top->n, n, i, &lo, &hi);
+        int q = top->who[i];
+        if (q == p->rank || hi == lo) continue;
+        strata_flag_wait_ge(&p->ctl[q].done[l], c->base + k + 1, p->pid[q]);
+        size_t off = (c0 + lo) * a->extent;
+        fetch(c, 1, q, off, (unsigned char *)a->recvbuf + off, span_bytes(a, c0 + lo, hi - lo));
+    }
+}
+
+/* Allreduce: brings chunk k of the final result into this rank's recvbuf,
+ * from the other top participants or, below the top, from the parent. */
 static void bcast_chunk(struct reduce_call *c, int parent, size_t k)
 {
     struct strata_plane *p = c->p;
@@ -155,12 +185,8 @@ static void bcast_chunk(struct reduce_call *c, int parent, size_t k)
     size_t c0 = k * c->chunk_elems;
     size_t n = a->count - c0 < c->chunk_elems ? a->count - c0 : c->chunk_elems;
     size_t end = (c0 + n) * a->extent;
-    if (parent < 0) {
-        /* The internal root: the chunk is final once the top group is done. */
-        struct level_role *top = &c->role[c->nlev - 1];
-        for (int i = 0; i < top->n; i++)
-            strata_flag_wait_ge(&p->ctl[top->who[i]].done[c->nlev - 1], c->base + k + 1,
-                                p->pid[top->who[i]]);
+    if (at_top(c)) {
+        gather_top_slices(c, c0, n, k);
     } else {
         strata_flag_wait_ge(&p->ctl[parent].progress, c->base + end, p->pid[parent]);
         fetch(c, 1, parent, c0 * a->extent, (unsigned char *)a->recvbuf + c0 * a->extent,
@@ -222,6 +248,12 @@ static int reduce_cma(struct strata_plane *p, const struct strata_reduce_args *a
         nchildren = strata_tree_links(p->hier, 0, p->rank, &parent, children);
         for (int i = 0; i < nchildren; i++)
             strata_flag_wait_ge(&p->ctl[children[i]].ack, c.base, p->pid[children[i]]);
+        /* The other top participants read our slices: wait until they hold
+         * the whole result. */
+        struct level_role *top = &c.role[c.nlev - 1];
+        for (int i = 0; at_top(&c) && i < top->n; i++)
+            strata_flag_wait_ge(&p->ctl[top->who[i]].progress, c.base + a->count * a->extent,
+                                p->pid[top->who[i]]);
         strata_flag_publish(&me->ack, c.base);
     } else {
         wait_group_reducers(&c);
