@@ -104,8 +104,8 @@ static int check_hierarchy(const char *value, char *err, size_t errlen)
         if (!ok) {
             snprintf(err, errlen,
                      "STRATA_HIERARCHY=\"%s\" is not valid: \"%s\" is not a "
-                     "level; it accepts a comma list of %s", value, tok,
-                     vars[2].accepts);
+                     "level; it accepts %s", value, tok,
+                     vars[2].accepts); /* the accepts text says "comma list of" */
             return -1;
         }
         count++;

@@ -234,13 +234,15 @@ struct strata_ctx *strata_ctx_get(MPI_Comm comm)
 {
     const struct strata_runtime *rt = strata_runtime_state();
     if (!rt->ready || rt->disabled || comm == MPI_COMM_NULL) return NULL;
-    int inter = 0;
-    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return NULL;
     pthread_once(&keyval_once, create_keyval);
+    /* The cached context first: the common case costs one lookup, and only
+     * intracommunicators ever get a context. */
     void *value = NULL;
     int found = 0;
-    PMPI_Comm_get_attr(comm, ctx_keyval, &value, &found);
+    if (PMPI_Comm_get_attr(comm, ctx_keyval, &value, &found) != MPI_SUCCESS) return NULL;
     if (found) return value;
+    int inter = 0;
+    if (PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter) return NULL;
     /* If allocation failed on one rank the others still joined the agreement
      * above inside ctx_create; a NULL here only happens before it, where no
      * rank has communicated yet, so the job is out of memory anyway. */

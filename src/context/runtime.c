@@ -55,9 +55,15 @@ static int virtual_node_of(int host_rank, int host_size)
 static void probe_cma(MPI_Comm host_comm, int host_size)
 {
     int ok = 1;
-    if (!cfg.cma) {
+    /* The probe is collective over the machine: agree first whether to run
+     * it, or STRATA_CMA=0 on some ranks only leaves the others waiting in it
+     * forever. */
+    int want = cfg.cma, all_want;
+    PMPI_Allreduce(&want, &all_want, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_want) {
         ok = 0;
-        snprintf(rt.cma_why, sizeof rt.cma_why, "switched off with STRATA_CMA=0");
+        snprintf(rt.cma_why, sizeof rt.cma_why, "switched off with STRATA_CMA=0%s",
+                 want ? " on another rank" : "");
     } else if (host_size > 1) {
         ok = strata_cma_probe(host_comm, rt.cma_why, sizeof rt.cma_why);
     }
@@ -79,6 +85,18 @@ static void apply_tuning(void)
     };
     for (int l = 0; l < STRATA_MAX_HIER; l++)
         t.chunk[l] = cfg.chunk[l < cfg.nchunk ? l : cfg.nchunk - 1];
+    /* The segment's layout, the copy paths and the pipelines' chunks and
+     * slices must be the same on every rank, or ranks disagree inside a
+     * collective (wrong results; a bus error on a segment of another size):
+     * world rank 0's settings are everyone's. */
+    struct strata_tuning mine = t;
+    PMPI_Bcast(&t, sizeof t, MPI_BYTE, 0, MPI_COMM_WORLD);
+    int differs = mine.cico_max != t.cico_max || mine.reduce_chunk != t.reduce_chunk ||
+                  mine.min_slice != t.min_slice || mine.throttle != t.throttle;
+    for (int l = 0; l < STRATA_MAX_HIER; l++) differs |= mine.chunk[l] != t.chunk[l];
+    if (differs)
+        strata_warn("STRATA_CICO_MAX, STRATA_CHUNK, STRATA_REDUCE_CHUNK, STRATA_REDUCE_MIN_SLICE "
+                    "or STRATA_THROTTLE differ from rank 0's: rank 0's apply");
     strata_tuning_set(&t);
     strata_flag_set_spin(cfg.spin);
     strata_segment_set_cap(cfg.shm_max);
@@ -183,11 +201,16 @@ void strata_runtime_init(int thread_level)
     PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
     strata_log_set_rank(rt.world_rank);
 
-    if (strata_config_parse(&cfg, err, sizeof err)) {
-        /* A typo in a tuning variable must not be silently ignored. */
-        strata_error("%s", err);
-        PMPI_Abort(MPI_COMM_WORLD, 1);
-        return;
+    /* A typo in a tuning variable must not be silently ignored: the job
+     * stops with a message naming it.  Agreed, then MPI_Finalize and exit(1)
+     * rather than MPI_Abort, because MPICH's launcher often drops what an
+     * aborting process last wrote to stderr, message included. */
+    int parsed = strata_config_parse(&cfg, err, sizeof err) == 0, all_parsed;
+    PMPI_Allreduce(&parsed, &all_parsed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (!all_parsed) {
+        if (!parsed) strata_error("%s", err);
+        PMPI_Finalize();
+        exit(1);
     }
     cfg_parsed = 1;
     rt.ready = 1;
@@ -199,6 +222,15 @@ void strata_runtime_init(int thread_level)
         disable(enabled ? "STRATA_DISABLE=1 on another rank" : "STRATA_DISABLE=1");
         return;
     }
+    /* Every rank builds each communicator's hierarchy on its own: from the
+     * same levels (world rank 0's, see setup_layout_and_locations) and the
+     * same hint, or their algorithms' trees would not match. */
+    char my_hierarchy[sizeof cfg.hierarchy];
+    memcpy(my_hierarchy, cfg.hierarchy, sizeof my_hierarchy);
+    PMPI_Bcast(cfg.hierarchy, sizeof cfg.hierarchy, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (strcmp(my_hierarchy, cfg.hierarchy))
+        strata_warn("STRATA_HIERARCHY=%s differs from rank 0's (%s): rank 0's applies",
+                    my_hierarchy, cfg.hierarchy);
     apply_tuning();
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
     PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
