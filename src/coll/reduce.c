@@ -113,6 +113,31 @@ static void fetch(struct reduce_call *c, int l, int q, size_t off, void *dst, si
     if (p->stats) strata_stats_bytes(coll_of(c->a), p->dist[q], bytes);
 }
 
+/* The address of participant q's data at level l (its operand at level 0,
+ * its accumulation buffer above). */
+static unsigned char *source_of(const struct reduce_call *c, int l, int q)
+{
+    strata_flag *addr = l == 0 ? &c->p->ctl[q].buf : &c->p->ctl[q].acc;
+    return (void *)(uintptr_t)strata_flag_read(addr);
+}
+
+/* Where this rank combines its slice: straight in the destination when that
+ * is its own buffer, saving a copy, unless its own operand lives there and
+ * is not first in line (it would be overwritten before its turn). */
+static unsigned char *accumulator(struct reduce_call *c, const struct level_role *r, int l,
+                                  unsigned char *dst, size_t off, size_t elems)
+{
+    struct strata_plane *p = c->p;
+    int alias = dst && source_of(c, l, p->rank) + off == dst;
+    if (dst && (!alias || r->who[0] == p->rank)) return dst;
+    unsigned char *acc = strata_plane_scratch(p, 2 * elems * c->a->extent);
+    if (!acc) {
+        strata_error("out of memory for a %zu-byte reduction slice", 2 * elems * c->a->extent);
+        abort();
+    }
+    return acc;
+}
+
 static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
 {
     struct strata_plane *p = c->p;
@@ -125,31 +150,45 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
     if (hi > lo) {
         size_t first = c0 + lo, elems = hi - lo;
         size_t off = first * a->extent, bytes = span_bytes(a, first, elems);
-        unsigned char *acc = strata_plane_scratch(p, 2 * elems * a->extent);
-        if (!acc) {
-            strata_error("out of memory for a %zu-byte reduction slice", 2 * elems * a->extent);
-            abort();
-        }
-        unsigned char *in = acc + elems * a->extent;
-        for (int i = 0; i < r->n; i++) {
-            wait_source_ready(c, l, r->who[i], c->base + k + 1);
-            fetch(c, l, r->who[i], off, i == 0 ? acc : in, bytes);
-            if (i > 0) a->fn(acc, in, elems);
-        }
         /* Allreduce keeps each top-level slice where it was reduced: the top
          * participants then read each other's slices (reduce-scatter, then
          * allgather), which moves half the bytes of sending every slice to
          * one leader and broadcasting it back. */
         int keep = a->root < 0 && l == p->hier->nlevels - 1;
         int target = keep ? p->rank : r->leader;
-        unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[target].acc);
-        if (target == p->rank) memcpy(dst + off, acc, bytes);
-        else if (strata_cma_write(p->pid[r->leader], dst + off, acc, bytes))
-            strata_cma_failed("write to", r->leader, errno);
-        else if (p->stats)
-            strata_stats_bytes(coll_of(a), p->dist[r->leader], bytes);
+        unsigned char *dst = (unsigned char *)source_of(c, 1, target) + off;
+        unsigned char *acc = accumulator(c, r, l, target == p->rank ? dst : NULL, off, elems);
+        unsigned char *in = strata_plane_scratch(p, 2 * elems * a->extent);
+        if (!in) {
+            strata_error("out of memory for a %zu-byte reduction slice", 2 * elems * a->extent);
+            abort();
+        }
+        if (acc == in) in += elems * a->extent;
+        for (int i = 0; i < r->n; i++) {
+            int q = r->who[i];
+            wait_source_ready(c, l, q, c->base + k + 1);
+            if (q == p->rank) {
+                const unsigned char *mine = source_of(c, l, q) + off;
+                if (i > 0) a->fn(acc, mine, elems);
+                else if (acc != mine) memcpy(acc, mine, bytes);
+            } else if (i == 0) {
+                fetch(c, l, q, off, acc, bytes);
+            } else {
+                fetch(c, l, q, off, in, bytes);
+                a->fn(acc, in, elems);
+            }
+        }
+        if (acc == dst) {
+            /* already in place */
+        } else if (target == p->rank) {
+            memcpy(dst, acc, bytes);
+        } else if (strata_cma_write(p->pid[target], dst, acc, bytes)) {
+            strata_cma_failed("write to", target, errno);
+        } else if (p->stats) {
+            strata_stats_bytes(coll_of(a), p->dist[target], bytes);
+        }
     }
-    /* Release: the leader's buffer holds this slice before anyone sees it. */
+    /* Release: the target buffer holds this slice before anyone sees it. */
     strata_flag_publish(&p->ctl[p->rank].done[l], c->base + k + 1);
 }
 
