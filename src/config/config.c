@@ -46,8 +46,9 @@ static const struct strata_config_var vars[] = {
      "smallest share of a chunk one reducer takes (fewer reducers for small data)"},
     {"STRATA_THROTTLE", "4", "an integer from 0 to 4096 (0: unlimited)",
      "at most this many ranks read the same source chunk at once (contention)"},
-    {"STRATA_SPIN", "256", "an integer from 0 to 100000000",
-     "polls a waiting rank spins before it starts yielding the CPU"},
+    {"STRATA_SPIN", "auto", "auto, or an integer from 0 to 100000000",
+     "polls a waiting rank spins before it starts yielding the CPU; auto: "
+     "1024, or 4 when a machine runs more ranks than it has cores"},
     {"STRATA_SHM_MAX", "1G", "a size",
      "shared memory strata's segments may take per process; past it, a "
      "communicator goes to the host MPI"},
@@ -218,7 +219,7 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     cfg->reduce_chunk = 256 << 10;
     cfg->min_slice = 16 << 10;
     cfg->throttle = 4;
-    cfg->spin = 256;
+    cfg->spin = -1;
     cfg->shm_max = 1UL << 30;
     cfg->cma_max_per_call = 1UL << 30;
     if ((s = getenv("STRATA_CMA"))) {
@@ -232,11 +233,11 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
             return -1;
         cfg->throttle = (int)v;
     }
-    if ((s = getenv("STRATA_SPIN"))) {
+    if ((s = getenv("STRATA_SPIN")) && strcasecmp(s, "auto")) {
         if (parse_int("STRATA_SPIN", s, 0, 100000000, var_row("STRATA_SPIN")->accepts, &v, err,
                       errlen))
             return -1;
-        cfg->spin = (unsigned)v;
+        cfg->spin = (int)v;
     }
     if (parse_size("STRATA_CICO_MAX", 64, 16UL << 20, &cfg->cico_max, err, errlen) ||
         parse_size("STRATA_REDUCE_CHUNK", 4096, 1UL << 30, &cfg->reduce_chunk, err, errlen) ||

@@ -34,7 +34,7 @@ struct strata_config {
     size_t reduce_chunk;         /* STRATA_REDUCE_CHUNK */
     size_t min_slice;            /* STRATA_REDUCE_MIN_SLICE */
     int throttle;                /* STRATA_THROTTLE, 0 = unlimited */
-    unsigned spin;               /* STRATA_SPIN */
+    int spin;                    /* STRATA_SPIN, -1 = auto */
     size_t shm_max;              /* STRATA_SHM_MAX */
     size_t cma_max_per_call;     /* STRATA_CMA_MAX_PER_CALL (tests) */
     char stats[512];             /* STRATA_STATS: "", "stderr" or a file */

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll/coll.h"
 #include "context/context.h"
@@ -98,7 +99,7 @@ static void apply_tuning(void)
         strata_warn("STRATA_CICO_MAX, STRATA_CHUNK, STRATA_REDUCE_CHUNK, STRATA_REDUCE_MIN_SLICE "
                     "or STRATA_THROTTLE differ from rank 0's: rank 0's apply");
     strata_tuning_set(&t);
-    strata_flag_set_spin(cfg.spin);
+    strata_flag_set_spin(cfg.spin >= 0 ? (unsigned)cfg.spin : 1024);
     strata_segment_set_cap(cfg.shm_max);
     strata_cma_set_max_per_call(cfg.cma_max_per_call);
 }
@@ -235,7 +236,13 @@ void strata_runtime_init(int thread_level)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
     PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
 
-    if (setup_layout_and_locations(err, sizeof err)) {
+    int layout_failed = setup_layout_and_locations(err, sizeof err);
+    /* With more ranks than cores, a spinning waiter burns the time slice the
+     * rank it waits for needs: yield almost at once.  The real cores count,
+     * whatever machine STRATA_TOPOLOGY imposes. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cfg.spin < 0 && cores > 0 && rt.host_local_size > cores) strata_flag_set_spin(4);
+    if (layout_failed) {
         if (err[0]) strata_error("%s; strata passes every call to the host MPI", err);
         disable(err[0] ? err : "topology set-up failed");
         return;
