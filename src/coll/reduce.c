@@ -129,7 +129,10 @@ static unsigned char *accumulator(struct reduce_call *c, const struct level_role
 {
     struct strata_plane *p = c->p;
     int alias = dst && source_of(c, l, p->rank) + off == dst;
-    if (dst && (!alias || r->who[0] == p->rank)) return dst;
+    /* Kernels write whole elements: the last one's padding (MPI_DOUBLE_INT
+     * & co.) may lie past the end of the user's buffer. */
+    int tail = c->a->true_extent < c->a->extent && off / c->a->extent + elems == c->a->count;
+    if (dst && !tail && (!alias || r->who[0] == p->rank)) return dst;
     unsigned char *acc = strata_plane_scratch(p, 2 * elems * c->a->extent);
     if (!acc) {
         strata_error("out of memory for a %zu-byte reduction slice", 2 * elems * c->a->extent);
@@ -169,8 +172,16 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
             wait_source_ready(c, l, q, c->base + k + 1);
             if (q == p->rank) {
                 const unsigned char *mine = source_of(c, l, q) + off;
-                if (i > 0) a->fn(acc, mine, elems);
-                else if (acc != mine) memcpy(acc, mine, bytes);
+                int tail = a->true_extent < a->extent && first + elems == a->count;
+                if (i == 0) {
+                    if (acc != mine) memcpy(acc, mine, bytes);
+                } else if (tail) {
+                    /* Kernels read whole elements: not past the buffer's end. */
+                    memcpy(in, mine, bytes);
+                    a->fn(acc, in, elems);
+                } else {
+                    a->fn(acc, mine, elems);
+                }
             } else if (i == 0) {
                 fetch(c, l, q, off, acc, bytes);
             } else {

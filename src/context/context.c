@@ -112,6 +112,11 @@ static void announce(const struct strata_ctx *ctx)
                        ctx->serial, len ? " " : "", name, ctx->size, ctx->reason);
         return;
     }
+    if (ctx->size > 1 && !ctx->plane) {
+        strata_verbose(1, "communicator #%lu%s%s (size %d): host MPI for every collective: %s",
+                       ctx->serial, len ? " " : "", name, ctx->size, ctx->plane_why);
+        return;
+    }
     char desc[4096];
     strata_hier_describe(&ctx->hier, desc, sizeof desc);
     strata_verbose(1, "communicator #%lu%s%s (size %d, %d node%s): strata context, hierarchy:\n%s",
@@ -140,7 +145,8 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
         else if (ctx->hier.nnodes > 1)
             snprintf(offer.why, sizeof offer.why, "collectives across nodes are not built "
                      "yet: the communicator spans %d nodes", ctx->hier.nnodes);
-        else if (!strata_segment_create(seg, bytes, ctx->serial, offer.why, sizeof offer.why)) {
+        else if (!strata_segment_create(seg, bytes, strata_runtime()->cma_ok, ctx->serial,
+                                        offer.why, sizeof offer.why)) {
             offer.ok = 1;
             snprintf(offer.name, sizeof offer.name, "%s", seg->name);
         }
@@ -162,7 +168,7 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
 static void adopt_plane(struct strata_ctx *ctx, unsigned agreed, struct strata_segment *seg,
                         const pid_t *pids)
 {
-    strata_segment_unlink(seg); /* everyone has attached (or failed to) */
+    strata_segment_seal(seg); /* everyone has attached (or failed to) */
     if (!(agreed & STRATA_CAP_SEGMENT) || !(ctx->plane = calloc(1, sizeof *ctx->plane))) {
         strata_segment_release(seg);
         return;

@@ -55,9 +55,32 @@ static long long signature_bytes(int count, MPI_Datatype type)
     return (long long)count * size;
 }
 
+/* Whether type lists its bytes in memory order: a predefined type, or a
+ * contiguous, duplicated or resized one made of such.  A hole-free layout can
+ * still list its elements out of order (an indexed type with descending
+ * displacements); its raw bytes are not its type signature's stream. */
+static int in_memory_order(MPI_Datatype type)
+{
+    int ni, na, nd, combiner;
+    PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
+    if (combiner == MPI_COMBINER_NAMED) return 1;
+    if ((combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP &&
+         combiner != MPI_COMBINER_RESIZED) || ni > 1 || na > 2 || nd != 1)
+        return 0;
+    int ints[1];
+    MPI_Aint addrs[2];
+    MPI_Datatype inner;
+    PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, &inner);
+    int ok = in_memory_order(inner);
+    PMPI_Type_get_envelope(inner, &ni, &na, &nd, &combiner);
+    if (combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&inner);
+    return ok;
+}
+
 /* Where count elements of type at buf lie as one run of bytes, if they do. */
 static void *contiguous_run(void *buf, int count, MPI_Datatype type, size_t bytes)
 {
+    if (!in_memory_order(type)) return NULL;
     MPI_Aint lb, extent, true_lb, true_extent;
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &true_lb, &true_extent);

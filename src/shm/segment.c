@@ -51,11 +51,45 @@ static int map(struct strata_segment *seg, int fd, size_t bytes, char *why, size
     return 0;
 }
 
-int strata_segment_create(struct strata_segment *seg, size_t bytes, unsigned long serial,
-                          char *why, size_t whylen)
+/* A memfd: memory with no name anywhere, reachable by peers that may open
+ * this process's descriptors. */
+static int create_anonymous(struct strata_segment *seg, size_t bytes, char *why, size_t whylen)
+{
+    int fd = memfd_create("strata-segment", MFD_CLOEXEC);
+    if (fd < 0) {
+        snprintf(why, whylen, "cannot create an anonymous shared segment: %s", strerror(errno));
+        return -1;
+    }
+    int rc = posix_fallocate(fd, 0, (off_t)bytes);
+    if (rc) {
+        snprintf(why, whylen, "no memory for a %zu-byte shared segment (%s)", bytes,
+                 strerror(rc));
+        close(fd);
+        return -1;
+    }
+    if (map(seg, fd, bytes, why, whylen)) {
+        close(fd);
+        return -1;
+    }
+    seg->created = 1;
+    seg->fd = fd;
+    snprintf(seg->name, sizeof seg->name, "/proc/%d/fd/%d", (int)getpid(), fd);
+    return 0;
+}
+
+int strata_segment_create(struct strata_segment *seg, size_t bytes, int anonymous,
+                          unsigned long serial, char *why, size_t whylen)
 {
     memset(seg, 0, sizeof *seg);
+    seg->fd = -1;
     if (reserve(bytes, why, whylen)) return -1;
+    if (anonymous) {
+        if (create_anonymous(seg, bytes, why, whylen)) {
+            unreserve(bytes);
+            return -1;
+        }
+        return 0;
+    }
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     unsigned salt = (unsigned)ts.tv_nsec ^ (unsigned)getpid() * 2654435761u;
@@ -73,14 +107,14 @@ int strata_segment_create(struct strata_segment *seg, size_t bytes, unsigned lon
         snprintf(why, whylen, "/dev/shm cannot hold a %zu-byte segment (%s): make /dev/shm "
                  "larger or lower STRATA_CICO_MAX", bytes, strerror(rc));
         close(fd);
-        strata_segment_unlink(seg);
+        strata_segment_seal(seg);
         unreserve(bytes);
         return -1;
     }
     rc = map(seg, fd, bytes, why, whylen);
     close(fd);
     if (rc) {
-        strata_segment_unlink(seg);
+        strata_segment_seal(seg);
         unreserve(bytes);
     }
     return rc;
@@ -90,8 +124,10 @@ int strata_segment_attach(struct strata_segment *seg, const char *name, size_t b
                           char *why, size_t whylen)
 {
     memset(seg, 0, sizeof *seg);
+    seg->fd = -1;
     snprintf(seg->name, sizeof seg->name, "%s", name);
-    int fd = shm_open(name, O_RDWR, 0600);
+    /* An anonymous segment is reached through its creator's descriptor. */
+    int fd = strncmp(name, "/proc/", 6) ? shm_open(name, O_RDWR, 0600) : open(name, O_RDWR);
     if (fd < 0) {
         snprintf(why, whylen, "cannot open the node's shared segment %s: %s", name,
                  strerror(errno));
@@ -102,15 +138,17 @@ int strata_segment_attach(struct strata_segment *seg, const char *name, size_t b
     return rc;
 }
 
-void strata_segment_unlink(struct strata_segment *seg)
+void strata_segment_seal(struct strata_segment *seg)
 {
     if (seg->created && seg->linked) shm_unlink(seg->name);
     seg->linked = 0;
+    if (seg->fd >= 0) close(seg->fd);
+    seg->fd = -1;
 }
 
 void strata_segment_release(struct strata_segment *seg)
 {
-    strata_segment_unlink(seg);
+    strata_segment_seal(seg);
     if (seg->base) {
         munmap(seg->base, seg->bytes);
         if (seg->created) unreserve(seg->bytes);

@@ -1,12 +1,17 @@
-/* Shared segments in /dev/shm for the ranks of one node.
+/* Shared segments for the ranks of one node.
  *
- * One rank creates the segment (mode 0600, a name made of the user id, the
- * creator's pid, a serial and random bits, so another user's or another
- * job's segment can never collide), sizes it with posix_fallocate so a full
- * /dev/shm is an error now rather than a bus error later, and the others
- * attach by name.  The creator unlinks it as soon as everyone has attached:
- * from then on only the mappings keep it alive, and a crash leaves nothing
- * in /dev/shm. */
+ * One rank creates the segment and sizes it with posix_fallocate, so a lack
+ * of memory is an error now rather than a bus error later; the others
+ * attach.  Two ways, so that nothing can be left behind:
+ *
+ * - anonymous (where ranks may open each other's descriptors, which the
+ *   kernel allows exactly where Cross-Memory Attach works): a memfd that
+ *   never has a name; peers open it through /proc/PID/fd/N.  A crash at any
+ *   moment leaves nothing anywhere.
+ * - named (otherwise): a file in /dev/shm, mode 0600, named after the user
+ *   id, the creator's pid, a serial and random bits (no other user's or
+ *   job's segment can collide), unlinked as soon as every rank has
+ *   attached.  Only a job killed in that short window leaves it behind. */
 #ifndef STRATA_SEGMENT_H
 #define STRATA_SEGMENT_H
 
@@ -17,21 +22,26 @@
 struct strata_segment {
     void *base;
     size_t bytes;
-    char name[STRATA_SEGMENT_NAME_MAX];
-    int created;   /* this process created it (and so must unlink it) */
-    int linked;    /* the name still exists in /dev/shm */
+    char name[STRATA_SEGMENT_NAME_MAX]; /* how peers attach: a /dev/shm name, or
+                                           /proc/PID/fd/N of an anonymous one */
+    int created;   /* this process created it */
+    int linked;    /* the /dev/shm name still exists */
+    int fd;        /* creator's descriptor of an anonymous segment, or -1 */
 };
 
-/* Creates and maps a segment of `bytes`.  0, or -1 with the reason. */
-int strata_segment_create(struct strata_segment *seg, size_t bytes, unsigned long serial,
-                          char *why, size_t whylen);
+/* Creates and maps a segment of `bytes`, anonymous or named.  0, or -1
+ * with the reason. */
+int strata_segment_create(struct strata_segment *seg, size_t bytes, int anonymous,
+                          unsigned long serial, char *why, size_t whylen);
 
-/* Maps the segment another rank created.  0, or -1 with the reason. */
+/* Maps the segment another rank created, by seg->name as the creator set
+ * it.  0, or -1 with the reason. */
 int strata_segment_attach(struct strata_segment *seg, const char *name, size_t bytes,
                           char *why, size_t whylen);
 
-/* Removes the name (creator only; harmless to repeat). */
-void strata_segment_unlink(struct strata_segment *seg);
+/* Once every rank has attached: removes the name, or closes the descriptor
+ * peers attached through (harmless to repeat). */
+void strata_segment_seal(struct strata_segment *seg);
 
 /* Unmaps (and unlinks if still linked). */
 void strata_segment_release(struct strata_segment *seg);

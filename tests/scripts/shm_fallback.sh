@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# When strata cannot get a shared segment, a communicator's collectives go to
+# the host MPI: results stay right and STRATA_VERBOSE=1 says why.
+#   shm_fallback.sh shm-max STRATA_RUN PROGRAM RANKS [PROGRAM ARGS...]
+#       STRATA_SHM_MAX=1: every segment would exceed the cap
+#   shm_fallback.sh tmpfs STRATA_RUN PROGRAM RANKS [PROGRAM ARGS...]
+#       a 64 KiB tmpfs over /dev/shm in a private mount namespace (as root,
+#       with unshare), with STRATA_CMA=0 so strata uses named segments in
+#       /dev/shm: the segment cannot be created or sized.  The host MPI is
+#       told to keep its own shared memory elsewhere.
+#   shm_fallback.sh tmpfs-cma STRATA_RUN PROGRAM RANKS [PROGRAM ARGS...]
+#       the same full /dev/shm with CMA on: strata's segments are anonymous
+#       (memfd) and never touch /dev/shm, so strata still serves.
+# Exits 77 (skipped) when the tmpfs mode cannot run here.
+set -uo pipefail
+mode=$1 run=$2 prog=$3 ranks=$4
+shift 4
+
+export STRATA_VERBOSE=1
+case "$mode" in
+  shm-max)
+    export STRATA_SHM_MAX=1
+    expect='would exceed STRATA_SHM_MAX'
+    out=$("$run" --native -n "$ranks" "$prog" --expect-host=STRATA_SHM_MAX "$@" 2>&1)
+    rc=$?
+    ;;
+  tmpfs|tmpfs-cma)
+    if [ "$(id -u)" != 0 ]; then echo "SKIP: mounting a tmpfs needs root"; exit 77; fi
+    if ! command -v unshare >/dev/null; then echo "SKIP: no unshare"; exit 77; fi
+    if ! unshare -m true 2>/dev/null; then
+      echo "SKIP: unshare -m is not permitted here (no CAP_SYS_ADMIN?)"; exit 77
+    fi
+    # Open MPI's shared-memory transport keeps its segments in /dev/shm by
+    # default; /tmp still has room.  MPICH (UCX) is told to use SysV shared
+    # memory and CMA instead of POSIX shared memory.
+    export OMPI_MCA_btl_vader_backing_directory=/tmp
+    export UCX_TLS=self,sysv,cma
+    # Either way strata cannot get its segment: shm_open fails or
+    # posix_fallocate finds no room.
+    if [ "$mode" = tmpfs ]; then
+      export STRATA_CMA=0
+      expect='cannot (create a shared segment|hold a [0-9]+-byte segment)'
+      expect_arg=--expect-host=/dev/shm
+    else
+      expect='strata context, hierarchy'
+      expect_arg=
+    fi
+    out=$(unshare -m --propagation private sh -c \
+      'mount -t tmpfs -o size=64k strata-test-tmpfs /dev/shm && exec "$@"' sh \
+      "$run" --native -n "$ranks" "$prog" $expect_arg "$@" 2>&1)
+    rc=$?
+    ;;
+  *) echo "shm_fallback.sh: unknown mode $mode" >&2; exit 2 ;;
+esac
+printf '%s\n' "$out"
+if [ "$rc" != 0 ]; then echo "FAIL: exit status $rc"; exit 1; fi
+if ! printf '%s\n' "$out" | grep -Eq "$expect"; then
+  echo "FAIL: STRATA_VERBOSE=1 did not say why strata left the communicator (expected /$expect/)"
+  exit 1
+fi
+echo "PASS: $mode: the expected path, with what STRATA_VERBOSE=1 reports"
