@@ -22,8 +22,9 @@
 
 static int world_rank, world_size;
 
-/* Mappings of strata's shared segments in this process (they stay mapped,
- * as "/dev/shm/strata-... (deleted)", after the name is unlinked). */
+/* Mappings of strata's shared segments in this process: named ones stay
+ * mapped as "/dev/shm/strata-... (deleted)" after the name is unlinked,
+ * anonymous ones map as "/memfd:strata-segment (deleted)". */
 static int segment_mappings(void)
 {
     FILE *maps = fopen("/proc/self/maps", "r");
@@ -31,7 +32,7 @@ static int segment_mappings(void)
     char line[4096];
     int n = 0;
     while (fgets(line, sizeof line, maps))
-        if (strstr(line, "/dev/shm/strata-")) n++;
+        if (strstr(line, "/dev/shm/strata-") || strstr(line, "/memfd:strata-segment")) n++;
     fclose(maps);
     return n;
 }
