@@ -34,7 +34,7 @@ struct strata_reduce_args {
     size_t count;
     size_t extent;
     size_t true_extent;
-    void (*fn)(void *restrict, const void *restrict, size_t);
+    void (*fn)(void *dst, const void *a, const void *restrict b, size_t count);
     int root;
 };
 int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);

@@ -8,12 +8,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* dst may alias a, so only b is restrict: the compiler vectorises with a
+ * run-time overlap check. */
 #define LOOP(name, T, expr)                                                        \
-    static void name(void *restrict acc_, const void *restrict src_, size_t n)     \
+    static void name(void *dst_, const void *a_, const void *restrict b_, size_t n) \
     {                                                                              \
-        T *restrict a = acc_;                                                      \
-        const T *restrict b = src_;                                                \
-        for (size_t i = 0; i < n; i++) a[i] = (T)(expr);                           \
+        T *d = dst_;                                                               \
+        const T *a = a_;                                                           \
+        const T *restrict b = b_;                                                  \
+        for (size_t i = 0; i < n; i++) d[i] = (T)(expr);                           \
     }
 
 /* U: the unsigned type arithmetic is done in (at least unsigned int). */
@@ -62,19 +65,19 @@ LOOP(lxor_bool, bool, a[i] != b[i])
 /* Value-index pairs, laid out as the C structs MPI defines them from. */
 #define PAIR_KERNELS(tag, V)                                                       \
     struct pair_##tag { V v; int i; };                                             \
-    static void minloc_##tag(void *restrict acc_, const void *restrict src_, size_t n) \
+    static void minloc_##tag(void *dst_, const void *a_, const void *restrict b_, size_t n) \
     {                                                                              \
-        struct pair_##tag *restrict a = acc_;                                      \
-        const struct pair_##tag *restrict b = src_;                                \
+        struct pair_##tag *d = dst_;                                               \
+        const struct pair_##tag *a = a_, *restrict b = b_;                         \
         for (size_t k = 0; k < n; k++)                                             \
-            if (b[k].v < a[k].v || (b[k].v == a[k].v && b[k].i < a[k].i)) a[k] = b[k]; \
+            d[k] = b[k].v < a[k].v || (b[k].v == a[k].v && b[k].i < a[k].i) ? b[k] : a[k]; \
     }                                                                              \
-    static void maxloc_##tag(void *restrict acc_, const void *restrict src_, size_t n) \
+    static void maxloc_##tag(void *dst_, const void *a_, const void *restrict b_, size_t n) \
     {                                                                              \
-        struct pair_##tag *restrict a = acc_;                                      \
-        const struct pair_##tag *restrict b = src_;                                \
+        struct pair_##tag *d = dst_;                                               \
+        const struct pair_##tag *a = a_, *restrict b = b_;                         \
         for (size_t k = 0; k < n; k++)                                             \
-            if (b[k].v > a[k].v || (b[k].v == a[k].v && b[k].i < a[k].i)) a[k] = b[k]; \
+            d[k] = b[k].v > a[k].v || (b[k].v == a[k].v && b[k].i < a[k].i) ? b[k] : a[k]; \
     }
 
 PAIR_KERNELS(float, float)

@@ -8,8 +8,10 @@
 #include <mpi.h>
 #include <stddef.h>
 
-/* acc[i] = acc[i] op src[i] for i < count elements. */
-typedef void (*strata_reduce_fn)(void *restrict acc, const void *restrict src, size_t count);
+/* dst[i] = a[i] op b[i] for i < count elements.  dst may be a (combining
+ * into an accumulator) but neither may overlap b.  Three operands let the
+ * first two operands of a reduction meet in the destination, saving a copy. */
+typedef void (*strata_reduce_fn)(void *dst, const void *a, const void *restrict b, size_t count);
 
 /* The kernel for (op, datatype), or NULL if strata has none. */
 strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type);

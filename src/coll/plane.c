@@ -86,8 +86,12 @@ unsigned char *strata_plane_region(const struct strata_plane *p, int r, int regi
 void *strata_plane_scratch(struct strata_plane *p, size_t bytes)
 {
     if (bytes <= p->scratch_bytes) return p->scratch;
-    void *fresh = realloc(p->scratch, bytes);
+    /* Page-aligned, so callers can place data at any page offset; the old
+     * contents are not needed. */
+    bytes = (bytes + 4095) / 4096 * 4096;
+    void *fresh = aligned_alloc(4096, bytes);
     if (!fresh) return NULL;
+    free(p->scratch);
     p->scratch = fresh;
     p->scratch_bytes = bytes;
     return fresh;

@@ -121,24 +121,41 @@ static unsigned char *source_of(const struct reduce_call *c, int l, int q)
     return (void *)(uintptr_t)strata_flag_read(addr);
 }
 
-/* Where this rank combines its slice: straight in the destination when that
- * is its own buffer, saving a copy, unless its own operand lives there and
- * is not first in line (it would be overwritten before its turn). */
-static unsigned char *accumulator(struct reduce_call *c, const struct level_role *r, int l,
-                                  unsigned char *dst, size_t off, size_t elems)
+/* Scratch region i (0, 1 or 2) for a slice of `bytes`: page-aligned, with a
+ * page of slack so data can be placed at any page offset. */
+static unsigned char *scratch_region(struct strata_plane *p, int i, size_t bytes)
 {
-    struct strata_plane *p = c->p;
-    int alias = dst && source_of(c, l, p->rank) + off == dst;
-    /* Kernels write whole elements: the last one's padding (MPI_DOUBLE_INT
-     * & co.) may lie past the end of the user's buffer. */
-    int tail = c->a->true_extent < c->a->extent && off / c->a->extent + elems == c->a->count;
-    if (dst && !tail && (!alias || r->who[0] == p->rank)) return dst;
-    unsigned char *acc = strata_plane_scratch(p, 2 * elems * c->a->extent);
-    if (!acc) {
-        strata_error("out of memory for a %zu-byte reduction slice", 2 * elems * c->a->extent);
+    size_t stride = (bytes + 2 * 4096 - 1) / 4096 * 4096;
+    unsigned char *base = strata_plane_scratch(p, 3 * stride);
+    if (!base) {
+        strata_error("out of memory for a %zu-byte reduction slice", 3 * stride);
         abort();
     }
-    return acc;
+    return base + (size_t)i * stride;
+}
+
+/* A place in `region` at the same page offset as a peer's buffer.  A copy
+ * whose destination sits a few bytes ahead of its source within the page
+ * makes every load wait on the store just made (4K aliasing): several times
+ * slower than a copy between buffers at equal page offsets. */
+static unsigned char *matching(unsigned char *region, const void *peer)
+{
+    return region + ((uintptr_t)peer & 4095);
+}
+
+/* Where this rank combines its slice: straight in the destination when that
+ * is its own buffer, saving a copy, unless its own operand lives there and
+ * is not first in line (it would be overwritten before its turn), or the
+ * slice ends in a padded element (kernels write whole elements, and the
+ * padding of MPI_DOUBLE_INT & co. may lie past the user's buffer). */
+static unsigned char *accumulator(struct reduce_call *c, const struct level_role *r, int l,
+                                  int target, unsigned char *dst, size_t off, size_t elems,
+                                  int tail)
+{
+    struct strata_plane *p = c->p;
+    int alias = source_of(c, l, p->rank) + off == dst;
+    if (target == p->rank && !tail && (!alias || r->who[0] == p->rank)) return dst;
+    return matching(scratch_region(p, 0, elems * c->a->extent), dst);
 }
 
 static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
@@ -153,42 +170,35 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
     if (hi > lo) {
         size_t first = c0 + lo, elems = hi - lo;
         size_t off = first * a->extent, bytes = span_bytes(a, first, elems);
+        int tail = a->true_extent < a->extent && first + elems == a->count;
         /* Allreduce keeps each top-level slice where it was reduced: the top
          * participants then read each other's slices (reduce-scatter, then
          * allgather), which moves half the bytes of sending every slice to
          * one leader and broadcasting it back. */
         int keep = a->root < 0 && l == p->hier->nlevels - 1;
         int target = keep ? p->rank : r->leader;
-        unsigned char *dst = (unsigned char *)source_of(c, 1, target) + off;
-        unsigned char *acc = accumulator(c, r, l, target == p->rank ? dst : NULL, off, elems);
-        unsigned char *in = strata_plane_scratch(p, 2 * elems * a->extent);
-        if (!in) {
-            strata_error("out of memory for a %zu-byte reduction slice", 2 * elems * a->extent);
-            abort();
-        }
-        if (acc == in) in += elems * a->extent;
+        unsigned char *dst = source_of(c, 1, target) + off;
+        unsigned char *acc = accumulator(c, r, l, target, dst, off, elems, tail);
+        /* Operand 0 is only located; from operand 1 on, each is combined into
+         * acc (the first two meet there directly, so nothing is copied just
+         * to be combined).  Peers' operands land in scratch at their own
+         * page offset; this rank's padded last element is copied out first
+         * rather than read past its buffer's end. */
+        const unsigned char *operand0 = NULL;
         for (int i = 0; i < r->n; i++) {
             int q = r->who[i];
+            unsigned char *region = scratch_region(p, i == 1 ? 2 : 1, elems * a->extent);
+            const unsigned char *operand = source_of(c, l, q) + off;
             wait_source_ready(c, l, q, c->base + k + 1);
-            if (q == p->rank) {
-                const unsigned char *mine = source_of(c, l, q) + off;
-                int tail = a->true_extent < a->extent && first + elems == a->count;
-                if (i == 0) {
-                    if (acc != mine) memcpy(acc, mine, bytes);
-                } else if (tail) {
-                    /* Kernels read whole elements: not past the buffer's end. */
-                    memcpy(in, mine, bytes);
-                    a->fn(acc, in, elems);
-                } else {
-                    a->fn(acc, mine, elems);
-                }
-            } else if (i == 0) {
-                fetch(c, l, q, off, acc, bytes);
-            } else {
-                fetch(c, l, q, off, in, bytes);
-                a->fn(acc, in, elems);
+            if (q != p->rank || tail) {
+                unsigned char *into = matching(region, operand);
+                fetch(c, l, q, off, into, bytes);
+                operand = into;
             }
+            if (i == 0) operand0 = operand;
+            else a->fn(acc, i == 1 ? operand0 : acc, operand, elems);
         }
+        if (r->n == 1 && operand0 != acc) memcpy(acc, operand0, bytes);
         if (acc == dst) {
             /* already in place */
         } else if (target == p->rank) {
@@ -344,7 +354,7 @@ static void reduce_cico(struct strata_plane *p, const struct strata_reduce_args 
                 const unsigned char *src =
                     strata_plane_region(p, q, l == 0 ? STRATA_REGION_IN : STRATA_REGION_ACC0 + l - 1);
                 if (i == 0) memcpy(dst, src + off, len);
-                else a->fn(dst, src + off, hi - lo);
+                else a->fn(dst, dst, src + off, hi - lo);
                 if (p->stats && q != p->rank) strata_stats_bytes(coll_of(a), p->dist[q], len);
             }
         }
