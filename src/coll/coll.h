@@ -39,6 +39,9 @@ struct strata_reduce_args {
 };
 int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);
 
+/* Allreduce of at most STRATA_TINY_MAX bytes through the flag lines. */
+int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a);
+
 /* Ends the job with a message when a CMA copy fails mid-operation (the
  * probe at start-up said it works, so this is a bad buffer or a dead peer). */
 void strata_cma_failed(const char *what, int peer_rank, int err);

@@ -37,6 +37,7 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
     p->pos = 0;
     p->prev_base = 0;
     p->cur_base = 0;
+    p->all_entered = 0;
     p->ops = 0;
     return 0;
 }
@@ -71,8 +72,11 @@ uint64_t strata_plane_begin(struct strata_plane *p, size_t units)
 void strata_plane_wait_regions_free(struct strata_plane *p)
 {
     if (p->prev_base == 0) return; /* first op: nobody read anything yet */
+    /* Already known (e.g. this rank read every rank's data in that op). */
+    if (p->all_entered >= p->prev_base) return;
     for (int r = 0; r < p->size; r++)
         if (r != p->rank) strata_flag_wait_ge(&p->ctl[r].seq, p->prev_base, p->pid[r]);
+    p->all_entered = p->prev_base;
 }
 
 unsigned char *strata_plane_region(const struct strata_plane *p, int r, int region)

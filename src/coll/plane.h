@@ -37,7 +37,17 @@ struct strata_rank_ctl {
     _Alignas(STRATA_CACHE_LINE) strata_flag ack;     /* op finished here and below */
     _Alignas(STRATA_CACHE_LINE) strata_flag arrive;  /* barrier: subtree arrived */
     _Alignas(STRATA_CACHE_LINE) strata_flag release; /* barrier: released */
+    /* Tiny payloads travel with their flag in one line (one hand-off),
+     * double-buffered by op parity like the copy-in/copy-out regions. */
+    struct {
+        /* Data first, at the line's alignment: element types such as long
+         * double need 16-byte alignment for the vectorised kernels. */
+        _Alignas(STRATA_CACHE_LINE) unsigned char data[STRATA_CACHE_LINE - sizeof(strata_flag)];
+        strata_flag flag; /* base of the op the data is for */
+    } tiny[2];
 };
+
+#define STRATA_TINY_MAX (STRATA_CACHE_LINE - sizeof(strata_flag))
 
 /* Regions of a rank's copy-in/copy-out area, per parity half. */
 enum { STRATA_REGION_IN = 0, STRATA_REGION_ACC0 = 1 };
@@ -55,6 +65,7 @@ struct strata_plane {
     int use_cma;
     uint64_t pos;                  /* largest flag value used so far */
     uint64_t cur_base;             /* base of the current op */
+    uint64_t all_entered;          /* every rank is known to have entered this op */
     uint64_t prev_base;            /* base of the previous op (0: none) */
     uint64_t ops;                  /* ops so far (region parity) */
     void *scratch;                 /* private, for CMA reductions */

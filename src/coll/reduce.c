@@ -381,7 +381,9 @@ int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)
         return MPI_SUCCESS;
     }
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
-    if (bytes <= region) {
+    if (a->root < 0 && bytes <= STRATA_TINY_MAX) {
+        strata_allreduce_tiny(p, a);
+    } else if (bytes <= region) {
         reduce_cico(p, a);
     } else if (p->use_cma) {
         return reduce_cma(p, a);

@@ -1,0 +1,65 @@
+/* Allreduce of a payload that fits in a flag line (up to STRATA_TINY_MAX
+ * bytes): every rank writes its operand next to its flag, reads every
+ * other rank's line, and folds all operands itself.
+ *
+ * One cache-line hand-off per peer instead of three (arrival, reduced
+ * result, result bytes), and no reducer to wait for.  The fold follows the
+ * hierarchy exactly as the distributed algorithm does (each group's
+ * participants in order, level by level), so results are bit-identical to
+ * the larger paths and the same on every rank.
+ *
+ * Reading every rank's line of operation o also tells this rank that every
+ * rank has entered o, so the next operation's region check is free. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/tree.h"
+#include "interpose/route.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)
+{
+    size_t span = (a->count - 1) * a->extent + a->true_extent;
+    uint64_t base = strata_plane_begin(p, a->count * a->extent);
+    int half = (int)((p->ops - 1) & 1);
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    strata_flag_publish(&me->seq, base); /* entered: done reading older lines */
+    strata_plane_wait_regions_free(p);   /* nobody still reads our line of this parity */
+    memcpy(me->tiny[half].data, a->sendbuf ? a->sendbuf : a->recvbuf, span);
+    strata_flag_publish(&me->tiny[half].flag, base); /* release: the data goes with it */
+
+    /* Each rank's current value: its operand, then its groups' results. */
+    const unsigned char **value = (const unsigned char **)p->tree_buf;
+    unsigned char *results = strata_plane_scratch(p, (size_t)p->size * STRATA_CACHE_LINE);
+    if (!results) {
+        strata_error("out of memory for a tiny Allreduce");
+        abort();
+    }
+    for (int r = 0; r < p->size; r++) {
+        /* Acquire: the line's bytes are those of this operation. */
+        if (r != p->rank) strata_flag_wait_ge(&p->ctl[r].tiny[half].flag, base, p->pid[r]);
+        value[r] = p->ctl[r].tiny[half].data;
+        if (p->stats && r != p->rank) strata_stats_bytes(STRATA_COLL_ALLREDUCE, p->dist[r], span);
+    }
+    p->all_entered = base;
+
+    int *who = p->part_buf;
+    for (int l = 0; l < p->hier->nlevels; l++) {
+        const struct strata_hier_level *L = &p->hier->level[l];
+        for (int g = 0; g < L->ngroups; g++) {
+            int n = strata_tree_participants(p->hier, 0, l, L->leader[g], who);
+            unsigned char *res = results + (size_t)who[0] * STRATA_CACHE_LINE;
+            if (n == 1) continue;
+            /* who[0] leads the group (root 0: leaders are lowest ranks), so
+             * res may alias the first operand but never a later one. */
+            a->fn(res, value[who[0]], value[who[1]], a->count);
+            for (int i = 2; i < n; i++) a->fn(res, res, value[who[i]], a->count);
+            value[who[0]] = res;
+        }
+    }
+    memcpy(a->recvbuf, value[0], span);
+    return MPI_SUCCESS;
+}
