@@ -50,8 +50,8 @@ static const struct strata_config_var vars[] = {
      "polls a waiting rank spins before it starts yielding the CPU; auto: "
      "1024, or 4 when a machine runs more ranks than it has cores"},
     {"STRATA_SHM_MAX", "1G", "a size",
-     "shared memory strata's segments may take per process; past it, a "
-     "communicator goes to the host MPI"},
+     "shared memory strata's segments may take per machine (all the job's "
+     "ranks there together); past it, a new communicator goes to the host MPI"},
     {"STRATA_CMA_MAX_PER_CALL", "1G", "a size, 1 to 1G",
      "bytes one process_vm_readv/writev call is asked to move (tests lower it)"},
     {"STRATA_STATS", "(off)", "stderr, or the path of a file to write",

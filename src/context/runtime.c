@@ -15,6 +15,7 @@
 #include "util/stats.h"
 
 static struct strata_runtime rt;
+static struct strata_segment accounting; /* the machine's STRATA_SHM_MAX counter */
 static struct strata_config cfg;
 static int cfg_parsed;
 static int self_keyval = MPI_KEYVAL_INVALID;
@@ -104,6 +105,34 @@ static void apply_tuning(void)
     strata_cma_set_max_per_call(cfg.cma_max_per_call);
 }
 
+/* The ranks of one machine count their segments in one shared word, so
+ * STRATA_SHM_MAX caps the machine, not each process.  If the word cannot be
+ * shared, each process counts alone, and verbose output says so. */
+static void share_accounting(MPI_Comm host_comm, int host_rank)
+{
+    struct { int ok; char name[STRATA_SEGMENT_NAME_MAX]; } offer = {0};
+    char why[256] = "";
+    if (host_rank == 0 &&
+        !strata_segment_create_uncounted(&accounting, 4096, rt.cma_ok, why, sizeof why)) {
+        offer.ok = 1;
+        snprintf(offer.name, sizeof offer.name, "%s", accounting.name);
+    }
+    PMPI_Bcast(&offer, sizeof offer, MPI_BYTE, 0, host_comm);
+    int ok = offer.ok && (host_rank == 0 ||
+                          !strata_segment_attach(&accounting, offer.name, 4096, why, sizeof why));
+    int all_ok;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, host_comm);
+    strata_segment_seal(&accounting); /* everyone has attached, or failed to */
+    if (all_ok) {
+        strata_segment_share_accounting((_Atomic uint64_t *)accounting.base);
+    } else {
+        if (ok) strata_segment_release(&accounting);
+        if (host_rank == 0)
+            strata_verbose(1, "STRATA_SHM_MAX counts per process: the machine's ranks could not "
+                           "share a counter (%s)", why[0] ? why : "another rank failed");
+    }
+}
+
 /* Node leader discovers the machine; the others load its XML export. */
 static int share_topology(MPI_Comm host_comm, int host_rank, char *err, size_t errlen)
 {
@@ -162,6 +191,7 @@ static int setup_layout_and_locations(char *err, size_t errlen)
 
     int rc = share_topology(host_comm, host_rank, err, errlen);
     probe_cma(host_comm, host_size);
+    share_accounting(host_comm, host_rank);
     PMPI_Comm_free(&node_comm);
     PMPI_Comm_free(&host_comm);
 
@@ -259,6 +289,10 @@ void strata_runtime_finalize(void)
     if (!rt.ready) return;
     strata_stats_report();
     strata_ctx_release_all();
+    /* Contexts returned their bytes to the shared counter: it can go now. */
+    static _Atomic uint64_t after_finalize;
+    strata_segment_share_accounting(&after_finalize);
+    strata_segment_release(&accounting);
     if (rt.topo) hwloc_topology_destroy(rt.topo);
     rt.topo = NULL;
     free(rt.world_loc);

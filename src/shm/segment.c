@@ -3,7 +3,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,31 +14,33 @@
 #include <unistd.h>
 
 static size_t cap_bytes = (size_t)1 << 30;
-static size_t held_bytes;
-/* Contexts of different communicators may be created by different threads. */
-static pthread_mutex_t held_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Bytes held by segments: this process's own count until the ranks of the
+ * machine share one (strata_segment_share_accounting), then the machine's. */
+static _Atomic uint64_t local_held;
+static _Atomic uint64_t *held = &local_held;
 
 void strata_segment_set_cap(size_t bytes) { cap_bytes = bytes; }
 
+void strata_segment_share_accounting(_Atomic uint64_t *counter) { held = counter; }
+
+/* Creating a segment is rare and off the collectives' path, so a
+ * compare-and-swap is fine here; it keeps concurrent creators on one
+ * machine (other ranks, other threads) within the cap together. */
 static int reserve(size_t bytes, char *why, size_t whylen)
 {
-    pthread_mutex_lock(&held_lock);
-    int ok = held_bytes + bytes <= cap_bytes;
-    if (ok) held_bytes += bytes;
-    pthread_mutex_unlock(&held_lock);
-    if (!ok)
-        snprintf(why, whylen, "a new %zu-byte segment would exceed STRATA_SHM_MAX (%zu bytes, "
-                 "%zu in use); raise STRATA_SHM_MAX or free communicators", bytes, cap_bytes,
-                 held_bytes);
-    return ok ? 0 : -1;
+    uint64_t now = atomic_load(held);
+    do {
+        if (now + bytes > cap_bytes) {
+            snprintf(why, whylen, "a new %zu-byte segment would exceed STRATA_SHM_MAX (%zu "
+                     "bytes per machine, %llu in use); raise STRATA_SHM_MAX or free "
+                     "communicators", bytes, cap_bytes, (unsigned long long)now);
+            return -1;
+        }
+    } while (!atomic_compare_exchange_weak(held, &now, now + bytes));
+    return 0;
 }
 
-static void unreserve(size_t bytes)
-{
-    pthread_mutex_lock(&held_lock);
-    held_bytes -= bytes;
-    pthread_mutex_unlock(&held_lock);
-}
+static void unreserve(size_t bytes) { atomic_fetch_sub(held, bytes); }
 
 static int map(struct strata_segment *seg, int fd, size_t bytes, char *why, size_t whylen)
 {
@@ -77,19 +80,39 @@ static int create_anonymous(struct strata_segment *seg, size_t bytes, char *why,
     return 0;
 }
 
-int strata_segment_create(struct strata_segment *seg, size_t bytes, int anonymous,
-                          unsigned long serial, char *why, size_t whylen)
+static int make_named(struct strata_segment *seg, size_t bytes, unsigned long serial, char *why,
+                      size_t whylen);
+
+/* Makes the segment, counted against the cap or not. */
+static int make(struct strata_segment *seg, size_t bytes, int anonymous, int accounted,
+                unsigned long serial, char *why, size_t whylen)
 {
     memset(seg, 0, sizeof *seg);
     seg->fd = -1;
-    if (reserve(bytes, why, whylen)) return -1;
-    if (anonymous) {
-        if (create_anonymous(seg, bytes, why, whylen)) {
-            unreserve(bytes);
-            return -1;
-        }
-        return 0;
-    }
+    if (accounted && reserve(bytes, why, whylen)) return -1;
+    int rc = anonymous ? create_anonymous(seg, bytes, why, whylen)
+                       : make_named(seg, bytes, serial, why, whylen);
+    if (rc && accounted) unreserve(bytes);
+    seg->accounted = !rc && accounted;
+    return rc;
+}
+
+int strata_segment_create(struct strata_segment *seg, size_t bytes, int anonymous,
+                          unsigned long serial, char *why, size_t whylen)
+{
+    return make(seg, bytes, anonymous, 1, serial, why, whylen);
+}
+
+int strata_segment_create_uncounted(struct strata_segment *seg, size_t bytes, int anonymous,
+                                    char *why, size_t whylen)
+{
+    return make(seg, bytes, anonymous, 0, (unsigned long)-1, why, whylen);
+}
+
+/* A file in /dev/shm (where ranks cannot open each other's descriptors). */
+static int make_named(struct strata_segment *seg, size_t bytes, unsigned long serial, char *why,
+                      size_t whylen)
+{
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     unsigned salt = (unsigned)ts.tv_nsec ^ (unsigned)getpid() * 2654435761u;
@@ -98,7 +121,6 @@ int strata_segment_create(struct strata_segment *seg, size_t bytes, int anonymou
     int fd = shm_open(seg->name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) {
         snprintf(why, whylen, "cannot create a shared segment in /dev/shm: %s", strerror(errno));
-        unreserve(bytes);
         return -1;
     }
     seg->created = seg->linked = 1;
@@ -108,15 +130,11 @@ int strata_segment_create(struct strata_segment *seg, size_t bytes, int anonymou
                  "larger or lower STRATA_CICO_MAX", bytes, strerror(rc));
         close(fd);
         strata_segment_seal(seg);
-        unreserve(bytes);
         return -1;
     }
     rc = map(seg, fd, bytes, why, whylen);
     close(fd);
-    if (rc) {
-        strata_segment_seal(seg);
-        unreserve(bytes);
-    }
+    if (rc) strata_segment_seal(seg);
     return rc;
 }
 
@@ -151,7 +169,7 @@ void strata_segment_release(struct strata_segment *seg)
     strata_segment_seal(seg);
     if (seg->base) {
         munmap(seg->base, seg->bytes);
-        if (seg->created) unreserve(seg->bytes);
+        if (seg->accounted) unreserve(seg->bytes);
     }
     seg->base = NULL;
 }

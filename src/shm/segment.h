@@ -15,7 +15,9 @@
 #ifndef STRATA_SEGMENT_H
 #define STRATA_SEGMENT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define STRATA_SEGMENT_NAME_MAX 96
 
@@ -27,6 +29,7 @@ struct strata_segment {
     int created;   /* this process created it */
     int linked;    /* the /dev/shm name still exists */
     int fd;        /* creator's descriptor of an anonymous segment, or -1 */
+    int accounted; /* counted against STRATA_SHM_MAX */
 };
 
 /* Creates and maps a segment of `bytes`, anonymous or named.  0, or -1
@@ -46,7 +49,15 @@ void strata_segment_seal(struct strata_segment *seg);
 /* Unmaps (and unlinks if still linked). */
 void strata_segment_release(struct strata_segment *seg);
 
-/* Cap on the bytes of segments this process holds at once (STRATA_SHM_MAX). */
+/* The same, not counted against the cap (the accounting segment itself). */
+int strata_segment_create_uncounted(struct strata_segment *seg, size_t bytes, int anonymous,
+                                    char *why, size_t whylen);
+
+/* Cap on the bytes of segments held at once (STRATA_SHM_MAX), per process
+ * until the machine's ranks share a counter, then per machine. */
 void strata_segment_set_cap(size_t bytes);
+
+/* Counts segments in `counter`, a word the machine's ranks share. */
+void strata_segment_share_accounting(_Atomic uint64_t *counter);
 
 #endif
