@@ -98,27 +98,26 @@ static void wait_source_ready(struct reduce_call *c, int l, int q, uint64_t targ
         strata_flag_wait_ge(&p->ctl[members[i]].done[l - 1], target, p->pid[members[i]]);
 }
 
-/* Copies bytes of participant q's data at level l, offset off, into dst
- * (CMA for a peer, memcpy for this rank). */
-static void fetch(struct reduce_call *c, int l, int q, size_t off, void *dst, size_t bytes)
-{
-    struct strata_plane *p = c->p;
-    strata_flag *addr = l == 0 ? &p->ctl[q].buf : &p->ctl[q].acc;
-    const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(addr);
-    if (q == p->rank) {
-        memcpy(dst, src + off, bytes);
-        return;
-    }
-    if (strata_cma_read(p->pid[q], src + off, dst, bytes)) strata_cma_failed("read from", q, errno);
-    if (p->stats) strata_stats_bytes(coll_of(c->a), p->dist[q], bytes);
-}
-
 /* The address of participant q's data at level l (its operand at level 0,
  * its accumulation buffer above). */
 static unsigned char *source_of(const struct reduce_call *c, int l, int q)
 {
     strata_flag *addr = l == 0 ? &c->p->ctl[q].buf : &c->p->ctl[q].acc;
     return (void *)(uintptr_t)strata_flag_read(addr);
+}
+
+/* Copies bytes of participant q's data at level l, offset off, into dst
+ * (CMA for a peer, memcpy for this rank). */
+static void fetch(struct reduce_call *c, int l, int q, size_t off, void *dst, size_t bytes)
+{
+    struct strata_plane *p = c->p;
+    const unsigned char *src = source_of(c, l, q);
+    if (q == p->rank) {
+        memcpy(dst, src + off, bytes);
+        return;
+    }
+    if (strata_cma_read(p->pid[q], src + off, dst, bytes)) strata_cma_failed("read from", q, errno);
+    if (p->stats) strata_stats_bytes(coll_of(c->a), p->dist[q], bytes);
 }
 
 /* Scratch region i (0, 1 or 2) for a slice of `bytes`: page-aligned, with a

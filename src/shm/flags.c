@@ -27,7 +27,8 @@ void strata_peer_check_alive(pid_t pid)
     }
 }
 
-void strata_flag_backoff(unsigned long round)
+/* One unsuccessful poll: spin for the first polls, then yield. */
+static void backoff(unsigned long round)
 {
     if (round < spin_polls) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -42,7 +43,7 @@ void strata_flag_wait_ge(strata_flag *flag, uint64_t value, pid_t owner)
 {
     unsigned long round = 0;
     while (strata_flag_read(flag) < value) {
-        strata_flag_backoff(round++);
+        backoff(round++);
         if (round > spin_polls && (round - spin_polls) % LIVENESS_EVERY == 0)
             strata_peer_check_alive(owner);
     }

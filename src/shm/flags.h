@@ -49,22 +49,12 @@ static inline uint64_t strata_flag_read(strata_flag *flag)
     return atomic_load_explicit(flag, memory_order_acquire);
 }
 
-/* Read our own flag: nobody else writes it, so no ordering is needed. */
-static inline uint64_t strata_flag_read_own(strata_flag *flag)
-{
-    return atomic_load_explicit(flag, memory_order_relaxed);
-}
-
 /* Spins briefly, then yields, until *flag >= value.  `owner` is the pid of
  * the flag's writer, checked for liveness while waiting (0: do not check). */
 void strata_flag_wait_ge(strata_flag *flag, uint64_t value, pid_t owner);
 
 /* The waiting policy (STRATA_SPIN polls before yielding). */
 void strata_flag_set_spin(unsigned polls);
-
-/* One step of a caller's own polling loop: spins for the first polls, then
- * yields.  `round` counts the caller's unsuccessful polls so far. */
-void strata_flag_backoff(unsigned long round);
 
 /* Checks that a peer process still exists; ends the job if it does not. */
 void strata_peer_check_alive(pid_t pid);

@@ -22,20 +22,8 @@
 
 static int world_rank, world_size;
 
-/* Mappings of strata's shared segments in this process: named ones stay
- * mapped as "/dev/shm/strata-... (deleted)" after the name is unlinked,
- * anonymous ones map as "/memfd:strata-segment (deleted)". */
-static int segment_mappings(void)
-{
-    FILE *maps = fopen("/proc/self/maps", "r");
-    if (!maps) return -1;
-    char line[4096];
-    int n = 0;
-    while (fgets(line, sizeof line, maps))
-        if (strstr(line, "/dev/shm/strata-") || strstr(line, "/memfd:strata-segment")) n++;
-    fclose(maps);
-    return n;
-}
+/* Mappings of strata's shared segments in this process. */
+static int segment_mappings(void) { return test_segment_mappings((int)getpid()); }
 
 /* The context of a communicator that already has one.  strata_ctx_get would
  * create a missing context collectively, so the count is checked around it:

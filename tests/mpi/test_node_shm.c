@@ -52,17 +52,8 @@ static int count_job_segments(char *first, size_t len)
 /* strata segments process `pid` has mapped (deleted or not). */
 static int count_mappings_of(int pid)
 {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/maps", pid);
-    FILE *f = fopen(path, "r");
-    CHECK(f != NULL, "cannot read /proc/self/maps");
-    char line[1024];
-    int n = 0;
-    /* Named segments map as /dev/shm/strata-..., anonymous ones (memfd, used
-     * where ranks may open each other's descriptors) as /memfd:strata-segment. */
-    while (fgets(line, sizeof line, f))
-        if (strstr(line, "/strata-") || strstr(line, "memfd:strata-segment")) n++;
-    fclose(f);
+    int n = test_segment_mappings(pid);
+    CHECK(n >= 0, "cannot read /proc/%d/maps", pid);
     return n;
 }
 

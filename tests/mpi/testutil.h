@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CHECK(cond, ...)                                                        \
     do {                                                                        \
@@ -21,6 +22,22 @@
             MPI_Abort(MPI_COMM_WORLD, 3);                                       \
         }                                                                       \
     } while (0)
+
+/* strata segments process `pid` has mapped, -1 if its maps cannot be read.
+ * Named segments stay mapped as "/dev/shm/strata-... (deleted)" once
+ * unlinked; anonymous ones map as "/memfd:strata-segment (deleted)". */
+static inline int test_segment_mappings(int pid)
+{
+    char path[64], line[4096];
+    snprintf(path, sizeof path, "/proc/%d/maps", pid);
+    FILE *maps = fopen(path, "r");
+    if (!maps) return -1;
+    int n = 0;
+    while (fgets(line, sizeof line, maps))
+        if (strstr(line, "/dev/shm/strata-") || strstr(line, "/memfd:strata-segment")) n++;
+    fclose(maps);
+    return n;
+}
 
 /* Prints "PASS name" once (rank 0) after every rank got there. */
 static inline void test_pass(const char *name)
