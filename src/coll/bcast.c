@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/block.h"
 #include "coll/coll.h"
 #include "coll/tree.h"
 #include "transport/cma.h"
@@ -127,4 +128,9 @@ int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int roo
         }
     }
     return MPI_SUCCESS;
+}
+
+int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_bcast_bytes(p, a->recv, a->block, a->root);
 }

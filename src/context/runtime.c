@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "coll/select.h"
 #include "context/context.h"
 #include "shm/flags.h"
 #include "shm/segment.h"
@@ -263,6 +264,13 @@ void strata_runtime_init(int thread_level)
         strata_warn("STRATA_HIERARCHY=%s differs from rank 0's (%s): rank 0's applies",
                     my_hierarchy, cfg.hierarchy);
     apply_tuning();
+    /* The algorithm choice (model, overrides, tuning file) is world rank
+     * 0's; a bad file or override stops the job like a bad variable. */
+    if (strata_select_init(err, sizeof err)) {
+        if (err[0]) strata_error("%s", err);
+        PMPI_Finalize();
+        exit(1);
+    }
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
     PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
 

@@ -12,7 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <limits.h>
+#include <stdio.h>
+
+#include "coll/block.h"
 #include "coll/coll.h"
+#include "coll/select.h"
 #include "coll/ops.h"
 #include "context/context.h"
 #include "interpose/route.h"
@@ -89,6 +94,27 @@ static void *contiguous_run(void *buf, int count, MPI_Datatype type, size_t byte
     return (char *)buf + true_lb;
 }
 
+/* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2. */
+static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
+                   struct strata_choice *ch)
+{
+    strata_select(ctx->plane, coll, block, ch);
+    char desc[256];
+    if (ch->al->k_meaning)
+        snprintf(desc, sizeof desc, "%s, k=%d (%s)", ch->al->name, ch->k, ch->why);
+    else
+        snprintf(desc, sizeof desc, "%s (%s)", ch->al->name, ch->why);
+    strata_route_served(ctx, coll, desc, block);
+}
+
+/* Runs the chosen algorithm. */
+static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
+                      const unsigned char *send, unsigned char *recv, size_t block, int root)
+{
+    struct strata_block_args a = {send, recv, block, root, ch->k};
+    return ch->al->run(ctx->plane, &a);
+}
+
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
@@ -96,12 +122,14 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     if (ctx && (bytes < 0 || root < 0 || root >= ctx->size))
         ctx = refuse(ctx, STRATA_COLL_BCAST, "arguments left to the host MPI to check");
     if (!ctx) return PMPI_Bcast(buffer, count, datatype, root, comm);
-    strata_route_served(ctx, STRATA_COLL_BCAST, strata_route_path(ctx->plane, (size_t)bytes),
-                        (size_t)bytes);
-    if (bytes == 0) return MPI_SUCCESS;
-
+    if (bytes == 0) {
+        strata_route_served(ctx, STRATA_COLL_BCAST, "nothing to move", 0);
+        return MPI_SUCCESS;
+    }
+    struct strata_choice ch;
+    choose(ctx, STRATA_COLL_BCAST, (size_t)bytes, &ch);
     void *run = contiguous_run(buffer, count, datatype, (size_t)bytes);
-    if (run) return strata_bcast_bytes(ctx->plane, run, (size_t)bytes, root);
+    if (run) return run_choice(ctx, &ch, run, run, (size_t)bytes, root);
     /* A layout with holes is packed on this rank alone: the others never
      * need to know, since only the byte count decides the path. */
     void *packed = malloc((size_t)bytes);
@@ -113,7 +141,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     if (ctx->rank == root) {
         PMPI_Pack(buffer, count, datatype, packed, (int)bytes, &position, comm);
     }
-    int rc = strata_bcast_bytes(ctx->plane, packed, (size_t)bytes, root);
+    int rc = run_choice(ctx, &ch, packed, packed, (size_t)bytes, root);
     if (ctx->rank != root) PMPI_Unpack(packed, (int)bytes, &position, buffer, count, datatype, comm);
     free(packed);
     return rc;
@@ -179,30 +207,188 @@ int MPI_Barrier(MPI_Comm comm)
     return strata_barrier(ctx->plane);
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+
+/* ---- Gather, Scatter, Allgather, Alltoall ---- */
+
+/* count elements of type at buf seen as one run of bytes: the user's memory
+ * when it is one run, otherwise a private buffer, packed from the user's on
+ * opening (pack_in) and unpacked into it on closing (unpack_out). */
+struct run_view {
+    unsigned char *run;
+    void *tmp;
+    void *user;
+    int count;
+    MPI_Datatype type;
+    int unpack_out;
+    size_t bytes;
+};
+
+/* 0, or -1 if strata cannot view the buffer (too large to pack). */
+static int view_open(struct run_view *v, MPI_Comm comm, const void *buf, long long count,
+                     MPI_Datatype type, size_t bytes, int pack_in, int unpack_out)
 {
-    served_ctx(comm, STRATA_COLL_ALLGATHER);
-    return PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    *v = (struct run_view){NULL, NULL, (void *)buf, (int)count, type, unpack_out, bytes};
+    if (bytes == 0 || count > INT_MAX) return count > INT_MAX ? -1 : 0;
+    v->run = contiguous_run((void *)buf, (int)count, type, bytes);
+    if (v->run) {
+        v->unpack_out = 0;
+        return 0;
+    }
+    if (bytes > INT_MAX) return -1;
+    v->tmp = malloc(bytes);
+    if (!v->tmp) {
+        strata_error("out of memory packing %zu bytes of a collective's buffer", bytes);
+        PMPI_Abort(comm, 1);
+    }
+    v->run = v->tmp;
+    int position = 0;
+    if (pack_in) PMPI_Pack(buf, (int)count, type, v->tmp, (int)bytes, &position, comm);
+    return 0;
 }
+
+static void view_close(struct run_view *v, MPI_Comm comm)
+{
+    if (v->tmp && v->unpack_out) {
+        int position = 0;
+        PMPI_Unpack(v->tmp, (int)v->bytes, &position, v->user, v->count, v->type, comm);
+    }
+    free(v->tmp);
+}
+
+/* One block collective call, after its arguments were read. */
+struct block_call {
+    enum strata_coll coll;
+    const void *sendbuf; /* MPI_IN_PLACE handled by the caller (NULL here) */
+    long long scount;    /* elements of stype in the send view */
+    MPI_Datatype stype;
+    void *recvbuf;       /* NULL: none on this rank (or in place) */
+    long long rcount;
+    MPI_Datatype rtype;
+    int pack_recv_in;    /* the receive buffer holds input too (in place) */
+    long long block;     /* bytes per rank, from the signature */
+    int root;
+};
+
+static int run_block(struct strata_ctx *ctx, const struct block_call *c)
+{
+    int size = ctx->size;
+    if (c->block == 0) {
+        strata_route_served(ctx, c->coll, "nothing to move", 0);
+        return MPI_SUCCESS;
+    }
+    struct strata_choice ch;
+    struct run_view sv = {0}, rv = {0};
+    size_t b = (size_t)c->block;
+    /* Views: the send side is packed in, the receive side unpacked out. */
+    if (c->sendbuf) {
+        size_t sbytes = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_ALLTOALL
+                     ? (size_t)size * b : b;
+        if (view_open(&sv, ctx->comm, c->sendbuf, c->scount, c->stype, sbytes, 1, 0)) goto host;
+    }
+    if (c->recvbuf) {
+        size_t rbytes = c->coll == STRATA_COLL_SCATTER ? b : (size_t)size * b;
+        if (view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes, c->pack_recv_in,
+                      1)) {
+            view_close(&sv, ctx->comm);
+            goto host;
+        }
+    }
+    choose(ctx, c->coll, b, &ch);
+    int rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
+    view_close(&sv, ctx->comm);
+    view_close(&rv, ctx->comm);
+    return rc;
+host:
+    /* Only a buffer of more than 2 GiB with holes gets here; every rank's
+     * blocks are equally large, so the others decide alike. */
+    strata_route_to_host(ctx, c->coll, "a buffer with holes too large to pack");
+    return -1;
+}
+
+/* The host MPI's call for a block collective (when strata does not serve it). */
+#define HOST_OR_RUN(ctx, call, host_call)                                    \
+    do {                                                                     \
+        int rc_ = (ctx) ? run_block((ctx), (call)) : -1;                     \
+        return rc_ >= 0 ? rc_ : (host_call);                                 \
+    } while (0)
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    served_ctx(comm, STRATA_COLL_GATHER);
-    return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_GATHER);
+    struct block_call c = {STRATA_COLL_GATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
+    if (ctx) {
+        int at_root = ctx->rank == root, in_place = at_root && sendbuf == MPI_IN_PLACE;
+        c.block = at_root ? signature_bytes(recvcount, recvtype) : signature_bytes(sendcount, sendtype);
+        if (root < 0 || root >= ctx->size || c.block < 0 || (!at_root && sendbuf == MPI_IN_PLACE))
+            ctx = refuse(ctx, STRATA_COLL_GATHER, "arguments left to the host MPI to check");
+        c.sendbuf = in_place ? NULL : sendbuf;
+        c.scount = sendcount;
+        if (at_root) {
+            c.recvbuf = recvbuf;
+            c.rcount = (long long)recvcount * (ctx ? ctx->size : 0);
+            c.pack_recv_in = in_place;
+        }
+    }
+    HOST_OR_RUN(ctx, &c,
+                PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    served_ctx(comm, STRATA_COLL_SCATTER);
-    return PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_SCATTER);
+    struct block_call c = {STRATA_COLL_SCATTER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
+    if (ctx) {
+        int at_root = ctx->rank == root, in_place = at_root && recvbuf == MPI_IN_PLACE;
+        c.block = at_root ? signature_bytes(sendcount, sendtype) : signature_bytes(recvcount, recvtype);
+        if (root < 0 || root >= ctx->size || c.block < 0 || (!at_root && recvbuf == MPI_IN_PLACE))
+            ctx = refuse(ctx, STRATA_COLL_SCATTER, "arguments left to the host MPI to check");
+        if (at_root) {
+            c.sendbuf = sendbuf;
+            c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
+        }
+        c.recvbuf = in_place ? NULL : recvbuf;
+        c.rcount = recvcount;
+    }
+    HOST_OR_RUN(ctx, &c,
+                PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLGATHER);
+    struct block_call c = {STRATA_COLL_ALLGATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
+    if (ctx) {
+        int in_place = sendbuf == MPI_IN_PLACE;
+        c.block = signature_bytes(recvcount, recvtype);
+        if (c.block < 0) ctx = refuse(ctx, STRATA_COLL_ALLGATHER, "arguments left to the host MPI to check");
+        c.sendbuf = in_place ? NULL : sendbuf;
+        c.scount = sendcount;
+        c.recvbuf = recvbuf;
+        c.rcount = (long long)recvcount * (ctx ? ctx->size : 0);
+        c.pack_recv_in = in_place;
+    }
+    HOST_OR_RUN(ctx, &c,
+                PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    served_ctx(comm, STRATA_COLL_ALLTOALL);
-    return PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLTOALL);
+    struct block_call c = {STRATA_COLL_ALLTOALL, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
+    if (ctx) {
+        int in_place = sendbuf == MPI_IN_PLACE;
+        c.block = signature_bytes(recvcount, recvtype);
+        if (c.block < 0) ctx = refuse(ctx, STRATA_COLL_ALLTOALL, "arguments left to the host MPI to check");
+        c.sendbuf = in_place ? NULL : sendbuf;
+        c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
+        c.recvbuf = recvbuf;
+        c.rcount = (long long)recvcount * (ctx ? ctx->size : 0);
+        c.pack_recv_in = in_place;
+    }
+    HOST_OR_RUN(ctx, &c,
+                PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
 }

@@ -17,10 +17,10 @@ static const struct {
     [STRATA_COLL_BCAST] = {"MPI_Bcast", "bcast", 1},
     [STRATA_COLL_REDUCE] = {"MPI_Reduce", "reduce", 1},
     [STRATA_COLL_ALLREDUCE] = {"MPI_Allreduce", "allreduce", 1},
-    [STRATA_COLL_ALLGATHER] = {"MPI_Allgather", "allgather", 0},
-    [STRATA_COLL_GATHER] = {"MPI_Gather", "gather", 0},
-    [STRATA_COLL_SCATTER] = {"MPI_Scatter", "scatter", 0},
-    [STRATA_COLL_ALLTOALL] = {"MPI_Alltoall", "alltoall", 0},
+    [STRATA_COLL_ALLGATHER] = {"MPI_Allgather", "allgather", 1},
+    [STRATA_COLL_GATHER] = {"MPI_Gather", "gather", 1},
+    [STRATA_COLL_SCATTER] = {"MPI_Scatter", "scatter", 1},
+    [STRATA_COLL_ALLTOALL] = {"MPI_Alltoall", "alltoall", 1},
     [STRATA_COLL_BARRIER] = {"MPI_Barrier", "barrier", 1},
 };
 
@@ -57,7 +57,7 @@ void strata_route_served(const struct strata_ctx *ctx, enum strata_coll coll,
 {
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return;
-    strata_verbose(2, "%s on communicator #%lu: strata, %zu bytes, hierarchical %s",
+    strata_verbose(2, "%s on communicator #%lu: strata, %zu bytes, %s",
                    colls[coll].name, ctx->serial, bytes, algorithm);
 }
 

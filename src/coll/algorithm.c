@@ -1,0 +1,133 @@
+/* The table of algorithms and the checks that decide where each can run. */
+#include "coll/algorithm.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "interpose/route.h"
+
+#define CMA STRATA_NEEDS_CMA
+static const struct strata_algorithm table[STRATA_NALGOS] = {
+    {STRATA_ALGO_BCAST_PIPELINED, STRATA_COLL_BCAST, "pipelined", 0, NULL, 1,
+     strata_bcast_pipelined,
+     "XHC pull down the hierarchy, chunk by chunk (segment for small data)"},
+    {STRATA_ALGO_BCAST_DIRECT_READ, STRATA_COLL_BCAST, "direct-read", CMA, NULL, 1,
+     strata_bcast_direct_read, "every rank reads the whole payload from the root at once"},
+    {STRATA_ALGO_BCAST_DIRECT_WRITE, STRATA_COLL_BCAST, "direct-write", CMA, NULL, 1,
+     strata_bcast_direct_write, "the root writes the payload into each rank in turn"},
+    {STRATA_ALGO_BCAST_KNOMIAL, STRATA_COLL_BCAST, "knomial", CMA, "radix (readers of one source)",
+     4, strata_bcast_knomial, "k-nomial tree: at most k-1 ranks read one source at a time"},
+    {STRATA_ALGO_BCAST_SCATTER_ALLGATHER, STRATA_COLL_BCAST, "scatter-allgather", CMA, NULL, 1,
+     strata_bcast_scatter_allgather,
+     "each rank reads 1/size of the payload from the root, then the pieces go round a ring"},
+    {STRATA_ALGO_SCATTER_CICO, STRATA_COLL_SCATTER, "copy-in-copy-out", 0, NULL, 1,
+     strata_scatter_cico, "through the shared segment, two copies, in rounds"},
+    {STRATA_ALGO_SCATTER_PARALLEL_READ, STRATA_COLL_SCATTER, "parallel-read", CMA, NULL, 1,
+     strata_scatter_parallel_read, "every rank reads its block from the root at once"},
+    {STRATA_ALGO_SCATTER_SEQUENTIAL_WRITE, STRATA_COLL_SCATTER, "sequential-write", CMA, NULL, 1,
+     strata_scatter_sequential_write, "the root writes each rank's block in turn"},
+    {STRATA_ALGO_SCATTER_THROTTLED_READ, STRATA_COLL_SCATTER, "throttled-read", CMA,
+     "throttle (concurrent readers)", 4, strata_scatter_throttled_read,
+     "at most k ranks read from the root at once, each hands its turn on"},
+    {STRATA_ALGO_GATHER_CICO, STRATA_COLL_GATHER, "copy-in-copy-out", 0, NULL, 1,
+     strata_gather_cico, "through the shared segment, two copies, in rounds"},
+    {STRATA_ALGO_GATHER_PARALLEL_WRITE, STRATA_COLL_GATHER, "parallel-write", CMA, NULL, 1,
+     strata_gather_parallel_write, "every rank writes its block into the root at once"},
+    {STRATA_ALGO_GATHER_SEQUENTIAL_READ, STRATA_COLL_GATHER, "sequential-read", CMA, NULL, 1,
+     strata_gather_sequential_read, "the root reads each rank's block in turn"},
+    {STRATA_ALGO_GATHER_THROTTLED_WRITE, STRATA_COLL_GATHER, "throttled-write", CMA,
+     "throttle (concurrent writers)", 4, strata_gather_throttled_write,
+     "at most k ranks write into the root at once, each hands its turn on"},
+    {STRATA_ALGO_ALLTOALL_CICO, STRATA_COLL_ALLTOALL, "copy-in-copy-out", 0, NULL, 1,
+     strata_alltoall_cico, "through the shared segment, two copies, in rounds"},
+    {STRATA_ALGO_ALLTOALL_PAIRWISE, STRATA_COLL_ALLTOALL, "pairwise", CMA, NULL, 1,
+     strata_alltoall_pairwise, "size-1 steps, each rank reads from a different partner"},
+    {STRATA_ALGO_ALLGATHER_CICO, STRATA_COLL_ALLGATHER, "copy-in-copy-out", 0, NULL, 1,
+     strata_allgather_cico, "through the shared segment, two copies, in rounds"},
+    {STRATA_ALGO_ALLGATHER_RING_NEIGHBOUR, STRATA_COLL_ALLGATHER, "ring-neighbour",
+     CMA | STRATA_NEEDS_COPRIME_K, "ring distance j", 1, strata_allgather_ring_neighbour,
+     "step i reads the block rank-j received in step i-1"},
+    {STRATA_ALGO_ALLGATHER_RING_SOURCE_READ, STRATA_COLL_ALLGATHER, "ring-source-read", CMA, NULL,
+     1, strata_allgather_ring_source_read, "step i reads rank-i's block from rank-i itself"},
+    {STRATA_ALGO_ALLGATHER_RING_SOURCE_WRITE, STRATA_COLL_ALLGATHER, "ring-source-write", CMA,
+     NULL, 1, strata_allgather_ring_source_write, "step i writes this rank's block into rank+i"},
+    {STRATA_ALGO_ALLGATHER_RECURSIVE_DOUBLING, STRATA_COLL_ALLGATHER, "recursive-doubling",
+     CMA | STRATA_NEEDS_POW2, NULL, 1, strata_allgather_recursive_doubling,
+     "log2(size) steps exchanging everything held so far with rank XOR 2^i"},
+    {STRATA_ALGO_ALLGATHER_BRUCK, STRATA_COLL_ALLGATHER, "bruck", CMA, NULL, 1,
+     strata_allgather_bruck, "ceil(log2(size)) steps reading from rank+2^i, then one rotation"},
+    {STRATA_ALGO_ALLGATHER_HIER_LEADER, STRATA_COLL_ALLGATHER, "hier-leader", CMA, NULL, 1,
+     strata_allgather_hier_leader,
+     "group leaders gather their group, exchange among themselves, members read from them"},
+    {STRATA_ALGO_ALLGATHER_HIER_RING, STRATA_COLL_ALLGATHER, "hier-ring", CMA, NULL, 1,
+     strata_allgather_hier_ring, "ring-neighbour over the ranks in hierarchy order"},
+};
+#undef CMA
+
+const struct strata_algorithm *strata_algorithm(enum strata_algo id) { return &table[id]; }
+
+const struct strata_algorithm *strata_algorithm_find(int coll, const char *name)
+{
+    for (int i = 0; i < STRATA_NALGOS; i++)
+        if (table[i].coll == coll && !strcasecmp(table[i].name, name)) return &table[i];
+    return NULL;
+}
+
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
+const char *strata_algorithm_refusal(const struct strata_algorithm *al, int size, int use_cma,
+                                     int k)
+{
+    if ((al->needs & STRATA_NEEDS_CMA) && !use_cma)
+        return "it needs Cross-Memory Attach, which is off or not usable here";
+    if ((al->needs & STRATA_NEEDS_POW2) && (size & (size - 1)))
+        return "it needs a power-of-two number of ranks";
+    if (k < 1) return "its factor must be at least 1";
+    if ((al->needs & STRATA_NEEDS_COPRIME_K) && gcd(size, k % size ? k % size : size) != 1)
+        return "its ring distance must be coprime with the number of ranks";
+    return NULL;
+}
+
+void strata_algorithm_names(int coll, char *out, size_t outlen)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (int i = 0; i < STRATA_NALGOS && used < outlen; i++) {
+        if (table[i].coll != coll) continue;
+        used += (size_t)snprintf(out + used, outlen - used, "%s%s%s", used ? ", " : "",
+                                 table[i].name, table[i].k_meaning ? "[:k]" : "");
+    }
+}
+
+int strata_algorithm_parse(int coll, const char *text, const struct strata_algorithm **al, int *k,
+                           char *err, size_t errlen)
+{
+    char name[64], names[512];
+    const char *colon = strchr(text, ':');
+    size_t len = colon ? (size_t)(colon - text) : strlen(text);
+    strata_algorithm_names(coll, names, sizeof names);
+    if (len >= sizeof name) len = sizeof name - 1;
+    memcpy(name, text, len);
+    name[len] = 0;
+    *al = strata_algorithm_find(coll, name);
+    if (!*al) {
+        snprintf(err, errlen, "\"%s\" is not an algorithm of %s: it accepts %s", text,
+                 strata_coll_name(coll), names);
+        return -1;
+    }
+    *k = (*al)->k_default;
+    if (colon) {
+        char *end;
+        long v = strtol(colon + 1, &end, 10);
+        if (!(*al)->k_meaning || *end || end == colon + 1 || v < 1 || v > 4096) {
+            snprintf(err, errlen, "\"%s\": %s", text,
+                     (*al)->k_meaning ? "the factor after ':' must be an integer from 1 to 4096"
+                                      : "this algorithm takes no factor");
+            return -1;
+        }
+        *k = (int)v;
+    }
+    return 0;
+}

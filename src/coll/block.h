@@ -1,0 +1,100 @@
+/* Block collectives (Gather, Scatter, Allgather, Alltoall) and the
+ * broadcast variants of the contention-aware paper, on a communicator's node
+ * data plane.  Every algorithm is a function of (plane, arguments); the
+ * registry (algorithm.h) names them and says where each can run.
+ *
+ * Arguments are byte runs: the entry points pack any datatype with holes
+ * into a private buffer first, so an algorithm only ever sees contiguous
+ * memory, and only the block size (equal on every rank, by the standard)
+ * decides anything shared.
+ *
+ *   collective  send                          recv
+ *   Gather      this rank's block;            root: size * block bytes
+ *               NULL at the root: in place    (others: unused)
+ *               (its block is already at
+ *               recv + root * block)
+ *   Scatter     root: size * block bytes      this rank's block;
+ *               (others: unused)              NULL at the root: in place
+ *   Allgather   this rank's block;            size * block bytes
+ *               NULL: in place (at
+ *               recv + rank * block)
+ *   Alltoall    size * block bytes;           size * block bytes
+ *               NULL: in place (recv holds
+ *               the outgoing blocks)
+ *   Bcast       the payload (== recv)         the payload; block = its bytes
+ *
+ * The flag protocol every CMA algorithm follows (see plane.h, flags.h):
+ *  - base = strata_plane_begin(p, units), units at least the largest offset
+ *    the algorithm adds to base; identical on every rank.
+ *  - Expose, then enter: set ctl[me].buf (where peers read from) and
+ *    ctl[me].acc (where peers write to) with strata_flag_set_relaxed, then
+ *    strata_flag_publish(&ctl[me].seq, base).  A peer waits for seq >= base
+ *    (acquire) before it reads buf/acc.  Every algorithm publishes seq at
+ *    entry, even if it exposes nothing: the copy-in/copy-out regions rely on
+ *    it (strata_plane_wait_regions_free).
+ *  - Steps: ctl[me].progress = base + step (release) after the data of that
+ *    step is in place.
+ *  - Completion: ctl[me].ack = base once this rank will touch no peer's
+ *    memory again in this operation; before returning, a rank waits for the
+ *    ack of every rank that may still read or write its buffers (the user
+ *    may reuse them as soon as the call returns).
+ *  - Waits use strata_flag_wait_ge(flag, value, p->pid[owner]) (spin, then
+ *    yield, and notice dead peers).  A failed CMA copy ends the job through
+ *    strata_cma_failed.  With p->stats set, count pulled or pushed bytes
+ *    with strata_stats_bytes(coll, p->dist[peer], bytes). */
+#ifndef STRATA_BLOCK_H
+#define STRATA_BLOCK_H
+
+#include <stddef.h>
+
+#include "coll/plane.h"
+
+struct strata_block_args {
+    const unsigned char *send;
+    unsigned char *recv;
+    size_t block; /* bytes per rank (Bcast: the payload) */
+    int root;     /* Gather, Scatter, Bcast; -1 otherwise */
+    int k;        /* the algorithm's factor (throttle, radix, ring distance); >= 1 */
+};
+
+typedef int (*strata_block_fn)(struct strata_plane *p, const struct strata_block_args *a);
+
+/* Shared memory, two copies, in rounds of the regions (small data; the only
+ * way when CMA is off).  One function serves all four block collectives. */
+int strata_gather_cico(struct strata_plane *p, const struct strata_block_args *a);
+int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a);
+int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a);
+
+/* Scatter (paper IV-A): every non-root reads its block from the root at
+ * once; the root writes each block in turn; at most k read at once. */
+int strata_scatter_parallel_read(struct strata_plane *p, const struct strata_block_args *a);
+int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_block_args *a);
+int strata_scatter_throttled_read(struct strata_plane *p, const struct strata_block_args *a);
+
+/* Gather (paper IV-B): mirror images of the Scatter algorithms. */
+int strata_gather_parallel_write(struct strata_plane *p, const struct strata_block_args *a);
+int strata_gather_sequential_read(struct strata_plane *p, const struct strata_block_args *a);
+int strata_gather_throttled_write(struct strata_plane *p, const struct strata_block_args *a);
+
+/* Alltoall (paper IV-C): pairwise exchange, partner rank XOR i for a power
+ * of two, (rank - i) mod size otherwise; no per-message handshake. */
+int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_args *a);
+
+/* Allgather (paper V-A; HierKNEM III-D for the hierarchical ones). */
+int strata_allgather_ring_neighbour(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgather_ring_source_read(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgather_ring_source_write(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgather_recursive_doubling(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgather_bruck(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgather_hier_leader(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgather_hier_ring(struct strata_plane *p, const struct strata_block_args *a);
+
+/* Bcast variants (paper V-B), beside XHC's pipelined pull (bcast.c). */
+int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a);
+int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_args *a);
+int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_args *a);
+int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args *a);
+int strata_bcast_scatter_allgather(struct strata_plane *p, const struct strata_block_args *a);
+
+#endif

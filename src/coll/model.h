@@ -1,0 +1,64 @@
+/* The cost model of the contention-aware paper (section II), calibrated on
+ * the machine, and its predictions for every algorithm in the registry.
+ *
+ * A CMA copy of n bytes costs alpha + n*beta + l*gamma_c*ceil(n/s) when c
+ * ranks access the same process at once (gamma_1 = 1).  Copies through the
+ * shared segment cost shm_beta per byte per copy; a flag hand-off between
+ * two ranks (the paper's T^sm terms for tiny control messages) costs flag.
+ * All times are in microseconds. */
+#ifndef STRATA_MODEL_H
+#define STRATA_MODEL_H
+
+#include <stddef.h>
+
+#include "coll/algorithm.h"
+
+#define STRATA_MODEL_MAX_GAMMA 64
+
+struct strata_model {
+    char source[512];   /* where the numbers come from (file, defaults) */
+    double alpha;       /* CMA start-up per call (system call + access check) */
+    double beta;        /* CMA per byte */
+    double lock;        /* l: lock and pin one page, no contention */
+    double page;        /* s: bytes per page */
+    int ngamma;         /* gamma[c - 1] measured for c = 1 .. ngamma */
+    double gamma[STRATA_MODEL_MAX_GAMMA];
+    double gamma_a, gamma_b; /* fit gamma_c = a c^2 + b c, used past ngamma */
+    double shm_beta;    /* one copy through the shared segment, per byte */
+    double memcpy_beta; /* a private memcpy, per byte */
+    double flag;        /* one flag hand-off between two ranks */
+};
+
+/* What of the communicator a prediction depends on. */
+struct strata_model_shape {
+    int size;           /* ranks */
+    int groups;         /* groups of the finest hierarchy level */
+    int largest_group;  /* ranks in the largest of them */
+    int use_cma;        /* single copy available */
+    size_t region;      /* bytes of one copy-in/copy-out round */
+};
+
+/* Contention factor with c concurrent accessors of one process. */
+double strata_model_gamma(const struct strata_model *m, int c);
+
+/* Predicted time of algorithm al with factor k moving `block` bytes per rank
+ * (Bcast: the payload) on a communicator of this shape. */
+double strata_model_predict(const struct strata_model *m, const struct strata_algorithm *al,
+                            const struct strata_model_shape *shape, size_t block, int k);
+
+/* Figures measured on the development machine (docs/PERFORMANCE.md), used
+ * when no calibration file exists. */
+void strata_model_defaults(struct strata_model *m);
+
+/* Reads a model file ("key value" lines, # comments; docs/USAGE.md).  0, or
+ * -1 with a message naming the file, line and problem in err. */
+int strata_model_load(struct strata_model *m, const char *path, char *err, size_t errlen);
+
+/* Writes m to path (creating its directory).  0, or -1 with errno. */
+int strata_model_save(const struct strata_model *m, const char *path);
+
+/* Where this machine's calibration is kept when STRATA_MODEL is unset:
+ * $XDG_CACHE_HOME/strata/model-<hostname>.conf (or ~/.cache/...). */
+void strata_model_default_path(char *out, size_t outlen);
+
+#endif

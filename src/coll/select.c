@@ -1,0 +1,240 @@
+/* Per-call algorithm selection (select.h). */
+#include "coll/select.h"
+
+#include <ctype.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/tuning_file.h"
+#include "interpose/route.h"
+#include "util/log.h"
+
+/* A named choice: an override, a rule's or a test's. */
+struct named_choice {
+    int set;
+    int algo;
+    int k;
+};
+
+/* Everything selection depends on, world rank 0's, broadcast as bytes. */
+struct selection_settings {
+    int ok;
+    char err[768];
+    struct strata_model model;
+    struct named_choice override[STRATA_NCOLLS];
+    int nrules;
+    struct strata_rule rules[STRATA_MAX_RULES];
+};
+
+static struct selection_settings settings;
+static int settings_ready;
+static struct named_choice forced[STRATA_NCOLLS];
+
+const struct strata_model *strata_select_model(void)
+{
+    if (!settings_ready) {
+        strata_model_defaults(&settings.model);
+        settings_ready = 1;
+    }
+    return &settings.model;
+}
+
+/* "STRATA_SCATTER_ALGORITHM" for scatter. */
+static void override_variable(int coll, char *out, size_t outlen)
+{
+    const char *name = strata_coll_name(coll) + 4; /* after "MPI_" */
+    size_t n = (size_t)snprintf(out, outlen, "STRATA_");
+    for (; *name && n + 1 < outlen; name++) out[n++] = (char)toupper((unsigned char)*name);
+    snprintf(out + n, outlen - n, "_ALGORITHM");
+}
+
+static int read_overrides(struct selection_settings *s)
+{
+    for (int c = 0; c < STRATA_NCOLLS; c++) {
+        char var[64], err[512];
+        override_variable(c, var, sizeof var);
+        const char *text = getenv(var);
+        if (!text || !*text) continue;
+        const struct strata_algorithm *al;
+        int k;
+        if (strata_algorithm_parse(c, text, &al, &k, err, sizeof err)) {
+            snprintf(s->err, sizeof s->err, "%s=%s", var, err);
+            return -1;
+        }
+        s->override[c] = (struct named_choice){1, al->id, k};
+    }
+    return 0;
+}
+
+static int load_settings(struct selection_settings *s)
+{
+    const char *path = getenv("STRATA_MODEL");
+    char def[512], err[512];
+    strata_model_defaults(&s->model);
+    if (!path || !*path) {
+        strata_model_default_path(def, sizeof def);
+        path = def;
+        FILE *f = fopen(path, "r");
+        if (!f) path = NULL; /* no calibration yet: the defaults stand */
+        else fclose(f);
+    }
+    if (path && strata_model_load(&s->model, path, err, sizeof err)) {
+        snprintf(s->err, sizeof s->err, "STRATA_MODEL: %s", err);
+        return -1;
+    }
+    if (read_overrides(s)) return -1;
+    const char *rules = getenv("STRATA_TUNING_FILE");
+    if (rules && *rules) {
+        s->nrules = strata_tuning_file_load(rules, s->rules, err, sizeof err);
+        if (s->nrules < 0) {
+            snprintf(s->err, sizeof s->err, "STRATA_TUNING_FILE: %s", err);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int strata_select_init(char *err, size_t errlen)
+{
+    int rank;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    memset(&settings, 0, sizeof settings);
+    if (rank == 0) settings.ok = load_settings(&settings) == 0;
+    /* The choice must be the same on every rank of a communicator: world
+     * rank 0's model, overrides and rules are everyone's. */
+    PMPI_Bcast(&settings, sizeof settings, MPI_BYTE, 0, MPI_COMM_WORLD);
+    settings_ready = 1;
+    if (!settings.ok) {
+        snprintf(err, errlen, "%s", rank == 0 ? settings.err : "");
+        return -1;
+    }
+    return 0;
+}
+
+void strata_select_shape(const struct strata_plane *p, struct strata_model_shape *shape)
+{
+    const struct strata_hier_level *L0 = &p->hier->level[0];
+    shape->size = p->size;
+    shape->groups = L0->ngroups;
+    shape->largest_group = 0;
+    for (int g = 0; g < L0->ngroups; g++) {
+        int n = L0->member_start[g + 1] - L0->member_start[g];
+        if (n > shape->largest_group) shape->largest_group = n;
+    }
+    shape->use_cma = p->use_cma;
+    shape->region = (size_t)p->nregions * p->region;
+}
+
+/* The factors worth trying for an algorithm on `size` ranks. */
+static int candidate_factors(const struct strata_algorithm *al, int size, int *out)
+{
+    int n = 0;
+    if (!al->k_meaning) {
+        out[n++] = 1;
+        return n;
+    }
+    for (int k = 1; k <= size && n < 16; k *= 2) out[n++] = k;
+    if (out[n - 1] != size && n < 16) out[n++] = size;
+    return n;
+}
+
+int strata_select_explain(const struct strata_model *m, const struct strata_model_shape *shape,
+                          int coll, size_t block, struct strata_prediction *out, int max)
+{
+    int n = 0;
+    for (int id = 0; id < STRATA_NALGOS && n < max; id++) {
+        const struct strata_algorithm *al = strata_algorithm(id);
+        if (al->coll != coll) continue;
+        struct strata_prediction best = {al, al->k_default, -1, NULL};
+        int ks[16], nk = candidate_factors(al, shape->size, ks);
+        for (int i = 0; i < nk; i++) {
+            const char *why = strata_algorithm_refusal(al, shape->size, shape->use_cma, ks[i]);
+            if (why) {
+                if (best.us < 0) best.refusal = why;
+                continue;
+            }
+            double t = strata_model_predict(m, al, shape, block, ks[i]);
+            if (best.us < 0 || t < best.us) best = (struct strata_prediction){al, ks[i], t, NULL};
+        }
+        /* Insertion keeps the list fastest first, refused ones last. */
+        int at = n;
+        while (at > 0 && (out[at - 1].us < 0 ? best.us >= 0 : best.us >= 0 && best.us < out[at - 1].us)) {
+            out[at] = out[at - 1];
+            at--;
+        }
+        out[at] = best;
+        n++;
+    }
+    return n;
+}
+
+/* Takes a named choice if the algorithm can run here; otherwise says why
+ * not (once per collective and reason, on the first rank that sees it). */
+static int take_named(const struct strata_plane *p, int coll, const struct named_choice *nc,
+                      const char *source, struct strata_choice *out)
+{
+    const struct strata_algorithm *al = strata_algorithm(nc->algo);
+    const char *why = strata_algorithm_refusal(al, p->size, p->use_cma, nc->k);
+    if (why) {
+        if (p->rank == 0)
+            strata_verbose(1, "%s asks for %s \"%s\" on a communicator of %d ranks: refused, %s; "
+                           "the cost model chooses instead", source, strata_coll_name(coll),
+                           al->name, p->size, why);
+        return 0;
+    }
+    out->al = al;
+    out->k = nc->k;
+    out->predicted_us = -1;
+    snprintf(out->why, sizeof out->why, "%s", source);
+    return 1;
+}
+
+static int rule_matches(const struct strata_rule *r, int coll, size_t block, int size)
+{
+    return r->coll == coll && block >= r->min_bytes && block <= r->max_bytes &&
+           size >= r->min_ranks && size <= r->max_ranks;
+}
+
+void strata_select(const struct strata_plane *p, int coll, size_t block, struct strata_choice *out)
+{
+    char var[64];
+    if (forced[coll].set && take_named(p, coll, &forced[coll], "forced by the caller", out)) return;
+    override_variable(coll, var, sizeof var);
+    if (settings.override[coll].set && take_named(p, coll, &settings.override[coll], var, out))
+        return;
+    for (int i = 0; i < settings.nrules; i++) {
+        const struct strata_rule *r = &settings.rules[i];
+        if (!rule_matches(r, coll, block, p->size)) continue;
+        char source[64];
+        snprintf(source, sizeof source, "tuning file rule %d", i + 1);
+        struct named_choice nc = {1, r->algo, r->k};
+        if (take_named(p, coll, &nc, source, out)) return;
+        break; /* the first matching rule decides, even by being refused */
+    }
+    struct strata_model_shape shape;
+    struct strata_prediction all[STRATA_NALGOS];
+    strata_select_shape(p, &shape);
+    int n = strata_select_explain(strata_select_model(), &shape, coll, block, all, STRATA_NALGOS);
+    /* Every collective has an algorithm that needs nothing (shared memory). */
+    out->al = all[0].al;
+    out->k = all[0].k;
+    out->predicted_us = all[0].us;
+    snprintf(out->why, sizeof out->why, "cost model, %.1f us predicted, %d algorithms compared",
+             all[0].us, n);
+}
+
+int strata_select_force(int coll, const char *name_k, char *err, size_t errlen)
+{
+    if (!name_k) {
+        forced[coll].set = 0;
+        return 0;
+    }
+    const struct strata_algorithm *al;
+    int k;
+    if (strata_algorithm_parse(coll, name_k, &al, &k, err, errlen)) return -1;
+    forced[coll] = (struct named_choice){1, al->id, k};
+    return 0;
+}

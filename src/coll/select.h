@@ -1,0 +1,55 @@
+/* Choosing the algorithm of each call: a forced choice (tests), then the
+ * STRATA_<COLL>_ALGORITHM override, then the first matching rule of the
+ * tuning file (STRATA_TUNING_FILE), then the cost model's fastest
+ * prediction.  A forced, overridden or ruled choice that cannot run
+ * correctly on the communicator is refused with a message and the model
+ * decides instead.  Every input is world rank 0's (broadcast at MPI_Init),
+ * so every rank of a communicator chooses alike. */
+#ifndef STRATA_SELECT_H
+#define STRATA_SELECT_H
+
+#include <stddef.h>
+
+#include "coll/model.h"
+#include "coll/plane.h"
+
+struct strata_choice {
+    const struct strata_algorithm *al;
+    int k;
+    double predicted_us;
+    char why[160]; /* "model", "STRATA_SCATTER_ALGORITHM", "tuning file rule 2", ... */
+};
+
+/* One algorithm's prediction, as --explain prints it. */
+struct strata_prediction {
+    const struct strata_algorithm *al;
+    int k;              /* the best factor for it */
+    double us;          /* predicted time; < 0 if it cannot run */
+    const char *refusal;/* why it cannot run, or NULL */
+};
+
+/* Sets up selection at MPI_Init: world rank 0 loads the model, the tuning
+ * file and the overrides and broadcasts them.  A bad file or override ends
+ * the job with a message (like a bad STRATA_ variable); 0 on success. */
+int strata_select_init(char *err, size_t errlen);
+
+/* The model in use (after strata_select_init; defaults before). */
+const struct strata_model *strata_select_model(void);
+
+/* Chooses for one call on plane p; identical on every rank. */
+void strata_select(const struct strata_plane *p, int coll, size_t block, struct strata_choice *out);
+
+/* The model's view of every algorithm of coll (best k for each), fastest
+ * first; returns how many were written (at most max). */
+int strata_select_explain(const struct strata_model *m, const struct strata_model_shape *shape,
+                          int coll, size_t block, struct strata_prediction *out, int max);
+
+/* The shape of a plane's communicator, as the model sees it. */
+void strata_select_shape(const struct strata_plane *p, struct strata_model_shape *shape);
+
+/* Tests and benchmarks: from now on, calls of coll use "name[:k]" (NULL:
+ * back to normal selection).  Collective in spirit: every rank must force
+ * the same thing before the same call.  -1 with a message if unknown. */
+int strata_select_force(int coll, const char *name_k, char *err, size_t errlen);
+
+#endif
