@@ -5,6 +5,8 @@ set -uo pipefail
 root="${1:-build}"
 status=0
 ran=0
+# The suite's fixed cost model (tests that need another set their own).
+export STRATA_MODEL="${STRATA_MODEL:-$(cd "$(dirname "$0")/.." && pwd)/tests/data/model.conf}"
 for dir in "$root"/openmpi "$root"/mpich; do
   [ -f "$dir/CTestTestfile.cmake" ] || continue
   echo "== tests with $(basename "$dir") =="

@@ -1,7 +1,7 @@
 /* strata-bench: strata's collectives against the host MPI's, side by side.
  *
  *   strata-run -n N strata-bench [--sizes 8,1K,64K,1M,4M] [--colls bcast,...]
- *                                [--iters N] [--cold] [--json FILE]
+ *                                [--iters N] [--cold] [--json FILE] [--algorithms]
  *
  * The program links libstrata, so MPI_X is strata's entry point (which
  * serves the call or hands it to the host MPI) and PMPI_X is the host MPI's
@@ -17,7 +17,12 @@
  * A call's time is the maximum over the ranks (the collective is done when
  * its last rank is done); the table reports the median over the calls, and
  * the minimum.  For bcast, a third contestant gives the floor of a single-copy
- * path: one process_vm_readv (CMA) copy of the same bytes from rank 0 to rank 1. */
+ * path: one process_vm_readv (CMA) copy of the same bytes from rank 0 to rank 1.
+ *
+ * --algorithms validates the cost model: for every collective with several
+ * algorithms, each row is timed once with strata's own choice ("tuned") and
+ * once per algorithm and factor forced, each beside the host MPI, and the
+ * model's prediction is printed next to the measured time. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -31,6 +36,7 @@
 
 #include <mpi.h>
 
+#include "coll/select.h"
 #include "context/context.h"
 #include "interpose/route.h"
 #include "strata.h"
@@ -54,6 +60,7 @@ struct options {
     int want[STRATA_NCOLLS];      /* 1 = benchmark this collective */
     int iters;                    /* 0 = adaptive */
     int cold;
+    int algorithms;               /* --algorithms: every algorithm forced in turn */
     const char *json;
 };
 
@@ -71,6 +78,10 @@ struct row {
     int copy_failed;
     struct stats st[NVARIANTS];
     const char *refusal;          /* NULL: strata serves it */
+    const char *algorithm;        /* --algorithms: the algorithm forced, or the tuned choice */
+    int k;                        /* its factor (0: none) */
+    int tuned;                    /* strata chose (nothing forced) */
+    double predicted;             /* the model's prediction, µs (< 0: none) */
 };
 
 struct bench {
@@ -131,7 +142,10 @@ static void usage(FILE *to)
             "  --iters N      timed calls per implementation and row (default adaptive,\n"
             "                 about %.1f s per row, %d to %d calls)\n"
             "  --cold         also evict the caches before every call (writes %u MiB)\n"
-            "  --json FILE    write every result to FILE as JSON\n",
+            "  --json FILE    write every result to FILE as JSON\n"
+            "  --algorithms   time every algorithm of bcast, gather, scatter, allgather and\n"
+            "                 alltoall forced in turn (and strata's own choice), each beside the\n"
+            "                 host MPI, with the cost model's prediction\n",
             ROW_BUDGET_S, MIN_ITERS, MAX_ITERS, FLUSH_BYTES >> 20);
 }
 
@@ -196,6 +210,7 @@ static int parse_options(int argc, char **argv, struct options *opt, int verbose
                           !strcmp(a, "--iters") || !strcmp(a, "--json");
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
         if (!strcmp(a, "--cold")) { opt->cold = 1; continue; }
+        if (!strcmp(a, "--algorithms")) { opt->algorithms = 1; continue; }
         if (!takes_value) {
             if (verbose) fprintf(stderr, "strata-bench: unknown option %s\n", a);
             return 2;
@@ -433,6 +448,7 @@ static struct row make_row(const struct bench *b, enum strata_coll coll, size_t 
         r.bytes = 0;
     }
     r.refusal = strata_route_refusal(b->ctx, coll);
+    r.predicted = -1;
     return r;
 }
 
@@ -464,6 +480,28 @@ static void print_row(const struct row *r)
     printf("%-10s %6s %6d %10.2f %9.2f %10.2f %9.2f %8.3f  %-6s %9s\n", short_name(r->coll),
            size, r->iters, r->st[V_NATIVE].median, r->st[V_NATIVE].min, r->st[V_STRATA].median,
            r->st[V_STRATA].min, ratio, r->refusal ? "native" : "strata", copy);
+    fflush(stdout);
+}
+
+static void print_algorithm_header(void)
+{
+    printf("\n%-10s %6s %-20s %4s %10s %10s %9s %10s %8s\n", "collective", "size", "algorithm",
+           "k", "predicted", "strata", "strata/", "native", "strata/");
+    printf("%-10s %6s %-20s %4s %11s %11s %9s %11s %8s\n", "", "bytes", "", "", "µs",
+           "median µs", "predicted", "median µs", "native");
+}
+
+static void print_algorithm_row(const struct row *r)
+{
+    char size[32], k[16] = "-", name[64];
+    format_size(r->bytes, size, sizeof size);
+    if (r->k) snprintf(k, sizeof k, "%d", r->k);
+    snprintf(name, sizeof name, "%s%s", r->tuned ? "tuned: " : "", r->algorithm);
+    double vs_model = r->predicted > 0 ? r->st[V_STRATA].median / r->predicted : 0;
+    double vs_native = r->st[V_NATIVE].median > 0 ? r->st[V_STRATA].median / r->st[V_NATIVE].median : 0;
+    printf("%-10s %6s %-20s %4s %10.2f %10.2f %9.3f %10.2f %8.3f\n", short_name(r->coll), size,
+           name, k, r->predicted, r->st[V_STRATA].median, vs_model, r->st[V_NATIVE].median,
+           vs_native);
     fflush(stdout);
 }
 
@@ -563,9 +601,14 @@ static void json_row(FILE *f, const struct row *r)
     if (r->refusal) json_string(f, r->refusal);
     else fprintf(f, "null");
     if (r->nvariants == 3 && !r->copy_failed)
-        fprintf(f, ", \"one_copy_us\": %.4f}", r->st[V_COPY].median);
+        fprintf(f, ", \"one_copy_us\": %.4f", r->st[V_COPY].median);
     else
-        fprintf(f, ", \"one_copy_us\": null}");
+        fprintf(f, ", \"one_copy_us\": null");
+    if (r->algorithm) {
+        fprintf(f, ",\n     \"algorithm\": \"%s\", \"k\": %d, \"tuned\": %s, \"predicted_us\": %.4f",
+                r->algorithm, r->k, r->tuned ? "true" : "false", r->predicted);
+    }
+    fprintf(f, "}");
 }
 
 static void json_machine(FILE *f, const struct bench *b, const char *mpi)
@@ -649,7 +692,8 @@ static void setup_copy_peer(struct bench *b, int node_leader)
 static void record_row(struct bench *b, const struct row *r)
 {
     if (b->rank != 0) return;
-    print_row(r);
+    if (r->algorithm) print_algorithm_row(r);
+    else print_row(r);
     struct row *grown = realloc(b->rows, (size_t)(b->nrows + 1) * sizeof *grown);
     if (!grown) return;
     b->rows = grown;
@@ -668,6 +712,73 @@ static void run_all_rows(struct bench *b)
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
             record_row(b, &r);
+        }
+    }
+}
+
+/* One --algorithms row: `name_k` forced (NULL: strata's own choice). */
+static void run_algorithm_row(struct bench *b, enum strata_coll c, size_t bytes,
+                              const struct strata_algorithm *al, int k)
+{
+    struct row r = make_row(b, c, bytes);
+    struct strata_model_shape shape;
+    strata_select_shape(b->ctx->plane, &shape);
+    if (al) {
+        char name_k[96], err[256];
+        snprintf(name_k, sizeof name_k, "%s:%d", al->name, k);
+        if (strata_select_force(c, al->k_meaning ? name_k : al->name, err, sizeof err)) return;
+    } else {
+        struct strata_choice ch;
+        strata_select_force(c, NULL, NULL, 0);
+        strata_select(b->ctx->plane, c, r.bytes, &ch);
+        al = ch.al;
+        k = ch.k;
+        r.tuned = 1;
+    }
+    r.algorithm = al->name;
+    r.k = al->k_meaning ? k : 0;
+    r.predicted = strata_model_predict(strata_select_model(), al, &shape, r.bytes, k);
+    if (run_collective(b, &r)) {
+        fprintf(stderr, "strata-bench: out of memory\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    record_row(b, &r);
+    strata_select_force(c, NULL, NULL, 0);
+}
+
+/* Factors: 1 for an algorithm without one, else the powers of two below
+ * size, then size - 1 (every other rank at once). */
+static int factors_to_try(const struct strata_algorithm *al, int size, int *out)
+{
+    int n = 0;
+    if (!al->k_meaning) {
+        out[n++] = 1;
+        return n;
+    }
+    for (int k = 1; k < size - 1 && n < 32; k *= 2) out[n++] = k;
+    out[n++] = size > 1 ? size - 1 : 1;
+    return n;
+}
+
+/* --algorithms: per collective and size, strata's choice, then every
+ * algorithm that can run here, with each factor worth trying. */
+static void run_algorithm_rows(struct bench *b)
+{
+    for (int c = 0; c < STRATA_NCOLLS; c++) {
+        if (!b->opt.want[c] || strata_route_refusal(b->ctx, (enum strata_coll)c)) continue;
+        for (int s = 0; s < b->opt.nsizes; s++) {
+            int any = 0;
+            for (int id = 0; id < STRATA_NALGOS; id++) {
+                const struct strata_algorithm *al = strata_algorithm((enum strata_algo)id);
+                if (al->coll != c) continue;
+                if (!any++) run_algorithm_row(b, (enum strata_coll)c, b->opt.sizes[s], NULL, 0);
+                int ks[40], nk = factors_to_try(al, b->size, ks);
+                for (int i = 0; i < nk; i++) {
+                    if (strata_algorithm_refusal(al, b->size, b->ctx->plane->use_cma, ks[i]))
+                        continue;
+                    run_algorithm_row(b, (enum strata_coll)c, b->opt.sizes[s], al, ks[i]);
+                }
+            }
         }
     }
 }
@@ -701,9 +812,11 @@ int main(int argc, char **argv)
     host_mpi_name(mpi, sizeof mpi);
     if (b.rank == 0) {
         print_header(&b, command, mpi);
-        print_table_header();
+        if (b.opt.algorithms) print_algorithm_header();
+        else print_table_header();
     }
-    run_all_rows(&b);
+    if (b.opt.algorithms) run_algorithm_rows(&b);
+    else run_all_rows(&b);
     if (b.rank == 0 && b.opt.json && write_json(&b, command, mpi)) {
         fprintf(stderr, "strata-bench: cannot write %s: %s\n", b.opt.json, strerror(errno));
         rc = 1;

@@ -10,6 +10,7 @@
 #define STRATA_MODEL_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "coll/algorithm.h"
 
@@ -27,6 +28,10 @@ struct strata_model {
     double shm_beta;    /* one copy through the shared segment, per byte */
     double memcpy_beta; /* a private memcpy, per byte */
     double flag;        /* one flag hand-off between two ranks */
+    /* Where and when it was measured (informational, kept by load/save). */
+    char machine[64];
+    char date[32];
+    int cpus;
 };
 
 /* What of the communicator a prediction depends on. */
@@ -46,19 +51,33 @@ double strata_model_gamma(const struct strata_model *m, int c);
 double strata_model_predict(const struct strata_model *m, const struct strata_algorithm *al,
                             const struct strata_model_shape *shape, size_t block, int k);
 
-/* Figures measured on the development machine (docs/PERFORMANCE.md), used
- * when no calibration file exists. */
+/* Figures strata-calibrate measured on the development machine (the same
+ * as tests/data/model.conf), used when no calibration file exists. */
 void strata_model_defaults(struct strata_model *m);
 
 /* Reads a model file ("key value" lines, # comments; docs/USAGE.md).  0, or
  * -1 with a message naming the file, line and problem in err. */
 int strata_model_load(struct strata_model *m, const char *path, char *err, size_t errlen);
 
-/* Writes m to path (creating its directory).  0, or -1 with errno. */
+/* Writes m to path (creating its directory; atomically: a temporary file
+ * renamed over it).  0, or -1 with errno. */
 int strata_model_save(const struct strata_model *m, const char *path);
 
+/* Writes m in the file format, header comments included, to an open stream.
+ * 0, or -1 with errno. */
+int strata_model_write(const struct strata_model *m, FILE *f);
+
 /* Where this machine's calibration is kept when STRATA_MODEL is unset:
- * $XDG_CACHE_HOME/strata/model-<hostname>.conf (or ~/.cache/...). */
+ * $XDG_CACHE_HOME/strata/model-<hostname>.conf, else
+ * $HOME/.cache/strata/model-<hostname>.conf, else
+ * /tmp/strata-model-<uid>-<hostname>.conf. */
 void strata_model_default_path(char *out, size_t outlen);
+
+/* Runs the strata-calibrate program installed beside this library
+ * (<libdir>/../bin or <libdir>/bin) to measure this machine and write the
+ * model to path, and waits for it (about a second; it forks its own reader
+ * processes and never calls MPI).  0 once path is written, or -1 with a
+ * message in err. */
+int strata_model_calibrate_now(const char *path, char *err, size_t errlen);
 
 #endif

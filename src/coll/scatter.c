@@ -1,23 +1,130 @@
-/* PLACEHOLDER: being written; not part of any commit in this state. */
-#include <stdlib.h>
+/* Scatter inside a node with Cross-Memory Attach (paper IV-A): rank r gets
+ * bytes [r * block, (r + 1) * block) of the root's send buffer in one copy.
+ *
+ * Either the non-roots pull their blocks from the root's exposed send buffer
+ * (parallel read; throttled read lets at most k pull at once), or the root
+ * pushes each block into the non-root's exposed receive buffer in turn
+ * (sequential write).
+ *
+ * Non-roots take turns in the order root+1, root+2, ... (mod size): turn t,
+ * from 1 to size-1, is rank (root + t) % size.  The throttle hands turns on
+ * point to point, without barriers: turn t reads once turn t-k has
+ * acknowledged, so at most k readers touch the root at any time; with
+ * k >= size-1 nobody waits and it is the parallel read. */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
 #include "coll/block.h"
-#include "util/log.h"
+#include "coll/coll.h"
+#include "interpose/route.h"
+#include "transport/cma.h"
+#include "util/stats.h"
+
+static int rank_of_turn(const struct strata_plane *p, int root, int turn)
+{
+    return (root + turn) % p->size;
+}
+
+static int turn_of_rank(const struct strata_plane *p, int root, int r)
+{
+    return (r - root + p->size) % p->size;
+}
+
+/* Starts the operation: exposes where peers read from (buf) and write to
+ * (acc), then enters it.  Returns the base. */
+static uint64_t enter(struct strata_plane *p, size_t units, const void *buf, void *acc)
+{
+    uint64_t base = strata_plane_begin(p, units);
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    strata_flag_set_relaxed(&me->buf, (uintptr_t)buf);
+    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
+    strata_flag_publish(&me->seq, base); /* buf and acc above go with it */
+    return base;
+}
+
+/* The root's own block, unless it is already in place. */
+static void copy_own_block(const struct strata_block_args *a)
+{
+    if (a->recv) memcpy(a->recv, a->send + (size_t)a->root * a->block, a->block);
+}
+
+/* Pulls with at most k readers at once (see the top of the file). */
+static int read_blocks(struct strata_plane *p, const struct strata_block_args *a, int k)
+{
+    int root = a->root, last = p->size - 1;
+    int at_root = p->rank == root;
+    uint64_t base = enter(p, 0, at_root ? a->send : NULL, NULL);
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+
+    if (at_root) {
+        copy_own_block(a); /* overlaps with the non-roots' reads */
+        /* A reader acknowledges only after the one k turns before it did
+         * (acquire, then release), so the last k acknowledgements vouch for
+         * every turn: the send buffer is then free again. */
+        int first = last - k + 1 > 1 ? last - k + 1 : 1;
+        for (int t = first; t <= last; t++) {
+            int r = rank_of_turn(p, root, t);
+            strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
+        }
+    } else {
+        int turn = turn_of_rank(p, root, p->rank);
+        if (turn > k) {
+            int before = rank_of_turn(p, root, turn - k);
+            strata_flag_wait_ge(&p->ctl[before].ack, base, p->pid[before]);
+        }
+        /* The acquire makes the root's buf of this operation visible; the
+         * root cannot leave it before this rank acknowledges. */
+        strata_flag_wait_ge(&p->ctl[root].seq, base, p->pid[root]);
+        const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[root].buf);
+        if (strata_cma_read(p->pid[root], src + (size_t)p->rank * a->block, a->recv, a->block))
+            strata_cma_failed("read from", root, errno);
+        if (p->stats) strata_stats_bytes(STRATA_COLL_SCATTER, p->dist[root], a->block);
+    }
+    /* Release: done with the root's buffer; hands the turn on to turn + k. */
+    strata_flag_publish(&me->ack, base);
+    return MPI_SUCCESS;
+}
 
 int strata_scatter_parallel_read(struct strata_plane *p, const struct strata_block_args *a)
 {
-    strata_error("strata_scatter_parallel_read is not written yet");
-    abort();
-}
-
-int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_block_args *a)
-{
-    strata_error("strata_scatter_sequential_write is not written yet");
-    abort();
+    return read_blocks(p, a, p->size > 1 ? p->size - 1 : 1);
 }
 
 int strata_scatter_throttled_read(struct strata_plane *p, const struct strata_block_args *a)
 {
-    strata_error("strata_scatter_throttled_read is not written yet");
-    abort();
+    return read_blocks(p, a, a->k);
 }
 
+/* The root writes turn t's block, then publishes progress = base + t, which
+ * that non-root waits for before returning. */
+int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_block_args *a)
+{
+    int root = a->root, last = p->size - 1;
+    int at_root = p->rank == root;
+    uint64_t base = enter(p, (size_t)last, NULL, at_root ? NULL : a->recv);
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+
+    if (at_root) {
+        for (int t = 1; t <= last; t++) {
+            int r = rank_of_turn(p, root, t);
+            /* The acquire makes r's acc of this operation visible; r cannot
+             * leave before the progress below tells it its block is there. */
+            strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
+            unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r].acc);
+            if (strata_cma_write(p->pid[r], dst, a->send + (size_t)r * a->block, a->block))
+                strata_cma_failed("write to", r, errno);
+            if (p->stats) strata_stats_bytes(STRATA_COLL_SCATTER, p->dist[r], a->block);
+            /* Release: turn t's block is in its buffer; it may return. */
+            strata_flag_publish(&me->progress, base + (uint64_t)t);
+        }
+        /* Last, so that no non-root waits behind the root's own copy. */
+        copy_own_block(a);
+    } else {
+        uint64_t written = base + (uint64_t)turn_of_rank(p, root, p->rank);
+        strata_flag_wait_ge(&p->ctl[root].progress, written, p->pid[root]);
+    }
+    /* Release, for uniformity: this rank touches no peer's memory again. */
+    strata_flag_publish(&me->ack, base);
+    return MPI_SUCCESS;
+}

@@ -2,13 +2,17 @@
 #include "coll/select.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "coll/coll.h"
 #include "coll/tuning_file.h"
+#include "config/config.h"
 #include "interpose/route.h"
 #include "util/log.h"
 
@@ -77,9 +81,14 @@ static int load_settings(struct selection_settings *s)
     if (!path || !*path) {
         strata_model_default_path(def, sizeof def);
         path = def;
-        FILE *f = fopen(path, "r");
-        if (!f) path = NULL; /* no calibration yet: the defaults stand */
-        else fclose(f);
+        const struct strata_config *cfg = strata_config();
+        if (access(def, R_OK) != 0 && cfg && cfg->calibrate) {
+            strata_verbose(1, "no cost model for this machine yet: running strata-calibrate "
+                           "(STRATA_CALIBRATE=0 skips it) -> %s", def);
+            if (strata_model_calibrate_now(def, err, sizeof err))
+                strata_warn("calibration failed (%s): strata uses its built-in cost model", err);
+        }
+        if (access(def, R_OK) != 0) path = NULL; /* no calibration: the defaults stand */
     }
     if (path && strata_model_load(&s->model, path, err, sizeof err)) {
         snprintf(s->err, sizeof s->err, "STRATA_MODEL: %s", err);
@@ -102,10 +111,18 @@ int strata_select_init(char *err, size_t errlen)
     int rank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     memset(&settings, 0, sizeof settings);
-    if (rank == 0) settings.ok = load_settings(&settings) == 0;
     /* The choice must be the same on every rank of a communicator: world
-     * rank 0's model, overrides and rules are everyone's. */
-    PMPI_Bcast(&settings, sizeof settings, MPI_BYTE, 0, MPI_COMM_WORLD);
+     * rank 0's model, overrides and rules are everyone's.  The others wait
+     * asleep, not in a spinning PMPI_Bcast: rank 0 may be calibrating, which
+     * needs the machine's cores to itself. */
+    MPI_Request req;
+    if (rank == 0) settings.ok = load_settings(&settings) == 0;
+    PMPI_Ibcast(&settings, sizeof settings, MPI_BYTE, 0, MPI_COMM_WORLD, &req);
+    for (int done = 0;;) {
+        PMPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (done) break;
+        nanosleep(&(struct timespec){0, 200000}, NULL);
+    }
     settings_ready = 1;
     if (!settings.ok) {
         snprintf(err, errlen, "%s", rank == 0 ? settings.err : "");
@@ -136,8 +153,11 @@ static int candidate_factors(const struct strata_algorithm *al, int size, int *o
         out[n++] = 1;
         return n;
     }
-    for (int k = 1; k <= size && n < 16; k *= 2) out[n++] = k;
-    if (out[n - 1] != size && n < 16) out[n++] = size;
+    /* Powers of two, then size - 1 (always coprime with size: a ring
+     * distance that works) and size (no throttling at all). */
+    for (int k = 1; k < size - 1 && n < 14; k *= 2) out[n++] = k;
+    if (size > 1 && (n == 0 || out[n - 1] != size - 1)) out[n++] = size - 1;
+    if (n == 0 || out[n - 1] != size) out[n++] = size;
     return n;
 }
 
@@ -179,7 +199,10 @@ static int take_named(const struct strata_plane *p, int coll, const struct named
     const struct strata_algorithm *al = strata_algorithm(nc->algo);
     const char *why = strata_algorithm_refusal(al, p->size, p->use_cma, nc->k);
     if (why) {
-        if (p->rank == 0)
+        /* Said once per collective and process: the refusal repeats on
+         * every call of that kind on this communicator. */
+        static _Atomic int said[STRATA_NCOLLS];
+        if (p->rank == 0 && !atomic_exchange(&said[coll], 1))
             strata_verbose(1, "%s asks for %s \"%s\" on a communicator of %d ranks: refused, %s; "
                            "the cost model chooses instead", source, strata_coll_name(coll),
                            al->name, p->size, why);

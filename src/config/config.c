@@ -57,6 +57,29 @@ static const struct strata_config_var vars[] = {
     {"STRATA_STATS", "(off)", "stderr, or the path of a file to write",
      "at MPI_Finalize, rank 0 reports the calls strata served and the bytes it "
      "moved per collective, split by hardware distance (JSON to a file)"},
+    {"STRATA_MODEL", "(this machine's calibration)", "the path of a model file",
+     "the cost model's parameters; unset: $XDG_CACHE_HOME/strata/model-<host>.conf "
+     "(or ~/.cache/...), calibrated at first use, else built-in figures"},
+    {"STRATA_CALIBRATE", "auto", "auto or 0",
+     "auto: if this machine has no model file yet, world rank 0 runs strata-calibrate "
+     "(a few seconds) at MPI_Init and keeps the result; 0: never (built-in figures)"},
+    {"STRATA_TUNING_FILE", "(none)", "the path of a JSON tuning file",
+     "rules that choose an algorithm by collective, size and ranks; the first "
+     "matching rule wins over the cost model"},
+    {"STRATA_BCAST_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
+     "force MPI_Bcast's algorithm: pipelined, direct-read, direct-write, knomial[:k], "
+     "scatter-allgather"},
+    {"STRATA_GATHER_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
+     "force MPI_Gather's algorithm: copy-in-copy-out, parallel-write, sequential-read, "
+     "throttled-write[:k]"},
+    {"STRATA_SCATTER_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
+     "force MPI_Scatter's algorithm: copy-in-copy-out, parallel-read, sequential-write, "
+     "throttled-read[:k]"},
+    {"STRATA_ALLGATHER_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
+     "force MPI_Allgather's algorithm: copy-in-copy-out, ring-neighbour[:j], "
+     "ring-source-read, ring-source-write, recursive-doubling, bruck, hier-leader, hier-ring"},
+    {"STRATA_ALLTOALL_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
+     "force MPI_Alltoall's algorithm: copy-in-copy-out, pairwise"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -222,6 +245,7 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     cfg->spin = -1;
     cfg->shm_max = 1UL << 30;
     cfg->cma_max_per_call = 1UL << 30;
+    cfg->calibrate = 1;
     if ((s = getenv("STRATA_CMA"))) {
         if (parse_int("STRATA_CMA", s, 0, 1, var_row("STRATA_CMA")->accepts, &v, err, errlen))
             return -1;
@@ -245,6 +269,15 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         parse_size("STRATA_SHM_MAX", 0, ~(size_t)0, &cfg->shm_max, err, errlen) ||
         parse_size("STRATA_CMA_MAX_PER_CALL", 1, 1UL << 30, &cfg->cma_max_per_call, err, errlen))
         return -1;
+    if ((s = getenv("STRATA_CALIBRATE"))) {
+        if (!strcasecmp(s, "auto")) cfg->calibrate = 1;
+        else if (!strcmp(s, "0")) cfg->calibrate = 0;
+        else {
+            snprintf(err, errlen, "STRATA_CALIBRATE=\"%s\" is not valid: it accepts %s", s,
+                     var_row("STRATA_CALIBRATE")->accepts);
+            return -1;
+        }
+    }
     if ((s = getenv("STRATA_STATS")) && *s &&
         copy_string("STRATA_STATS", s, cfg->stats, sizeof cfg->stats, err, errlen))
         return -1;

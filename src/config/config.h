@@ -38,6 +38,7 @@ struct strata_config {
     size_t shm_max;              /* STRATA_SHM_MAX */
     size_t cma_max_per_call;     /* STRATA_CMA_MAX_PER_CALL (tests) */
     char stats[512];             /* STRATA_STATS: "", "stderr" or a file */
+    int calibrate;               /* STRATA_CALIBRATE: 1 auto, 0 never */
 };
 
 /* One row of the documented variable table (strata-info prints it). */
