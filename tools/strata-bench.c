@@ -418,7 +418,7 @@ static int choose_iterations(struct bench *b, struct row *r)
  * PMPI_Reduce(MAX) afterwards gives each call's time over all ranks. */
 static int run_collective(struct bench *b, struct row *r)
 {
-    r->nvariants = r->coll == STRATA_COLL_BCAST && b->copy_ok ? 3 : 2;
+    r->nvariants = r->coll == STRATA_COLL_BCAST && b->copy_ok && !r->algorithm ? 3 : 2;
     r->iters = choose_iterations(b, r);
     r->copy_failed = 0;
     size_t n = (size_t)r->nvariants * (size_t)r->iters;
@@ -559,7 +559,8 @@ static void print_header(const struct bench *b, const char *command, const char 
            b->opt.cold ? " and the caches are evicted" : "");
     printf("1 copy    : %s\n",
            b->copy_ok ? "one process_vm_readv of the bcast bytes, rank 0 -> rank 1"
-                      : "- (CMA between rank 0 and rank 1 unavailable)");
+           : !b->opt.want[STRATA_COLL_BCAST] || b->opt.algorithms ? "- (bcast rows only)"
+                                                                 : "- (CMA between rank 0 and rank 1 unavailable)");
     print_paths(b);
     fflush(stdout);
 }
@@ -677,7 +678,7 @@ static int discover_nodes(struct bench *b)
 static void setup_copy_peer(struct bench *b, int node_leader)
 {
     b->copy_ok = 0;
-    if (b->size < 2 || !b->opt.want[STRATA_COLL_BCAST]) return;
+    if (b->size < 2 || !b->opt.want[STRATA_COLL_BCAST] || b->opt.algorithms) return;
     uint64_t info[2] = {(uint64_t)getpid(), (uint64_t)(uintptr_t)b->send};
     if (b->rank == 0) PMPI_Send(info, 2, MPI_UINT64_T, 1, 0, MPI_COMM_WORLD);
     if (b->rank == 1) {
