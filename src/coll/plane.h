@@ -52,6 +52,15 @@ struct strata_rank_ctl {
 /* Regions of a rank's copy-in/copy-out area, per parity half. */
 enum { STRATA_REGION_IN = 0, STRATA_REGION_ACC0 = 1 };
 
+/* The cost model's last choice for one collective (select.c). */
+struct strata_plane_choice {
+    int valid;
+    size_t block;
+    int algo;                      /* enum strata_algo */
+    int k;
+    double predicted_us;
+};
+
 struct strata_plane {
     struct strata_segment seg;
     int rank, size;
@@ -76,6 +85,7 @@ struct strata_plane {
     unsigned char *dist;           /* [size] enum strata_distance to each rank */
     int stats;                     /* STRATA_STATS is on: count traffic */
     size_t acc_scratch_bytes;
+    struct strata_plane_choice chosen[8]; /* per enum strata_coll */
 };
 
 /* Bytes of the segment for `size` ranks and `nlevels` hierarchy levels. */

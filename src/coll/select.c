@@ -36,6 +36,9 @@ struct selection_settings {
 static struct selection_settings settings;
 static int settings_ready;
 static struct named_choice forced[STRATA_NCOLLS];
+static char override_names[STRATA_NCOLLS][40]; /* "STRATA_SCATTER_ALGORITHM", ... */
+_Static_assert(STRATA_NCOLLS <= (int)(sizeof ((struct strata_plane *)0)->chosen / sizeof (struct strata_plane_choice)),
+               "the plane keeps one cached choice per collective");
 
 const struct strata_model *strata_select_model(void)
 {
@@ -111,6 +114,8 @@ int strata_select_init(char *err, size_t errlen)
     int rank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     memset(&settings, 0, sizeof settings);
+    for (int c = 0; c < STRATA_NCOLLS; c++)
+        override_variable(c, override_names[c], sizeof override_names[c]);
     /* The choice must be the same on every rank of a communicator: world
      * rank 0's model, overrides and rules are everyone's.  The others wait
      * asleep, not in a spinning PMPI_Bcast: rank 0 may be calibrating, which
@@ -194,7 +199,7 @@ int strata_select_explain(const struct strata_model *m, const struct strata_mode
 /* Takes a named choice if the algorithm can run here; otherwise says why
  * not (once per collective and reason, on the first rank that sees it). */
 static int take_named(const struct strata_plane *p, int coll, const struct named_choice *nc,
-                      const char *source, struct strata_choice *out)
+                      const char *source, int rule, struct strata_choice *out)
 {
     const struct strata_algorithm *al = strata_algorithm(nc->algo);
     const char *why = strata_algorithm_refusal(al, p->size, p->use_cma, nc->k);
@@ -203,15 +208,16 @@ static int take_named(const struct strata_plane *p, int coll, const struct named
          * every call of that kind on this communicator. */
         static _Atomic int said[STRATA_NCOLLS];
         if (p->rank == 0 && !atomic_exchange(&said[coll], 1))
-            strata_verbose(1, "%s asks for %s \"%s\" on a communicator of %d ranks: refused, %s; "
-                           "the cost model chooses instead", source, strata_coll_name(coll),
-                           al->name, p->size, why);
+            strata_verbose(1, "%s%.0d asks for %s \"%s\" on a communicator of %d ranks: refused, "
+                           "%s; the cost model chooses instead", source, rule,
+                           strata_coll_name(coll), al->name, p->size, why);
         return 0;
     }
     out->al = al;
     out->k = nc->k;
     out->predicted_us = -1;
-    snprintf(out->why, sizeof out->why, "%s", source);
+    out->why = source;
+    out->rule = rule;
     return 1;
 }
 
@@ -221,32 +227,40 @@ static int rule_matches(const struct strata_rule *r, int coll, size_t block, int
            size >= r->min_ranks && size <= r->max_ranks;
 }
 
-void strata_select(const struct strata_plane *p, int coll, size_t block, struct strata_choice *out)
+void strata_select(struct strata_plane *p, int coll, size_t block, struct strata_choice *out)
 {
-    char var[64];
-    if (forced[coll].set && take_named(p, coll, &forced[coll], "forced by the caller", out)) return;
-    override_variable(coll, var, sizeof var);
-    if (settings.override[coll].set && take_named(p, coll, &settings.override[coll], var, out))
+    if (forced[coll].set && take_named(p, coll, &forced[coll], "forced by the caller", 0, out))
+        return;
+    if (settings.override[coll].set &&
+        take_named(p, coll, &settings.override[coll], override_names[coll], 0, out))
         return;
     for (int i = 0; i < settings.nrules; i++) {
         const struct strata_rule *r = &settings.rules[i];
         if (!rule_matches(r, coll, block, p->size)) continue;
-        char source[64];
-        snprintf(source, sizeof source, "tuning file rule %d", i + 1);
         struct named_choice nc = {1, r->algo, r->k};
-        if (take_named(p, coll, &nc, source, out)) return;
+        if (take_named(p, coll, &nc, "tuning file rule ", i + 1, out)) return;
         break; /* the first matching rule decides, even by being refused */
+    }
+    out->why = "cost model";
+    out->rule = 0;
+    /* A program repeats its calls: the model's last answer per collective
+     * is kept with the plane, so a repeated size costs one comparison. */
+    struct strata_plane_choice *last = &p->chosen[coll];
+    if (last->valid && last->block == block) {
+        out->al = strata_algorithm(last->algo);
+        out->k = last->k;
+        out->predicted_us = last->predicted_us;
+        return;
     }
     struct strata_model_shape shape;
     struct strata_prediction all[STRATA_NALGOS];
     strata_select_shape(p, &shape);
-    int n = strata_select_explain(strata_select_model(), &shape, coll, block, all, STRATA_NALGOS);
+    strata_select_explain(strata_select_model(), &shape, coll, block, all, STRATA_NALGOS);
     /* Every collective has an algorithm that needs nothing (shared memory). */
     out->al = all[0].al;
     out->k = all[0].k;
     out->predicted_us = all[0].us;
-    snprintf(out->why, sizeof out->why, "cost model, %.1f us predicted, %d algorithms compared",
-             all[0].us, n);
+    *last = (struct strata_plane_choice){1, block, (int)all[0].al->id, all[0].k, all[0].us};
 }
 
 int strata_select_force(int coll, const char *name_k, char *err, size_t errlen)

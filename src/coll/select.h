@@ -16,8 +16,9 @@
 struct strata_choice {
     const struct strata_algorithm *al;
     int k;
-    double predicted_us;
-    char why[160]; /* "model", "STRATA_SCATTER_ALGORITHM", "tuning file rule 2", ... */
+    double predicted_us;  /* < 0: not the model's choice */
+    const char *why;      /* "cost model", "STRATA_SCATTER_ALGORITHM", "tuning file rule ", ... */
+    int rule;             /* the tuning file rule (1, 2, ...) that chose, or 0 */
 };
 
 /* One algorithm's prediction, as --explain prints it. */
@@ -37,7 +38,7 @@ int strata_select_init(char *err, size_t errlen);
 const struct strata_model *strata_select_model(void);
 
 /* Chooses for one call on plane p; identical on every rank. */
-void strata_select(const struct strata_plane *p, int coll, size_t block, struct strata_choice *out);
+void strata_select(struct strata_plane *p, int coll, size_t block, struct strata_choice *out);
 
 /* The model's view of every algorithm of coll (best k for each), fastest
  * first; returns how many were written (at most max). */

@@ -19,6 +19,7 @@
 #include "coll/coll.h"
 #include "coll/select.h"
 #include "coll/ops.h"
+#include "config/config.h"
 #include "context/context.h"
 #include "interpose/route.h"
 #include "util/log.h"
@@ -99,11 +100,15 @@ static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
                    struct strata_choice *ch)
 {
     strata_select(ctx->plane, coll, block, ch);
+    const struct strata_config *cfg = strata_config();
+    if (!cfg || cfg->verbose < 2) return; /* formatting costs more than a tiny call */
+    char k[32] = "", why[96];
+    if (ch->al->k_meaning) snprintf(k, sizeof k, ", k=%d", ch->k);
+    if (ch->rule) snprintf(why, sizeof why, "%s%d", ch->why, ch->rule);
+    else if (ch->predicted_us >= 0) snprintf(why, sizeof why, "%s, %.1f us predicted", ch->why, ch->predicted_us);
+    else snprintf(why, sizeof why, "%s", ch->why);
     char desc[256];
-    if (ch->al->k_meaning)
-        snprintf(desc, sizeof desc, "%s, k=%d (%s)", ch->al->name, ch->k, ch->why);
-    else
-        snprintf(desc, sizeof desc, "%s (%s)", ch->al->name, ch->why);
+    snprintf(desc, sizeof desc, "%s%s (%s)", ch->al->name, k, why);
     strata_route_served(ctx, coll, desc, block);
 }
 
