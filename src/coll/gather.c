@@ -22,28 +22,6 @@
 #include "transport/cma.h"
 #include "util/stats.h"
 
-static int rank_of_turn(const struct strata_plane *p, int root, int turn)
-{
-    return (root + turn) % p->size;
-}
-
-static int turn_of_rank(const struct strata_plane *p, int root, int r)
-{
-    return (r - root + p->size) % p->size;
-}
-
-/* Starts the operation: exposes where peers read from (buf) and write to
- * (acc), then enters it.  Returns the base. */
-static uint64_t enter(struct strata_plane *p, size_t units, const void *buf, void *acc)
-{
-    uint64_t base = strata_plane_begin(p, units);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)buf);
-    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
-    strata_flag_publish(&me->seq, base); /* buf and acc above go with it */
-    return base;
-}
-
 /* The root's own block, unless it is already in place. */
 static void copy_own_block(const struct strata_block_args *a)
 {
@@ -55,7 +33,7 @@ static int write_blocks(struct strata_plane *p, const struct strata_block_args *
 {
     int root = a->root, last = p->size - 1;
     int at_root = p->rank == root;
-    uint64_t base = enter(p, 0, NULL, at_root ? a->recv : NULL);
+    uint64_t base = strata_plane_enter(p, 0, NULL, at_root ? a->recv : NULL);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
 
     if (at_root) {
@@ -65,13 +43,13 @@ static int write_blocks(struct strata_plane *p, const struct strata_block_args *
          * every turn: every block is then in the receive buffer. */
         int first = last - k + 1 > 1 ? last - k + 1 : 1;
         for (int t = first; t <= last; t++) {
-            int r = rank_of_turn(p, root, t);
+            int r = strata_turn_rank(p, root, t);
             strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
         }
     } else {
-        int turn = turn_of_rank(p, root, p->rank);
+        int turn = strata_rank_turn(p, root, p->rank);
         if (turn > k) {
-            int before = rank_of_turn(p, root, turn - k);
+            int before = strata_turn_rank(p, root, turn - k);
             strata_flag_wait_ge(&p->ctl[before].ack, base, p->pid[before]);
         }
         /* The acquire makes the root's acc of this operation visible; the
@@ -105,12 +83,12 @@ int strata_gather_sequential_read(struct strata_plane *p, const struct strata_bl
 {
     int root = a->root, last = p->size - 1;
     int at_root = p->rank == root;
-    uint64_t base = enter(p, (size_t)last, at_root ? NULL : a->send, NULL);
+    uint64_t base = strata_plane_enter(p, (size_t)last, at_root ? NULL : a->send, NULL);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
 
     if (at_root) {
         for (int t = 1; t <= last; t++) {
-            int r = rank_of_turn(p, root, t);
+            int r = strata_turn_rank(p, root, t);
             /* The acquire makes r's buf of this operation visible; r cannot
              * leave before the progress below tells it its block was read. */
             strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
@@ -124,7 +102,7 @@ int strata_gather_sequential_read(struct strata_plane *p, const struct strata_bl
         /* Last, so that no non-root waits behind the root's own copy. */
         copy_own_block(a);
     } else {
-        uint64_t read = base + (uint64_t)turn_of_rank(p, root, p->rank);
+        uint64_t read = base + (uint64_t)strata_rank_turn(p, root, p->rank);
         strata_flag_wait_ge(&p->ctl[root].progress, read, p->pid[root]);
     }
     /* Release, for uniformity: this rank touches no peer's memory again. */

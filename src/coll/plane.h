@@ -101,6 +101,11 @@ void strata_plane_fini(struct strata_plane *p);
  * its base.  Identical on every rank. */
 uint64_t strata_plane_begin(struct strata_plane *p, size_t units);
 
+/* Starts an operation of a single-copy algorithm: exposes where peers read
+ * from (buf) and write to (acc), then enters it (publishes seq).  Returns
+ * the base, as strata_plane_begin. */
+uint64_t strata_plane_enter(struct strata_plane *p, size_t units, const void *buf, void *acc);
+
 /* Every operation publishes ctl[rank].seq = base once this rank has entered
  * it (and exposed what it exposes).
  *

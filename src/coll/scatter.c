@@ -21,28 +21,6 @@
 #include "transport/cma.h"
 #include "util/stats.h"
 
-static int rank_of_turn(const struct strata_plane *p, int root, int turn)
-{
-    return (root + turn) % p->size;
-}
-
-static int turn_of_rank(const struct strata_plane *p, int root, int r)
-{
-    return (r - root + p->size) % p->size;
-}
-
-/* Starts the operation: exposes where peers read from (buf) and write to
- * (acc), then enters it.  Returns the base. */
-static uint64_t enter(struct strata_plane *p, size_t units, const void *buf, void *acc)
-{
-    uint64_t base = strata_plane_begin(p, units);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)buf);
-    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
-    strata_flag_publish(&me->seq, base); /* buf and acc above go with it */
-    return base;
-}
-
 /* The root's own block, unless it is already in place. */
 static void copy_own_block(const struct strata_block_args *a)
 {
@@ -54,7 +32,7 @@ static int read_blocks(struct strata_plane *p, const struct strata_block_args *a
 {
     int root = a->root, last = p->size - 1;
     int at_root = p->rank == root;
-    uint64_t base = enter(p, 0, at_root ? a->send : NULL, NULL);
+    uint64_t base = strata_plane_enter(p, 0, at_root ? a->send : NULL, NULL);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
 
     if (at_root) {
@@ -64,13 +42,13 @@ static int read_blocks(struct strata_plane *p, const struct strata_block_args *a
          * every turn: the send buffer is then free again. */
         int first = last - k + 1 > 1 ? last - k + 1 : 1;
         for (int t = first; t <= last; t++) {
-            int r = rank_of_turn(p, root, t);
+            int r = strata_turn_rank(p, root, t);
             strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
         }
     } else {
-        int turn = turn_of_rank(p, root, p->rank);
+        int turn = strata_rank_turn(p, root, p->rank);
         if (turn > k) {
-            int before = rank_of_turn(p, root, turn - k);
+            int before = strata_turn_rank(p, root, turn - k);
             strata_flag_wait_ge(&p->ctl[before].ack, base, p->pid[before]);
         }
         /* The acquire makes the root's buf of this operation visible; the
@@ -102,12 +80,12 @@ int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_
 {
     int root = a->root, last = p->size - 1;
     int at_root = p->rank == root;
-    uint64_t base = enter(p, (size_t)last, NULL, at_root ? NULL : a->recv);
+    uint64_t base = strata_plane_enter(p, (size_t)last, NULL, at_root ? NULL : a->recv);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
 
     if (at_root) {
         for (int t = 1; t <= last; t++) {
-            int r = rank_of_turn(p, root, t);
+            int r = strata_turn_rank(p, root, t);
             /* The acquire makes r's acc of this operation visible; r cannot
              * leave before the progress below tells it its block is there. */
             strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
@@ -121,7 +99,7 @@ int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_
         /* Last, so that no non-root waits behind the root's own copy. */
         copy_own_block(a);
     } else {
-        uint64_t written = base + (uint64_t)turn_of_rank(p, root, p->rank);
+        uint64_t written = base + (uint64_t)strata_rank_turn(p, root, p->rank);
         strata_flag_wait_ge(&p->ctl[root].progress, written, p->pid[root]);
     }
     /* Release, for uniformity: this rank touches no peer's memory again. */
