@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll/coll.h"
 #include "coll/select.h"
@@ -229,7 +230,9 @@ static void explain(const struct explain_request *rq, int world_size)
     } else {
         /* A node's communicator of that many ranks, all in one group. */
         shape = (struct strata_model_shape){ranks, 1, ranks, rt->cma_ok,
-                                            2 * strata_tuning()->cico_max};
+                                            2 * strata_tuning()->cico_max, 0};
+        long cores = sysconf(_SC_NPROCESSORS_ONLN); /* as strata_select_shape */
+        if (cores > 0 && cores < ranks) shape.cores = (int)cores;
         snprintf(shape_from, sizeof shape_from, "assumed (%s%s)",
                  world ? "MPI_COMM_WORLD has no data plane: " : "not the size of MPI_COMM_WORLD",
                  world ? (world->plane_why[0] ? world->plane_why : world->reason) : "");

@@ -53,6 +53,8 @@ extern char **environ;
 
 double strata_model_gamma(const struct strata_model *m, int c)
 {
+    /* Accessors beyond the cores take turns rather than contend. */
+    if (m->max_concurrent > 0 && c > m->max_concurrent) c = m->max_concurrent;
     if (c <= 1) return 1.0;
     if (c <= m->ngamma) return m->gamma[c - 1];
     double fit = m->gamma_a * c * c + m->gamma_b * c;
@@ -237,6 +239,16 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
     int p = shape->size;
     double n = (double)block;
     if (p <= 1) return own_copy(m, n);
+    /* With more ranks than cores, at most `cores` of them copy at once:
+     * measured at 4 ranks on 2 cores, the extrapolated gamma_3 made every
+     * single-copy algorithm look 1.5-2.5x slower than it ran
+     * (docs/PERFORMANCE.md), and the model chose copy-in/copy-out. */
+    struct strata_model capped;
+    if (shape->cores > 0 && shape->cores < p && m->max_concurrent != shape->cores) {
+        capped = *m;
+        capped.max_concurrent = shape->cores;
+        m = &capped;
+    }
     switch (al->id) {
     case STRATA_ALGO_BCAST_PIPELINED: return pipelined(m, shape, n);
     case STRATA_ALGO_BCAST_DIRECT_READ: return parallel(m, p, n);

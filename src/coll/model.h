@@ -32,6 +32,7 @@ struct strata_model {
     char machine[64];
     char date[32];
     int cpus;
+    int max_concurrent; /* accessors that can run at once (0: no limit); set per prediction */
 };
 
 /* What of the communicator a prediction depends on. */
@@ -41,6 +42,7 @@ struct strata_model_shape {
     int largest_group;  /* ranks in the largest of them */
     int use_cma;        /* single copy available */
     size_t region;      /* bytes of one copy-in/copy-out round */
+    int cores;          /* cores the ranks share (0: as many as ranks) */
 };
 
 /* Contention factor with c concurrent accessors of one process. */

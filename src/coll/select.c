@@ -147,6 +147,9 @@ void strata_select_shape(const struct strata_plane *p, struct strata_model_shape
         if (n > shape->largest_group) shape->largest_group = n;
     }
     shape->use_cma = p->use_cma;
+    /* The machine's cores, not the fake topology's: what can really run. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    shape->cores = cores > 0 && cores < p->size ? (int)cores : 0;
     shape->region = (size_t)p->nregions * p->region;
 }
 

@@ -121,7 +121,7 @@ static struct strata_model model;
 
 static struct strata_model_shape one_group(int ranks, int use_cma)
 {
-    return (struct strata_model_shape){ranks, 1, ranks, use_cma, 2 * 16384};
+    return (struct strata_model_shape){ranks, 1, ranks, use_cma, 2 * 16384, 0};
 }
 
 static int explain(int coll, int ranks, int use_cma, size_t block, struct strata_prediction *all)
