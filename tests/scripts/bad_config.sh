@@ -15,22 +15,7 @@ run="$1"
 prog="$2"
 ranks="${3:-2}"
 info="${4:-$(dirname "$run")/strata-info}"
-tmp="$(mktemp -d)"
-trap 'rm -rf "$tmp"' EXIT
-for v in $(env | sed -n 's/^\(STRATA_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
-# A sanitizer build's libstrata cannot come before the ASan runtime in the
-# preloaded programs' library lists; let ASan accept that (no effect otherwise).
-export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0"
-
-fail() {
-  echo "FAIL: $*"
-  for f in "$tmp"/out "$tmp"/err; do
-    [ -f "$f" ] || continue
-    echo "---- $(basename "$f") (first 40 lines)"
-    head -n 40 "$f"
-  done
-  exit 1
-}
+. "$(dirname "$0")/common.sh"
 
 # run VAR=value...: runs the program preloaded with those settings.
 run_with() {
