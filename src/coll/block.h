@@ -57,18 +57,6 @@ struct strata_block_args {
     int k;        /* the algorithm's factor (throttle, radix, ring distance); >= 1 */
 };
 
-/* Rooted algorithms serve the non-roots in turns root+1, root+2, ... (mod
- * size): turn t, from 1 to size-1, is rank (root + t) % size. */
-static inline int strata_turn_rank(const struct strata_plane *p, int root, int turn)
-{
-    return (root + turn) % p->size;
-}
-
-static inline int strata_rank_turn(const struct strata_plane *p, int root, int r)
-{
-    return (r - root + p->size) % p->size;
-}
-
 typedef int (*strata_block_fn)(struct strata_plane *p, const struct strata_block_args *a);
 
 /* Shared memory, two copies, in rounds of the regions (small data; the only

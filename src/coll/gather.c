@@ -18,6 +18,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
+#include "coll/turns.h"
 #include "interpose/route.h"
 #include "transport/cma.h"
 #include "util/stats.h"
@@ -31,27 +32,16 @@ static void copy_own_block(const struct strata_block_args *a)
 /* Pushes with at most k writers at once (see the top of the file). */
 static int write_blocks(struct strata_plane *p, const struct strata_block_args *a, int k)
 {
-    int root = a->root, last = p->size - 1;
+    int root = a->root;
     int at_root = p->rank == root;
     uint64_t base = strata_plane_enter(p, 0, NULL, at_root ? a->recv : NULL);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
 
     if (at_root) {
         copy_own_block(a); /* overlaps with the non-roots' writes */
-        /* A writer acknowledges only after the one k turns before it did
-         * (acquire, then release), so the last k acknowledgements vouch for
-         * every turn: every block is then in the receive buffer. */
-        int first = last - k + 1 > 1 ? last - k + 1 : 1;
-        for (int t = first; t <= last; t++) {
-            int r = strata_turn_rank(p, root, t);
-            strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
-        }
+        strata_turn_wait_all(p, root, base, k); /* every block is in place */
     } else {
-        int turn = strata_rank_turn(p, root, p->rank);
-        if (turn > k) {
-            int before = strata_turn_rank(p, root, turn - k);
-            strata_flag_wait_ge(&p->ctl[before].ack, base, p->pid[before]);
-        }
+        strata_turn_wait(p, root, base, k);
         /* The acquire makes the root's acc of this operation visible; the
          * root cannot leave it before this rank acknowledges. */
         strata_flag_wait_ge(&p->ctl[root].seq, base, p->pid[root]);
