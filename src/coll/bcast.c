@@ -130,6 +130,33 @@ int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int roo
     return MPI_SUCCESS;
 }
 
+int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uint64_t *base)
+{
+    size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
+    if (p->size == 1 || bytes <= region || !p->use_cma) return 0;
+    *base = strata_plane_begin(p, bytes);
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    strata_flag_set_relaxed(&me->buf, (uintptr_t)data);
+    strata_flag_set_relaxed(&me->progress, *base);
+    strata_flag_publish(&me->seq, *base); /* buf and the empty progress go with it */
+    return 1;
+}
+
+void strata_bcast_feed_advance(struct strata_plane *p, uint64_t base, size_t ready)
+{
+    /* Release: a child that sees the count also sees the bytes that arrived
+     * in this rank's buffer before it. */
+    strata_flag_publish(&p->ctl[p->rank].progress, base + ready);
+}
+
+void strata_bcast_feed_close(struct strata_plane *p, uint64_t base)
+{
+    int parent, *children = p->tree_buf;
+    int nchildren = strata_tree_links(p->hier, p->rank, p->rank, &parent, children);
+    wait_children_ack(p, children, nchildren, base);
+    strata_flag_publish(&p->ctl[p->rank].ack, base);
+}
+
 int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a)
 {
     return strata_bcast_bytes(p, a->recv, a->block, a->root);

@@ -16,12 +16,27 @@ struct strata_tuning {
     size_t reduce_chunk;  /* reduction pipeline chunk */
     size_t min_slice;     /* smallest share of a chunk one reducer takes */
     int throttle;         /* readers of one source at once (0: unlimited) */
+    size_t net_segment;   /* across nodes: message size between leaders */
+    int net_sends;        /* ... segments in flight per peer */
+    int net_recvs;        /* ... receives posted ahead per peer */
+    int net_tree, net_tree_k; /* ... tree among leaders (enum strata_net_shape) */
 };
 
 const struct strata_tuning *strata_tuning(void);
 void strata_tuning_set(const struct strata_tuning *t);
 
 int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root);
+
+/* A node broadcast from this rank whose payload arrives progressively (from
+ * the network): the others call strata_bcast_bytes with this rank as root
+ * and pull each piece as soon as it is announced.  Open returns 0 when the
+ * payload takes a path that cannot be fed piecewise (small, or CMA off): the
+ * caller then broadcasts the whole payload once it has it.  Otherwise it
+ * returns 1 and the operation's base; advance announces that the first
+ * `ready` bytes are in place; close waits until every rank has its copy. */
+int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uint64_t *base);
+void strata_bcast_feed_advance(struct strata_plane *p, uint64_t base, size_t ready);
+void strata_bcast_feed_close(struct strata_plane *p, uint64_t base);
 
 int strata_barrier(struct strata_plane *p);
 

@@ -15,6 +15,8 @@
  *   shm_us_per_byte     one copy into or out of the shared segment
  *   memcpy_us_per_byte  a private memcpy
  *   flag_us             one flag hand-off between two ranks
+ *   net_alpha_us        one message between node leaders: start-up
+ *   net_beta_us_per_byte  ... per byte (both not measured by strata-calibrate)
  *   machine, date, cpus where, when and on how many CPUs it was measured
  *
  * Keys left out keep the value the caller had (the built-in defaults, for
@@ -306,6 +308,10 @@ void strata_model_defaults(struct strata_model *m)
     m->shm_beta = 1.3e-4;    /* 7.7 GB/s per copy */
     m->memcpy_beta = 6.2e-5; /* 16 GB/s, cold source */
     m->flag = 0.24;
+    /* Not measured by strata-calibrate (no MPI there): a typical cluster
+     * network, InfiniBand-like 2 us and 10 GB/s; a model file sets them. */
+    m->net_alpha = 2.0;
+    m->net_beta = 1e-4;
 }
 
 /* Keys with one number: it must be above 0, or 0 or more when zero_ok. */
@@ -328,6 +334,10 @@ static const struct scalar_key {
      "a private memcpy, per byte (us/byte)"},
     {"flag_us", offsetof(struct strata_model, flag), 1,
      "one flag hand-off between two ranks (half a cache-line ping-pong, us)"},
+    {"net_alpha_us", offsetof(struct strata_model, net_alpha), 1,
+     "one message between node leaders over the host MPI: start-up (us)"},
+    {"net_beta_us_per_byte", offsetof(struct strata_model, net_beta), 0,
+     "one message between node leaders: per byte (us/byte)"},
 };
 #define NSCALARS (int)(sizeof scalars / sizeof scalars[0])
 
@@ -425,7 +435,7 @@ int strata_model_load(struct strata_model *m, const char *path, char *err, size_
     /* Where and when describe this file, not the values it leaves out. */
     in.machine[0] = in.date[0] = 0;
     in.cpus = 0;
-    char line[1024], why[256];
+    char line[1024], why[512];
     int seen[NKEYS] = {0}, lineno = 0;
     const char *problem = NULL;
     while (!problem && fgets(line, sizeof line, f)) {
@@ -450,7 +460,7 @@ int strata_model_load(struct strata_model *m, const char *path, char *err, size_
             snprintf(why, sizeof why,
                      "unknown key \"%.64s\" (known: alpha_us, beta_us_per_byte, lock_us_per_page, "
                      "page_bytes, gamma, gamma_fit, shm_us_per_byte, memcpy_us_per_byte, flag_us, "
-                     "machine, date, cpus)", key);
+                     "net_alpha_us, net_beta_us_per_byte, machine, date, cpus)", key);
             problem = why;
         } else if (seen[i]++) {
             snprintf(why, sizeof why, "%s is given twice", key);

@@ -28,6 +28,8 @@ struct strata_model {
     double shm_beta;    /* one copy through the shared segment, per byte */
     double memcpy_beta; /* a private memcpy, per byte */
     double flag;        /* one flag hand-off between two ranks */
+    double net_alpha;   /* one message between node leaders: start-up */
+    double net_beta;    /* ... per byte */
     /* Where and when it was measured (informational, kept by load/save). */
     char machine[64];
     char date[32];

@@ -49,6 +49,14 @@ static const struct strata_config_var vars[] = {
     {"STRATA_SPIN", "auto", "auto, or an integer from 0 to 100000000",
      "polls a waiting rank spins before it starts yielding the CPU; auto: "
      "1024, or 4 when a machine runs more ranks than it has cores"},
+    {"STRATA_NET_SEGMENT", "128K", "a size, 1K to 64M",
+     "across nodes: node leaders move data in messages this big, pipelined"},
+    {"STRATA_NET_SENDS", "2", "an integer from 1 to 64",
+     "across nodes: segments a leader keeps in flight to each peer"},
+    {"STRATA_NET_RECVS", "4", "an integer from 1 to 64",
+     "across nodes: receives a leader posts ahead of the data from each peer"},
+    {"STRATA_NET_TREE", "auto", "auto, chain, binomial or knomial:k (k from 1 to 64)",
+     "across nodes: the tree among node leaders (auto: the cost model chooses)"},
     {"STRATA_SHM_MAX", "1G", "a size",
      "shared memory strata's segments may take per machine (all the job's "
      "ranks there together); past it, a new communicator goes to the host MPI"},
@@ -231,6 +239,32 @@ static int parse_chunks(struct strata_config *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* STRATA_NET_TREE: 0 auto, 1 chain, 2 k-nomial (config.h). */
+static int parse_net_tree(struct strata_config *cfg, const char *s, char *err, size_t errlen)
+{
+    long k = 1;
+    cfg->net_tree = -1;
+    if (!strcasecmp(s, "auto")) cfg->net_tree = 0;
+    else if (!strcasecmp(s, "chain")) cfg->net_tree = 1;
+    else if (!strcasecmp(s, "binomial")) cfg->net_tree = 2;
+    else if (!strncasecmp(s, "knomial:", 8)) {
+        char *end;
+        errno = 0;
+        k = strtol(s + 8, &end, 10);
+        if (!errno && end != s + 8 && !*end && k >= 1 && k <= 64) cfg->net_tree = 2;
+    } else if (!strcasecmp(s, "knomial")) {
+        k = 2;
+        cfg->net_tree = 2;
+    }
+    if (cfg->net_tree < 0) {
+        snprintf(err, errlen, "STRATA_NET_TREE=\"%s\" is not valid: it accepts %s", s,
+                 var_row("STRATA_NET_TREE")->accepts);
+        return -1;
+    }
+    cfg->net_tree_k = (int)k;
+    return 0;
+}
+
 static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
 {
     long v;
@@ -246,6 +280,9 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     cfg->shm_max = 1UL << 30;
     cfg->cma_max_per_call = 1UL << 30;
     cfg->calibrate = 1;
+    cfg->net_segment = 128 << 10;
+    cfg->net_sends = 2;
+    cfg->net_recvs = 4;
     if ((s = getenv("STRATA_CMA"))) {
         if (parse_int("STRATA_CMA", s, 0, 1, var_row("STRATA_CMA")->accepts, &v, err, errlen))
             return -1;
@@ -257,6 +294,19 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
             return -1;
         cfg->throttle = (int)v;
     }
+    if ((s = getenv("STRATA_NET_SENDS"))) {
+        if (parse_int("STRATA_NET_SENDS", s, 1, 64, var_row("STRATA_NET_SENDS")->accepts, &v,
+                      err, errlen))
+            return -1;
+        cfg->net_sends = (int)v;
+    }
+    if ((s = getenv("STRATA_NET_RECVS"))) {
+        if (parse_int("STRATA_NET_RECVS", s, 1, 64, var_row("STRATA_NET_RECVS")->accepts, &v,
+                      err, errlen))
+            return -1;
+        cfg->net_recvs = (int)v;
+    }
+    if ((s = getenv("STRATA_NET_TREE")) && parse_net_tree(cfg, s, err, errlen)) return -1;
     if ((s = getenv("STRATA_SPIN")) && strcasecmp(s, "auto")) {
         if (parse_int("STRATA_SPIN", s, 0, 100000000, var_row("STRATA_SPIN")->accepts, &v, err,
                       errlen))
@@ -267,6 +317,7 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         parse_size("STRATA_REDUCE_CHUNK", 4096, 1UL << 30, &cfg->reduce_chunk, err, errlen) ||
         parse_size("STRATA_REDUCE_MIN_SLICE", 8, 1UL << 30, &cfg->min_slice, err, errlen) ||
         parse_size("STRATA_SHM_MAX", 0, ~(size_t)0, &cfg->shm_max, err, errlen) ||
+        parse_size("STRATA_NET_SEGMENT", 1024, 64UL << 20, &cfg->net_segment, err, errlen) ||
         parse_size("STRATA_CMA_MAX_PER_CALL", 1, 1UL << 30, &cfg->cma_max_per_call, err, errlen))
         return -1;
     if ((s = getenv("STRATA_CALIBRATE"))) {

@@ -9,6 +9,7 @@
 
 #include "coll/coll.h"
 #include "context/runtime.h"
+#include "net/net.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -33,6 +34,7 @@ static void ctx_destroy(struct strata_ctx *ctx)
         strata_plane_fini(ctx->plane);
         free(ctx->plane);
     }
+    strata_net_free(ctx->net);
     strata_hier_free(&ctx->hier);
     free(ctx->world_rank);
     free(ctx);
@@ -112,7 +114,7 @@ static void announce(const struct strata_ctx *ctx)
                        ctx->serial, len ? " " : "", name, ctx->size, ctx->reason);
         return;
     }
-    if (ctx->size > 1 && !ctx->plane) {
+    if (ctx->size > 1 && !ctx->plane && !ctx->net) {
         strata_verbose(1, "communicator #%lu%s%s (size %d): host MPI for every collective: %s",
                        ctx->serial, len ? " " : "", name, ctx->size, ctx->plane_why);
         return;
@@ -124,16 +126,35 @@ static void announce(const struct strata_ctx *ctx)
                    ctx->hier.nnodes == 1 ? "" : "s", desc);
 }
 
-/* What rank 0 tells the others about the node's control segment. */
+/* What rank 0 tells the others: how the communicator's collectives will
+ * run (one node's segment, or the node view across nodes) or why not. */
+enum plane_mode { MODE_NONE, MODE_SEGMENT, MODE_NET };
+
 struct segment_offer {
     int ok;
+    int mode;
     char name[STRATA_SEGMENT_NAME_MAX];
     char why[256];
 };
 
+/* Across nodes: every rank builds the node view (collective), and counts as
+ * ready once its node's own context is. */
+static void offer_net(struct strata_ctx *ctx, unsigned *mine)
+{
+    char why[256] = "";
+    if (strata_net_create(ctx, why, sizeof why)) {
+        strata_verbose(1, "communicator #%lu: %s", ctx->serial, why);
+    } else if (strata_net_node_ready(ctx->net)) {
+        *mine |= STRATA_CAP_SEGMENT;
+        return;
+    }
+}
+
 /* Rank 0 of a one-node communicator creates the segment; the others attach.
- * Collective whenever strata runs and the communicator has several ranks
- * (the same on every rank), whatever each rank's own checks said. */
+ * Across nodes, every rank builds the node view instead.  Collective
+ * whenever strata runs and the communicator has several ranks (the same on
+ * every rank), whatever each rank's own checks said; rank 0's hierarchy
+ * decides the mode for all. */
 static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_segment *seg)
 {
     struct segment_offer offer = {0};
@@ -142,17 +163,24 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
     if (ctx->rank == 0) {
         if ((*mine & STRATA_CAP_CONTEXT) != STRATA_CAP_CONTEXT)
             snprintf(offer.why, sizeof offer.why, "the communicator is not served");
+        else if (ctx->hier.nnodes > 1 && ctx->hier.nnodes == ctx->size)
+            snprintf(offer.why, sizeof offer.why, "every node holds one rank of the "
+                     "communicator: no node level for strata to add (%d nodes)", ctx->size);
         else if (ctx->hier.nnodes > 1)
-            snprintf(offer.why, sizeof offer.why, "collectives across nodes are not built "
-                     "yet: the communicator spans %d nodes", ctx->hier.nnodes);
+            offer.mode = MODE_NET;
         else if (!strata_segment_create(seg, bytes, strata_runtime()->cma_ok, ctx->serial,
                                         offer.why, sizeof offer.why)) {
             offer.ok = 1;
+            offer.mode = MODE_SEGMENT;
             snprintf(offer.name, sizeof offer.name, "%s", seg->name);
         }
     }
     PMPI_Bcast(&offer, sizeof offer, MPI_BYTE, 0, ctx->comm);
     snprintf(ctx->plane_why, sizeof ctx->plane_why, "%s", offer.why);
+    if (offer.mode == MODE_NET) {
+        offer_net(ctx, mine);
+        return;
+    }
     if (!offer.ok) return;
     char why[256] = "";
     if (ctx->rank == 0 || !strata_segment_attach(seg, offer.name, bytes, why, sizeof why)) {
@@ -222,7 +250,17 @@ static struct strata_ctx *ctx_create(MPI_Comm comm, const struct strata_runtime 
     free(all);
     ctx->served = (agreed & STRATA_CAP_CONTEXT) == STRATA_CAP_CONTEXT;
     if (!ctx->served) snprintf(ctx->reason, sizeof ctx->reason, "%s", capability_failure(agreed));
-    if (ctx->size > 1 && rt) adopt_plane(ctx, ctx->served ? agreed : 0, &seg, pids);
+    if (ctx->net) {
+        /* Across nodes, no plane of its own: the nodes' contexts have them. */
+        if (!ctx->served || !(agreed & STRATA_CAP_SEGMENT)) {
+            snprintf(ctx->plane_why, sizeof ctx->plane_why, "a node's ranks could not set up "
+                     "their data plane (STRATA_VERBOSE=1 names the problem)");
+            strata_net_free(ctx->net);
+            ctx->net = NULL;
+        }
+    } else if (ctx->size > 1 && rt) {
+        adopt_plane(ctx, ctx->served ? agreed : 0, &seg, pids);
+    }
     free(pids);
 
     pthread_mutex_lock(&registry_lock);

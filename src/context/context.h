@@ -21,7 +21,8 @@ enum strata_capability {
     STRATA_CAP_HIERARCHY = 1 << 2, /* the hierarchy could be built */
     STRATA_CAP_NOT_REFUSED = 1 << 3, /* not refused by STRATA_TEST_REFUSE_RANK */
     STRATA_CAP_CONTEXT = (1 << 4) - 1, /* all of the above: strata serves the communicator */
-    STRATA_CAP_SEGMENT = 1 << 4,   /* attached the node's control segment */
+    STRATA_CAP_SEGMENT = 1 << 4,   /* attached the node's control segment (across
+                                      nodes: this rank's node context is ready) */
 };
 
 struct strata_ctx {
@@ -32,6 +33,7 @@ struct strata_ctx {
     int served;                   /* the agreed verdict */
     char reason[256];             /* why not served (same on every rank) */
     struct strata_plane *plane;   /* node data plane, NULL if none (agreed) */
+    struct strata_net *net;       /* across nodes: the node view, NULL if none (agreed) */
     char plane_why[320];          /* why there is none (same on every rank) */
     unsigned long serial;         /* creation order, for messages */
     struct strata_ctx *prev, *next; /* registry of live contexts */

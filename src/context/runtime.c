@@ -85,6 +85,11 @@ static void apply_tuning(void)
         .reduce_chunk = cfg.reduce_chunk,
         .min_slice = cfg.min_slice,
         .throttle = cfg.throttle,
+        .net_segment = cfg.net_segment,
+        .net_sends = cfg.net_sends,
+        .net_recvs = cfg.net_recvs,
+        .net_tree = cfg.net_tree,
+        .net_tree_k = cfg.net_tree_k,
     };
     for (int l = 0; l < STRATA_MAX_HIER; l++)
         t.chunk[l] = cfg.chunk[l < cfg.nchunk ? l : cfg.nchunk - 1];
@@ -95,11 +100,14 @@ static void apply_tuning(void)
     struct strata_tuning mine = t;
     PMPI_Bcast(&t, sizeof t, MPI_BYTE, 0, MPI_COMM_WORLD);
     int differs = mine.cico_max != t.cico_max || mine.reduce_chunk != t.reduce_chunk ||
-                  mine.min_slice != t.min_slice || mine.throttle != t.throttle;
+                  mine.min_slice != t.min_slice || mine.throttle != t.throttle ||
+                  mine.net_segment != t.net_segment || mine.net_sends != t.net_sends ||
+                  mine.net_recvs != t.net_recvs || mine.net_tree != t.net_tree ||
+                  mine.net_tree_k != t.net_tree_k;
     for (int l = 0; l < STRATA_MAX_HIER; l++) differs |= mine.chunk[l] != t.chunk[l];
     if (differs)
-        strata_warn("STRATA_CICO_MAX, STRATA_CHUNK, STRATA_REDUCE_CHUNK, STRATA_REDUCE_MIN_SLICE "
-                    "or STRATA_THROTTLE differ from rank 0's: rank 0's apply");
+        strata_warn("STRATA_CICO_MAX, STRATA_CHUNK, STRATA_REDUCE_CHUNK, STRATA_REDUCE_MIN_SLICE, "
+                    "STRATA_THROTTLE or STRATA_NET_* differ from rank 0's: rank 0's apply");
     strata_tuning_set(&t);
     strata_flag_set_spin(cfg.spin >= 0 ? (unsigned)cfg.spin : 1024);
     strata_segment_set_cap(cfg.shm_max);

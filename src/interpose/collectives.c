@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "context/context.h"
 #include "interpose/route.h"
+#include "net/net.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -32,7 +33,7 @@ static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
     struct strata_ctx *ctx = strata_ctx_get(comm);
     const char *refusal = strata_route_refusal(ctx, coll);
     if (!refusal) {
-        if (ctx->plane->stats) strata_stats_call(coll, 1);
+        if (strata_stats_enabled()) strata_stats_call(coll, 1);
         return ctx;
     }
     strata_route_to_host(ctx, coll, refusal);
@@ -44,7 +45,7 @@ static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, const char *why)
 {
     strata_route_to_host(ctx, coll, why);
-    if (ctx->plane->stats) {
+    if (strata_stats_enabled()) {
         strata_stats_call(coll, 0);
         strata_stats_call_unserve(coll);
     }
@@ -120,6 +121,24 @@ static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
     return ch->al->run(ctx->plane, &a);
 }
 
+/* Verbose output of a composition across nodes: the description is
+ * formatted only when it will be printed. */
+static char *net_desc(char *buf)
+{
+    const struct strata_config *cfg = strata_config();
+    return cfg && cfg->verbose >= 2 ? buf : NULL;
+}
+
+/* A call across nodes: the composition, then (verbose) what it did. */
+#define RUN_ACROSS_NODES(ctx, coll, bytes, call)                              \
+    do {                                                                      \
+        char desc_[320];                                                      \
+        char *d_ = net_desc(desc_);                                           \
+        int rc_ = (call);                                                     \
+        if (d_) strata_route_served((ctx), (coll), d_, (bytes));              \
+        return rc_;                                                           \
+    } while (0)
+
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
@@ -132,8 +151,11 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
         return MPI_SUCCESS;
     }
     struct strata_choice ch;
-    choose(ctx, STRATA_COLL_BCAST, (size_t)bytes, &ch);
     void *run = contiguous_run(buffer, count, datatype, (size_t)bytes);
+    if (run && ctx->net)
+        RUN_ACROSS_NODES(ctx, STRATA_COLL_BCAST, (size_t)bytes,
+                         strata_net_bcast(ctx, run, (size_t)bytes, root, d_, sizeof desc_));
+    if (!ctx->net) choose(ctx, STRATA_COLL_BCAST, (size_t)bytes, &ch);
     if (run) return run_choice(ctx, &ch, run, run, (size_t)bytes, root);
     /* A layout with holes is packed on this rank alone: the others never
      * need to know, since only the byte count decides the path. */
@@ -146,7 +168,8 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     if (ctx->rank == root) {
         PMPI_Pack(buffer, count, datatype, packed, (int)bytes, &position, comm);
     }
-    int rc = run_choice(ctx, &ch, packed, packed, (size_t)bytes, root);
+    int rc = ctx->net ? strata_net_bcast(ctx, packed, (size_t)bytes, root, NULL, 0)
+                      : run_choice(ctx, &ch, packed, packed, (size_t)bytes, root);
     if (ctx->rank != root) PMPI_Unpack(packed, (int)bytes, &position, buffer, count, datatype, comm);
     free(packed);
     return rc;
@@ -183,6 +206,9 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     }
     if (!ctx) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
+    if (ctx->net)
+        RUN_ACROSS_NODES(ctx, STRATA_COLL_REDUCE, a.count * a.extent,
+                         strata_net_reduce(ctx, &a, d_, sizeof desc_));
     strata_route_served(ctx, STRATA_COLL_REDUCE, strata_route_path(ctx->plane, a.count * a.extent),
                         a.count * a.extent);
     return strata_reduce(ctx->plane, &a);
@@ -199,6 +225,9 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     }
     if (!ctx) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
+    if (ctx->net)
+        RUN_ACROSS_NODES(ctx, STRATA_COLL_ALLREDUCE, a.count * a.extent,
+                         strata_net_allreduce(ctx, &a, d_, sizeof desc_));
     strata_route_served(ctx, STRATA_COLL_ALLREDUCE,
                         strata_route_path(ctx->plane, a.count * a.extent), a.count * a.extent);
     return strata_reduce(ctx->plane, &a);
@@ -208,6 +237,8 @@ int MPI_Barrier(MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
     if (!ctx) return PMPI_Barrier(comm);
+    if (ctx->net)
+        RUN_ACROSS_NODES(ctx, STRATA_COLL_BARRIER, 0, strata_net_barrier(ctx));
     strata_route_served(ctx, STRATA_COLL_BARRIER, "flag waves", 0);
     return strata_barrier(ctx->plane);
 }
@@ -298,8 +329,16 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
             goto host;
         }
     }
-    choose(ctx, c->coll, b, &ch);
-    int rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
+    int rc;
+    if (ctx->net) {
+        char desc[320], *d = net_desc(desc);
+        struct strata_block_args a = {sv.run, rv.run, b, c->root, 1};
+        rc = strata_net_block(ctx, c->coll, &a, d, sizeof desc);
+        if (d) strata_route_served(ctx, c->coll, d, b);
+    } else {
+        choose(ctx, c->coll, b, &ch);
+        rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
+    }
     view_close(&sv, ctx->comm);
     view_close(&rv, ctx->comm);
     return rc;

@@ -40,6 +40,14 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
     if (!ctx->served) return ctx->reason;
     if (!colls[coll].built) return "not yet built in strata";
     if (ctx->size == 1) return "a single-rank communicator has nothing to exchange";
+    if (ctx->net) {
+        /* Alltoall's traffic is all between nodes: a node level adds a copy
+         * and takes nothing off the network. */
+        if (coll == STRATA_COLL_ALLTOALL)
+            return "Alltoall across nodes is left to the host MPI (every block crosses the "
+                   "network anyway)";
+        return NULL;
+    }
     if (!ctx->plane) return ctx->plane_why;
     return NULL;
 }

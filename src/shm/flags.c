@@ -27,8 +27,7 @@ void strata_peer_check_alive(pid_t pid)
     }
 }
 
-/* One unsuccessful poll: spin for the first polls, then yield. */
-static void backoff(unsigned long round)
+void strata_backoff(unsigned long round)
 {
     if (round < spin_polls) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -43,7 +42,7 @@ void strata_flag_wait_ge(strata_flag *flag, uint64_t value, pid_t owner)
 {
     unsigned long round = 0;
     while (strata_flag_read(flag) < value) {
-        backoff(round++);
+        strata_backoff(round++);
         if (round > spin_polls && (round - spin_polls) % LIVENESS_EVERY == 0)
             strata_peer_check_alive(owner);
     }

@@ -53,6 +53,10 @@ static inline uint64_t strata_flag_read(strata_flag *flag)
  * the flag's writer, checked for liveness while waiting (0: do not check). */
 void strata_flag_wait_ge(strata_flag *flag, uint64_t value, pid_t owner);
 
+/* One unsuccessful poll of a wait loop (round counts them from 0): spins
+ * for the first STRATA_SPIN polls, then yields the CPU. */
+void strata_backoff(unsigned long round);
+
 /* The waiting policy (STRATA_SPIN polls before yielding). */
 void strata_flag_set_spin(unsigned polls);
 

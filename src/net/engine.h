@@ -1,0 +1,86 @@
+/* The progress engine of the across-nodes compositions (the ADAPT paper's
+ * event-driven model, on the host MPI's non-blocking point-to-point).
+ *
+ * A collective's network traffic is a set of streams: one stream moves one
+ * run of bytes to or from one peer, cut into segments.  A receive stream
+ * keeps up to `limit` segment receives posted ahead of the data; a send
+ * stream keeps up to `limit` segment sends in flight, each posted the moment
+ * the caller says its bytes are ready (a child is served as soon as its
+ * segment exists, independently of its siblings).  One call,
+ * strata_engine_progress, tests every outstanding request at once
+ * (PMPI_Testsome), retires what finished and posts what became possible;
+ * the composition's loop calls it between polls of the node's flags, so
+ * nothing waits on one request while another could move (no Waitall).
+ *
+ * Both ends of a stream cut it identically (same bytes, same segment size),
+ * and the segments of one stream match in order because MPI does not let
+ * messages of one sender, tag and communicator overtake each other; a
+ * composition gives two streams between the same pair in the same direction
+ * different tags. */
+#ifndef STRATA_ENGINE_H
+#define STRATA_ENGINE_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+struct strata_stream {
+    int peer, tag, is_send, limit;
+    unsigned char *buf;
+    size_t bytes, seg;
+    size_t ready;      /* sends: bytes the caller has made ready (recvs: all) */
+    size_t posted;     /* bytes handed to the host MPI */
+    size_t done;       /* bytes of the completed prefix */
+    int inflight;
+    size_t first_open; /* first segment not yet completed */
+    unsigned long finished; /* bit i: segment first_open + i completed early */
+};
+
+struct strata_engine {
+    MPI_Comm comm;
+    struct strata_stream *s;
+    int nstreams, cap_streams;
+    MPI_Request *req;  /* free slots hold MPI_REQUEST_NULL */
+    int *req_stream;
+    size_t *req_seg;
+    int cap_req;
+    int *indices;
+    int open_streams;  /* streams not yet complete */
+    unsigned long round; /* polls without progress (back-off) */
+};
+
+/* Most segments one stream keeps in flight (the completion bitmap's width). */
+#define STRATA_STREAM_MAX_LIMIT 64
+
+/* Forgets every stream (the arrays are kept for the next collective). */
+void strata_engine_reset(struct strata_engine *e, MPI_Comm comm);
+
+void strata_engine_free(struct strata_engine *e);
+
+/* Adds a stream; returns its index, or -1 if memory runs out.  A send
+ * stream starts with nothing ready (strata_stream_ready). */
+int strata_engine_add(struct strata_engine *e, int is_send, int peer, int tag, void *buf,
+                      size_t bytes, size_t seg, int limit);
+
+/* A send stream's bytes [0, ready) may go. */
+static inline void strata_stream_ready(struct strata_engine *e, int stream, size_t ready)
+{
+    if (ready > e->s[stream].ready) e->s[stream].ready = ready;
+}
+
+/* Tests what is in flight, retires what completed, posts what can go.
+ * Sets *moved when anything completed.  MPI_SUCCESS or the host's error. */
+int strata_engine_progress(struct strata_engine *e, int *moved);
+
+/* Every stream has completed. */
+static inline int strata_engine_complete(const struct strata_engine *e)
+{
+    return e->open_streams == 0;
+}
+
+/* One idle pass of a composition's loop: spins first, then yields. */
+void strata_engine_idle(struct strata_engine *e, int moved);
+
+/* Runs the engine until every stream has completed. */
+int strata_engine_drain(struct strata_engine *e);
+
+#endif

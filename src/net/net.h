@@ -1,0 +1,88 @@
+/* A communicator that spans several nodes: its node view and the
+ * compositions that run on it.
+ *
+ * Every node's ranks form a node communicator with a strata context of its
+ * own (its data plane: shared segment, flags, CMA); node leaders talk over
+ * the host MPI's non-blocking point-to-point on a private duplicate of the
+ * communicator, created with the context, so that no message of strata can
+ * match a receive of the application.  A node's leader is its lowest rank,
+ * except that the root of a rooted call leads its own node for that call
+ * (data leaves the root directly, as inside a node).
+ *
+ * Every composition runs on every rank of the communicator with the same
+ * arguments the entry point checked, so every rank takes the same path. */
+#ifndef STRATA_NET_H
+#define STRATA_NET_H
+
+#include <mpi.h>
+#include <stddef.h>
+
+#include "coll/block.h"
+#include "coll/coll.h"
+#include "net/engine.h"
+
+struct strata_ctx;
+
+struct strata_net {
+    MPI_Comm dup;            /* leaders' traffic, private to strata */
+    MPI_Comm node_comm;      /* this rank's node */
+    struct strata_ctx *node; /* its context; node->plane is NULL on a one-rank node */
+    int nnodes;
+    int my_node;
+    int *node_of;            /* [size] node of each rank (nodes numbered by lowest rank) */
+    int *node_rank;          /* [size] rank inside its node communicator */
+    int *node_start;         /* [nnodes + 1] offsets into members */
+    int *members;            /* [size] ranks grouped by node, ascending inside a node */
+    unsigned char *contiguous; /* [nnodes] the node's ranks are consecutive */
+    int max_node_size;
+    int *tree_buf;           /* [nnodes] children of this node in a call's tree */
+    struct strata_engine engine;
+    void *staging[2];        /* private buffers, grown on demand */
+    size_t staging_bytes[2];
+};
+
+/* The two private buffers of a composition: what arrives from other nodes
+ * (or leaves for them), and a leader's own accumulation. */
+enum strata_net_buffer { STRATA_NET_TRANSIT, STRATA_NET_ACC };
+
+/* Builds the node view of ctx (collective over ctx->comm).  0, or -1 with
+ * the reason in why (then nothing is left allocated). */
+int strata_net_create(struct strata_ctx *ctx, char *why, size_t whylen);
+
+/* Whether this rank's node can run its part (its data plane is set up, or
+ * it holds one rank). */
+int strata_net_node_ready(const struct strata_net *net);
+
+void strata_net_free(struct strata_net *net);
+
+/* The rank that leads `node` in a call rooted at `root` (-1: unrooted). */
+static inline int strata_net_leader(const struct strata_net *net, int node, int root)
+{
+    if (root >= 0 && net->node_of[root] == node) return root;
+    return net->members[net->node_start[node]];
+}
+
+/* Ranks on `node`. */
+static inline int strata_net_node_size(const struct strata_net *net, int node)
+{
+    return net->node_start[node + 1] - net->node_start[node];
+}
+
+/* Private buffer `which` of at least `bytes`; NULL if memory runs out. */
+void *strata_net_staging(struct strata_net *net, enum strata_net_buffer which, size_t bytes);
+
+/* The compositions; each returns MPI_SUCCESS or the host MPI's error.  desc
+ * (if not NULL) receives a line naming the algorithm for verbose output. */
+int strata_net_bcast(struct strata_ctx *ctx, void *data, size_t bytes, int root, char *desc,
+                     size_t desclen);
+int strata_net_reduce(struct strata_ctx *ctx, const struct strata_reduce_args *a, char *desc,
+                      size_t desclen);
+int strata_net_allreduce(struct strata_ctx *ctx, const struct strata_reduce_args *a, char *desc,
+                         size_t desclen);
+/* coll: STRATA_COLL_GATHER, SCATTER or ALLGATHER, with block.h's byte-run
+ * conventions (a->send or a->recv NULL: in place). */
+int strata_net_block(struct strata_ctx *ctx, int coll, const struct strata_block_args *a,
+                     char *desc, size_t desclen);
+int strata_net_barrier(struct strata_ctx *ctx);
+
+#endif

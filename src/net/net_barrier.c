@@ -1,0 +1,47 @@
+/* Barrier across nodes: every node gathers at its leader (the node's own
+ * barrier), leaders run a dissemination barrier over the network (round r:
+ * tell leader i + 2^r, hear from leader i - 2^r; ceil(log2 nodes) rounds,
+ * no root), and every node is released by a second node barrier.  The
+ * second node barrier is also what keeps a non-leader from leaving before
+ * every other node has arrived. */
+#include "net/net.h"
+
+#include "context/context.h"
+#include "shm/flags.h"
+
+enum { TAG_BARRIER = 6 };
+
+/* Waits for two requests, yielding between polls (no blocking wait: a
+ * blocking MPI wait spins at full speed on an oversubscribed machine). */
+static int wait_pair(MPI_Request req[2])
+{
+    unsigned long round = 0;
+    for (;;) {
+        int done = 0, rc = PMPI_Testall(2, req, &done, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS || done) return rc;
+        strata_backoff(round++);
+    }
+}
+
+int strata_net_barrier(struct strata_ctx *ctx)
+{
+    struct strata_net *net = ctx->net;
+    struct strata_plane *np = net->node->plane;
+    int rc = np ? strata_barrier(np) : MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) return rc;
+    if (ctx->rank == strata_net_leader(net, net->my_node, -1)) {
+        int nn = net->nnodes, me = net->my_node;
+        for (int dist = 1; dist < nn; dist *= 2) {
+            MPI_Request req[2];
+            char token = 0;
+            rc = PMPI_Irecv(&token, 0, MPI_BYTE, strata_net_leader(net, (me - dist + nn) % nn, -1),
+                            TAG_BARRIER, net->dup, &req[0]);
+            if (rc == MPI_SUCCESS)
+                rc = PMPI_Isend(&token, 0, MPI_BYTE, strata_net_leader(net, (me + dist) % nn, -1),
+                                TAG_BARRIER, net->dup, &req[1]);
+            if (rc == MPI_SUCCESS) rc = wait_pair(req);
+            if (rc != MPI_SUCCESS) return rc;
+        }
+    }
+    return np ? strata_barrier(np) : MPI_SUCCESS;
+}

@@ -1,0 +1,277 @@
+/* Gather, Scatter and Allgather across nodes, two levels.
+ *
+ * Each node's blocks travel between nodes as one bundle (the node's blocks
+ * in rank order), built or taken apart inside the node by the node's own
+ * algorithm (the cost model's choice on the node's plane, block.h).  A node
+ * whose ranks are consecutive in the communicator (a block layout) has its
+ * bundle in the user's buffer already, so bundles go to and from the
+ * network straight from there; other layouts go through private memory,
+ * laid out node after node, and are sorted into rank order at the end.
+ *
+ *  Gather     the root posts a receive stream for every other node's bundle,
+ *             gathers its own node, and collects the bundles as they come;
+ *             other leaders gather their node, then stream the bundle.
+ *  Scatter    the root streams every other node's bundle while scattering
+ *             its own node; other leaders receive their bundle, then
+ *             scatter it inside the node.
+ *  Allgather  every leader gathers its node, then leaders exchange bundles:
+ *             each with every other when there are few nodes, around a ring
+ *             of leaders (each bundle forwarded segment by segment as it
+ *             arrives) when there are many; then each leader broadcasts the
+ *             whole result inside its node. */
+#include "net/net.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "coll/select.h"
+#include "context/context.h"
+#include "interpose/route.h"
+#include "util/log.h"
+
+enum { TAG_GATHER = 3, TAG_SCATTER = 4, TAG_ALLGATHER = 5 };
+/* Allgather's ring gives every bundle its own tag past this one, so that
+ * the bundles forwarded between two leaders cannot match each other. */
+#define TAG_RING_FIRST 64
+/* Up to this many nodes, leaders exchange Allgather bundles all with all. */
+#define ALLGATHER_DIRECT_MAX_NODES 4
+
+/* One block collective inside this rank's node, as the model chooses it. */
+static int node_block(struct strata_net *net, int coll, const unsigned char *send,
+                      unsigned char *recv, size_t block, int local_root)
+{
+    struct strata_plane *np = net->node->plane;
+    struct strata_choice ch;
+    strata_select(np, coll, block, &ch);
+    struct strata_block_args a = {send, recv, block, local_root, ch.k};
+    return ch.al->run(np, &a);
+}
+
+/* Where node n's bundle lies: in the user's buffer `user` (rank order) if
+ * the node's ranks are consecutive, else in `transit` (node order). */
+static unsigned char *bundle_of(const struct strata_net *net, int n, unsigned char *user,
+                                unsigned char *transit, size_t block)
+{
+    if (net->contiguous[n] && user)
+        return user + (size_t)net->members[net->node_start[n]] * block;
+    return transit + (size_t)net->node_start[n] * block;
+}
+
+/* Copies the blocks of the bundles that went through transit memory into
+ * (to_user) or out of (!to_user) the user's rank-ordered buffer. */
+static void sort_bundles(const struct strata_net *net, unsigned char *user,
+                         unsigned char *transit, size_t block, int to_user, int only_node)
+{
+    for (int n = 0; n < net->nnodes; n++) {
+        if (net->contiguous[n] || (only_node >= 0 && n != only_node)) continue;
+        for (int i = net->node_start[n]; i < net->node_start[n + 1]; i++) {
+            unsigned char *u = user + (size_t)net->members[i] * block;
+            unsigned char *t = transit + (size_t)i * block;
+            if (to_user) memcpy(u, t, block);
+            else memcpy(t, u, block);
+        }
+    }
+}
+
+static unsigned char *transit_or_abort(struct strata_ctx *ctx, size_t bytes)
+{
+    unsigned char *t = strata_net_staging(ctx->net, STRATA_NET_TRANSIT, bytes);
+    if (!t && bytes) {
+        strata_error("out of memory for %zu bytes of a collective across nodes", bytes);
+        PMPI_Abort(ctx->comm, 1);
+    }
+    return t;
+}
+
+static void add_or_abort(struct strata_ctx *ctx, int is_send, int peer, int tag, void *buf,
+                         size_t bytes)
+{
+    const struct strata_tuning *tu = strata_tuning();
+    if (strata_engine_add(&ctx->net->engine, is_send, peer, tag, buf, bytes, tu->net_segment,
+                          is_send ? tu->net_sends : tu->net_recvs) < 0) {
+        strata_error("out of memory starting a collective across nodes");
+        PMPI_Abort(ctx->comm, 1);
+    }
+}
+
+/* Send streams are posted whole: their bytes are all in place. */
+static int drain_all_ready(struct strata_engine *e)
+{
+    for (int i = 0; i < e->nstreams; i++) strata_stream_ready(e, i, e->s[i].bytes);
+    return strata_engine_drain(e);
+}
+
+static int gather(struct strata_ctx *ctx, const struct strata_block_args *a)
+{
+    struct strata_net *net = ctx->net;
+    size_t b = a->block;
+    int leader = strata_net_leader(net, net->my_node, a->root);
+    int local_root = net->node_rank[leader];
+    int me = net->my_node, nsize = strata_net_node_size(net, me);
+    const unsigned char *send = a->send;
+    if (ctx->rank != leader) return node_block(net, STRATA_COLL_GATHER, send, NULL, b, local_root);
+
+    struct strata_engine *e = &net->engine;
+    strata_engine_reset(e, net->dup);
+    unsigned char *transit, *mine;
+    if (ctx->rank == a->root) {
+        transit = transit_or_abort(ctx, (size_t)ctx->size * b);
+        /* Receives first, so bundles can land while this node gathers. */
+        for (int n = 0; n < net->nnodes; n++)
+            if (n != me)
+                add_or_abort(ctx, 0, strata_net_leader(net, n, a->root), TAG_GATHER,
+                             bundle_of(net, n, a->recv, transit, b),
+                             (size_t)strata_net_node_size(net, n) * b);
+        mine = bundle_of(net, me, a->recv, transit, b);
+        /* In place, the root's block is at its rank's slot of recv: where
+         * the node gather wants it only if the bundle is recv itself. */
+        if (!send && !net->contiguous[me]) send = a->recv + (size_t)ctx->rank * b;
+    } else {
+        mine = transit = transit_or_abort(ctx, (size_t)nsize * b);
+    }
+    int rc = MPI_SUCCESS;
+    if (net->node->plane) rc = node_block(net, STRATA_COLL_GATHER, send, mine, b, local_root);
+    else if (send) memcpy(mine, send, b);
+    if (rc != MPI_SUCCESS) return rc;
+    if (ctx->rank != a->root)
+        add_or_abort(ctx, 1, a->root, TAG_GATHER, mine, (size_t)nsize * b);
+    rc = drain_all_ready(e);
+    if (rc == MPI_SUCCESS && ctx->rank == a->root) sort_bundles(net, a->recv, transit, b, 1, -1);
+    return rc;
+}
+
+static int scatter(struct strata_ctx *ctx, const struct strata_block_args *a)
+{
+    struct strata_net *net = ctx->net;
+    size_t b = a->block;
+    int leader = strata_net_leader(net, net->my_node, a->root);
+    int local_root = net->node_rank[leader];
+    int me = net->my_node, nsize = strata_net_node_size(net, me);
+    if (ctx->rank != leader) return node_block(net, STRATA_COLL_SCATTER, NULL, a->recv, b, local_root);
+
+    struct strata_engine *e = &net->engine;
+    strata_engine_reset(e, net->dup);
+    unsigned char *mine;
+    int rc, moved;
+    if (ctx->rank == a->root) {
+        unsigned char *transit = transit_or_abort(ctx, (size_t)ctx->size * b);
+        sort_bundles(net, (unsigned char *)a->send, transit, b, 0, -1);
+        for (int n = 0; n < net->nnodes; n++)
+            if (n != me)
+                add_or_abort(ctx, 1, strata_net_leader(net, n, a->root), TAG_SCATTER,
+                             bundle_of(net, n, (unsigned char *)a->send, transit, b),
+                             (size_t)strata_net_node_size(net, n) * b);
+        for (int i = 0; i < e->nstreams; i++) strata_stream_ready(e, i, e->s[i].bytes);
+        /* The first segments leave before this node scatters; the rest
+         * follow in the drain below. */
+        if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
+        mine = bundle_of(net, me, (unsigned char *)a->send, transit, b);
+    } else {
+        mine = transit_or_abort(ctx, (size_t)nsize * b);
+        add_or_abort(ctx, 0, a->root, TAG_SCATTER, mine, (size_t)nsize * b);
+        if ((rc = strata_engine_drain(e)) != MPI_SUCCESS) return rc;
+    }
+    if (net->node->plane) rc = node_block(net, STRATA_COLL_SCATTER, mine, a->recv, b, local_root);
+    else if (a->recv) memcpy(a->recv, mine, b);
+    if (rc != MPI_SUCCESS) return rc;
+    return strata_engine_drain(e);
+}
+
+/* Leaders exchange bundles: all with all, or around the ring of leaders. */
+static void exchange_bundles(struct strata_ctx *ctx, unsigned char *recv, unsigned char *transit,
+                             size_t b)
+{
+    struct strata_net *net = ctx->net;
+    struct strata_engine *e = &net->engine;
+    int me = net->my_node, nn = net->nnodes;
+    size_t mine_bytes = (size_t)strata_net_node_size(net, me) * b;
+    unsigned char *mine = bundle_of(net, me, recv, transit, b);
+    if (nn <= ALLGATHER_DIRECT_MAX_NODES) {
+        for (int n = 0; n < nn; n++) {
+            if (n == me) continue;
+            int peer = strata_net_leader(net, n, -1);
+            add_or_abort(ctx, 0, peer, TAG_ALLGATHER, bundle_of(net, n, recv, transit, b),
+                         (size_t)strata_net_node_size(net, n) * b);
+            add_or_abort(ctx, 1, peer, TAG_ALLGATHER, mine, mine_bytes);
+            strata_stream_ready(e, e->nstreams - 1, mine_bytes);
+        }
+        return;
+    }
+    /* Ring: bundle of node (me - j) arrives from the left for j = 1 .. nn-1
+     * and goes on to the right for j = 0 .. nn-2; each bundle its own
+     * stream pair, so a segment is forwarded as soon as it has arrived. */
+    int left = strata_net_leader(net, (me + nn - 1) % nn, -1);
+    int right = strata_net_leader(net, (me + 1) % nn, -1);
+    for (int j = 1; j < nn; j++) {
+        int n = (me + nn - j) % nn;
+        unsigned char *buf = bundle_of(net, n, recv, transit, b);
+        size_t bytes = (size_t)strata_net_node_size(net, n) * b;
+        add_or_abort(ctx, 0, left, TAG_RING_FIRST + n, buf, bytes);
+        if (j < nn - 1) add_or_abort(ctx, 1, right, TAG_RING_FIRST + n, buf, bytes);
+    }
+    add_or_abort(ctx, 1, right, TAG_RING_FIRST + me, mine, mine_bytes);
+    strata_stream_ready(e, e->nstreams - 1, mine_bytes);
+}
+
+/* Ring forwarding: a received bundle's completed prefix may go on. */
+static void forward_ring(struct strata_engine *e, int nnodes)
+{
+    if (nnodes <= ALLGATHER_DIRECT_MAX_NODES) return;
+    /* Streams come in (receive, send) pairs, the last pair's send missing. */
+    for (int i = 0; i + 1 < e->nstreams - 1; i += 2)
+        strata_stream_ready(e, i + 1, e->s[i].done);
+}
+
+static int allgather(struct strata_ctx *ctx, const struct strata_block_args *a)
+{
+    struct strata_net *net = ctx->net;
+    size_t b = a->block;
+    int me = net->my_node, leader = strata_net_leader(net, me, -1);
+    int local_root = net->node_rank[leader];
+    struct strata_plane *np = net->node->plane;
+    size_t total = (size_t)ctx->size * b;
+    /* In place, this rank's block is at its slot of recv. */
+    const unsigned char *send = a->send ? a->send : a->recv + (size_t)ctx->rank * b;
+    if (ctx->rank != leader) {
+        int rc = node_block(net, STRATA_COLL_GATHER, send, NULL, b, local_root);
+        if (rc != MPI_SUCCESS) return rc;
+        return strata_bcast_bytes(np, a->recv, total, local_root);
+    }
+    unsigned char *transit = transit_or_abort(ctx, total);
+    unsigned char *mine = bundle_of(net, me, a->recv, transit, b);
+    /* The leader's block is in place only if the bundle is recv itself. */
+    if (!a->send && net->contiguous[me]) send = NULL;
+    int rc = MPI_SUCCESS;
+    if (np) rc = node_block(net, STRATA_COLL_GATHER, send, mine, b, local_root);
+    else if (send) memcpy(mine, send, b);
+    if (rc != MPI_SUCCESS) return rc;
+    struct strata_engine *e = &net->engine;
+    strata_engine_reset(e, net->dup);
+    exchange_bundles(ctx, a->recv, transit, b);
+    while (!strata_engine_complete(e)) {
+        int moved;
+        if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
+        forward_ring(e, net->nnodes);
+        strata_engine_idle(e, moved);
+    }
+    sort_bundles(net, a->recv, transit, b, 1, -1);
+    return np ? strata_bcast_bytes(np, a->recv, total, local_root) : MPI_SUCCESS;
+}
+
+int strata_net_block(struct strata_ctx *ctx, int coll, const struct strata_block_args *a,
+                     char *desc, size_t desclen)
+{
+    struct strata_net *net = ctx->net;
+    if (desc) {
+        const char *how = coll == STRATA_COLL_ALLGATHER
+            ? (net->nnodes <= ALLGATHER_DIRECT_MAX_NODES ? "leaders exchange bundles all with all"
+                                                         : "leaders pass bundles around a ring")
+            : "leaders stream node bundles to and from the root";
+        snprintf(desc, desclen, "across nodes: two levels over %d nodes, %s", net->nnodes, how);
+    }
+    switch (coll) {
+    case STRATA_COLL_GATHER: return gather(ctx, a);
+    case STRATA_COLL_SCATTER: return scatter(ctx, a);
+    default: return allgather(ctx, a);
+    }
+}
