@@ -21,6 +21,7 @@ void strata_engine_free(struct strata_engine *e)
     free(e->req_stream);
     free(e->req_seg);
     free(e->indices);
+    free(e->statuses);
     memset(e, 0, sizeof *e);
 }
 
@@ -38,7 +39,9 @@ static int grow_requests(struct strata_engine *e, int want)
     if (seg) e->req_seg = seg;
     int *idx = realloc(e->indices, sizeof *idx * (size_t)cap);
     if (idx) e->indices = idx;
-    if (!req || !rs || !seg || !idx) return -1;
+    MPI_Status *st = realloc(e->statuses, sizeof *st * (size_t)cap);
+    if (st) e->statuses = st;
+    if (!req || !rs || !seg || !idx || !st) return -1;
     for (int i = e->cap_req; i < cap; i++) e->req[i] = MPI_REQUEST_NULL;
     e->cap_req = cap;
     return 0;
@@ -120,7 +123,7 @@ int strata_engine_progress(struct strata_engine *e, int *moved)
         if (rc != MPI_SUCCESS) return rc;
     }
     int count = 0;
-    int rc = PMPI_Testsome(e->cap_req, e->req, &count, e->indices, MPI_STATUSES_IGNORE);
+    int rc = PMPI_Testsome(e->cap_req, e->req, &count, e->indices, e->statuses);
     if (rc != MPI_SUCCESS) return rc;
     if (count == MPI_UNDEFINED || count == 0) return MPI_SUCCESS;
     for (int k = 0; k < count; k++) {

@@ -44,6 +44,7 @@ struct strata_engine {
     size_t *req_seg;
     int cap_req;
     int *indices;
+    MPI_Status *statuses; /* unread, but MPICH's headers make GCC reject MPI_STATUSES_IGNORE */
     int open_streams;  /* streams not yet complete */
     unsigned long round; /* polls without progress (back-off) */
 };
