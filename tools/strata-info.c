@@ -6,7 +6,11 @@
  *   strata-info --config   only the configuration table
  *   strata-info --explain <collective> <size> [-n ranks]
  *                          the cost model's prediction for every algorithm of
- *                          one collective, and what decides the choice */
+ *                          one collective, and what decides the choice
+ *   strata-info --explain-nodes <bcast|reduce> <size> <nodes> <ranks per node>
+ *                          the model's view of a call across nodes: every
+ *                          tree among node leaders, the node's own part,
+ *                          and what overlapping the two gains */
 #include <ctype.h>
 #include <mpi.h>
 #include <stdint.h>
@@ -22,6 +26,7 @@
 #include "context/context.h"
 #include "context/runtime.h"
 #include "interpose/route.h"
+#include "net/net_tree.h"
 #include "strata.h"
 #include "transport/probe.h"
 
@@ -269,6 +274,75 @@ static void explain(const struct explain_request *rq, int world_size)
     print_deciders(rq, &shape);
 }
 
+/* ------------------------------------------------------- --explain-nodes */
+
+/* The pipelined node broadcast of `bytes` among `ranks` ranks, each on a
+ * core: the one a leader feeds segment by segment (net_bcast.c). */
+static double node_bcast_us(size_t bytes, int ranks)
+{
+    struct strata_model_shape shape = {ranks, 1, ranks, 1, 2 * strata_tuning()->cico_max, 0};
+    struct strata_prediction all[STRATA_NALGOS];
+    int n = strata_select_explain(strata_select_model(), &shape, STRATA_COLL_BCAST, bytes, all,
+                                  STRATA_NALGOS);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(all[i].al->name, "pipelined") && all[i].us >= 0) return all[i].us;
+    return 0;
+}
+
+static int explain_nodes(int argc, char **argv)
+{
+    size_t bytes;
+    char *end1, *end2;
+    long nodes = argc == 4 ? strtol(argv[2], &end1, 10) : 0;
+    long per_node = argc == 4 ? strtol(argv[3], &end2, 10) : 0;
+    int coll = argc == 4 ? strata_coll_parse(argv[0]) : -1;
+    if (argc != 4 || (coll != STRATA_COLL_BCAST && coll != STRATA_COLL_REDUCE) ||
+        parse_bytes(argv[1], &bytes) || *end1 || *end2 || nodes < 2 || nodes > 1 << 20 ||
+        per_node < 1 || per_node > 4096) {
+        fprintf(stderr, "usage: strata-info --explain-nodes <bcast|reduce> <size> <nodes 2..> "
+                "<ranks per node 1..4096>\n");
+        return 2;
+    }
+    const struct strata_model *m = strata_select_model();
+    const struct strata_tuning *tu = strata_tuning();
+    print_model(m);
+    printf("  between node leaders: %.3f + n * %.4g (%.1f GB/s) per message (net_alpha_us, "
+           "net_beta_us_per_byte)\n", m->net_alpha, m->net_beta,
+           m->net_beta > 0 ? 1e-3 / m->net_beta : 0);
+    printf("\n%s of %zu bytes on %ld nodes of %ld ranks, %zu-byte segments "
+           "(STRATA_NET_SEGMENT), each rank on a core of its own\n",
+           strata_coll_name(coll), bytes, nodes, per_node, tu->net_segment);
+    struct strata_net_tree best;
+    strata_net_tree_choose(m, (int)nodes, bytes, tu->net_segment, &best);
+    printf("\n  %-12s %14s\n", "leader tree", "predicted us");
+    for (int k = 0; k <= 7 && k < nodes; k++) {
+        struct strata_net_tree t = {k ? STRATA_NET_KNOMIAL : STRATA_NET_CHAIN, k ? k : 1, 0};
+        t.predicted_us = strata_net_tree_predict(m, &t, (int)nodes, bytes, tu->net_segment);
+        char name[32];
+        int chosen = t.shape == best.shape && (t.shape == STRATA_NET_CHAIN || t.k == best.k);
+        printf("%c %-12s %14.1f\n", chosen ? '*' : ' ', strata_net_tree_name(&t, name, sizeof name),
+               t.predicted_us);
+    }
+    printf("  * the choice (STRATA_NET_TREE=auto)\n");
+    if (coll != STRATA_COLL_BCAST || per_node < 2) {
+        printf("\n(the node's part of a Reduce is not in the model: its time adds per segment.)\n");
+        return 0;
+    }
+    double whole = node_bcast_us(bytes, (int)per_node);
+    double one = node_bcast_us(tu->net_segment < bytes ? tu->net_segment : bytes, (int)per_node);
+    /* HierKNEM's overlap: a node pulls each segment while the next is on the
+     * wire, so only the slower of the two levels counts in full, plus one
+     * segment of the other to fill or drain the pipeline. */
+    double overlapped = (best.predicted_us > whole ? best.predicted_us : whole) + one;
+    if (bytes <= tu->net_segment) overlapped = best.predicted_us + whole; /* one segment: nothing overlaps */
+    printf("\n  inside a node: pipelined, %.1f us for the whole payload, %.1f us per segment\n",
+           whole, one);
+    printf("  one level after the other: %.1f us\n", best.predicted_us + whole);
+    printf("  overlapped (the node pulls segments as they arrive): %.1f us, %.2fx\n", overlapped,
+           (best.predicted_us + whole) / overlapped);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -276,6 +350,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int config_only = argc > 1 && !strcmp(argv[1], "--config");
+    if (argc > 1 && !strcmp(argv[1], "--explain-nodes")) {
+        int status = rank == 0 ? explain_nodes(argc - 2, argv + 2) : 0;
+        MPI_Finalize();
+        return status;
+    }
     if (argc > 1 && !strcmp(argv[1], "--explain")) {
         struct explain_request rq;
         char err[512];
