@@ -238,7 +238,11 @@ int MPI_Barrier(MPI_Comm comm)
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
     if (!ctx) return PMPI_Barrier(comm);
     if (ctx->net)
-        RUN_ACROSS_NODES(ctx, STRATA_COLL_BARRIER, 0, strata_net_barrier(ctx));
+        RUN_ACROSS_NODES(ctx, STRATA_COLL_BARRIER, 0,
+                         (snprintf(desc_, sizeof desc_, "across nodes: node barrier, "
+                                   "dissemination among %d leaders, node barrier",
+                                   ctx->net->nnodes),
+                          strata_net_barrier(ctx)));
     strata_route_served(ctx, STRATA_COLL_BARRIER, "flag waves", 0);
     return strata_barrier(ctx->plane);
 }
