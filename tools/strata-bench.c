@@ -2,6 +2,7 @@
  *
  *   strata-run -n N strata-bench [--sizes 8,1K,64K,1M,4M] [--colls bcast,...]
  *                                [--iters N] [--cold] [--json FILE] [--algorithms]
+ *                                [--noise[=MS]] [--noise-calls N] [--noise-seed S]
  *
  * The program links libstrata, so MPI_X is strata's entry point (which
  * serves the call or hands it to the host MPI) and PMPI_X is the host MPI's
@@ -22,7 +23,19 @@
  * --algorithms validates the cost model: for every collective with several
  * algorithms, each row is timed once with strata's own choice ("tuned") and
  * once per algorithm and factor forced, each beside the host MPI, and the
- * model's prediction is printed next to the measured time. */
+ * model's prediction is printed next to the measured time.
+ *
+ * --noise[=MS] (ADAPT's noise experiment, at this machine's scale) times each
+ * row a second time with a late rank: in every one of --noise-calls more calls
+ * per implementation, one rank drawn at random busy-waits U(0, MS) ms (10 by
+ * default; the paper uses 10 and 20) after the barrier, inside its timed region,
+ * before entering the collective.  The schedule is a function of (seed, row,
+ * call), so the host MPI's and strata's calls of one iteration meet the same
+ * late rank and the same delay.  Reported: the mean call time with noise and
+ * the late cost (median over the calls of the call time minus the delay), what
+ * the collective still needs once the late rank arrives, against the quiet
+ * median.  Why this form and not the paper's 10 Hz of wall time, and the exact
+ * definitions: bench_noise.h. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -36,6 +49,7 @@
 
 #include <mpi.h>
 
+#include "bench_noise.h"
 #include "coll/select.h"
 #include "context/context.h"
 #include "interpose/route.h"
@@ -62,6 +76,7 @@ struct options {
     int cold;
     int algorithms;               /* --algorithms: every algorithm forced in turn */
     const char *json;
+    struct bench_noise_options noise; /* --noise: max_ms > 0 */
 };
 
 struct stats {
@@ -82,6 +97,7 @@ struct row {
     int k;                        /* its factor (0: none) */
     int tuned;                    /* strata chose (nothing forced) */
     double predicted;             /* the model's prediction, µs (< 0: none) */
+    struct bench_noise_row noise; /* --noise */
 };
 
 struct bench {
@@ -97,6 +113,8 @@ struct bench {
     unsigned seed;                /* changes every rewrite */
     struct row *rows;             /* rank 0: every row, for --json */
     int nrows;
+    int noise_rows;               /* rows timed with noise so far: the schedule's key */
+    const struct row *noisy_row;  /* the row run_noisy_calls is timing */
 };
 
 /* The collective calls of one implementation, so that strata's and the host
@@ -147,6 +165,7 @@ static void usage(FILE *to)
             "                 alltoall forced in turn (and strata's own choice), each beside the\n"
             "                 host MPI, with the cost model's prediction\n",
             ROW_BUDGET_S, MIN_ITERS, MAX_ITERS, FLUSH_BYTES >> 20);
+    bench_noise_usage(to);
 }
 
 /* "64K" -> 65536; 0 on a malformed size. */
@@ -204,6 +223,7 @@ static int parse_options(int argc, char **argv, struct options *opt, int verbose
 {
     const char *sizes = DEFAULT_SIZES, *colls = NULL;
     memset(opt, 0, sizeof *opt);
+    bench_noise_defaults(&opt->noise);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes_value = !strcmp(a, "--sizes") || !strcmp(a, "--colls") ||
@@ -211,6 +231,9 @@ static int parse_options(int argc, char **argv, struct options *opt, int verbose
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
         if (!strcmp(a, "--cold")) { opt->cold = 1; continue; }
         if (!strcmp(a, "--algorithms")) { opt->algorithms = 1; continue; }
+        int noise = bench_noise_option(argc, argv, &i, &opt->noise, verbose);
+        if (noise < 0) return 2;
+        if (noise) continue;
         if (!takes_value) {
             if (verbose) fprintf(stderr, "strata-bench: unknown option %s\n", a);
             return 2;
@@ -232,6 +255,10 @@ static int parse_options(int argc, char **argv, struct options *opt, int verbose
             }
             opt->iters = (int)n;
         }
+    }
+    if (opt->noise.max_ms > 0 && opt->algorithms) {
+        if (verbose) fprintf(stderr, "strata-bench: --noise does not combine with --algorithms\n");
+        return 2;
     }
     if (for_each_item(sizes, take_size, opt)) {
         if (verbose) fprintf(stderr, "strata-bench: bad --sizes '%s' (at most %d sizes, "
@@ -436,6 +463,36 @@ static int run_collective(struct bench *b, struct row *r)
     return 0;
 }
 
+/* One call with noise (a bench_noise_call_fn): prepared and synchronised as
+ * time_variant, and the late rank spends its delay inside its timed region
+ * before it enters the collective. */
+static double time_noisy_call(void *ctx, int impl, const struct bench_noise_draw *draw,
+                              double *late_s)
+{
+    struct bench *b = ctx;
+    prepare_call(b, b->noisy_row);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    *late_s = 0;
+    if (b->rank == draw->late_rank) {
+        bench_noise_spin_until(t0, draw->delay_s);
+        *late_s = MPI_Wtime() - t0;
+    }
+    call_collective(impl ? &strata_api : &native_api, b, b->noisy_row);
+    return MPI_Wtime() - t0;
+}
+
+/* --noise: the row's noisy calls, after its quiet ones. */
+static int run_noisy_calls(struct bench *b, struct row *r)
+{
+    double quiet_us[2] = {r->st[V_NATIVE].median, r->st[V_STRATA].median};
+    b->noisy_row = r;
+    int rc = bench_noise_run_row(&b->opt.noise, b->noise_rows++, MPI_COMM_WORLD, quiet_us,
+                                 time_noisy_call, b, &r->noise);
+    b->noisy_row = NULL;
+    return rc;
+}
+
 static struct row make_row(const struct bench *b, enum strata_coll coll, size_t bytes)
 {
     struct row r = {.coll = coll, .bytes = bytes, .count = (int)bytes, .type = MPI_BYTE};
@@ -481,6 +538,13 @@ static void print_row(const struct row *r)
            size, r->iters, r->st[V_NATIVE].median, r->st[V_NATIVE].min, r->st[V_STRATA].median,
            r->st[V_STRATA].min, ratio, r->refusal ? "native" : "strata", copy);
     fflush(stdout);
+}
+
+static void print_noise_row(const struct row *r)
+{
+    char size[32];
+    format_size(r->bytes, size, sizeof size);
+    bench_noise_print_row(short_name(r->coll), size, r->refusal ? "native" : "strata", &r->noise);
 }
 
 static void print_algorithm_header(void)
@@ -557,6 +621,7 @@ static void print_header(const struct bench *b, const char *command, const char 
            "            call the send buffer gets new values%s, then PMPI_Barrier;\n"
            "            a call's time is the max over ranks; median and min over the calls\n",
            b->opt.cold ? " and the caches are evicted" : "");
+    if (b->opt.noise.max_ms > 0) bench_noise_print_method(&b->opt.noise);
     printf("1 copy    : %s\n",
            b->copy_ok ? "one process_vm_readv of the bcast bytes, rank 0 -> rank 1"
            : !b->opt.want[STRATA_COLL_BCAST] || b->opt.algorithms ? "- (bcast rows only)"
@@ -609,6 +674,10 @@ static void json_row(FILE *f, const struct row *r)
         fprintf(f, ",\n     \"algorithm\": \"%s\", \"k\": %d, \"tuned\": %s, \"predicted_us\": %.4f",
                 r->algorithm, r->k, r->tuned ? "true" : "false", r->predicted);
     }
+    if (r->noise.calls) {
+        fprintf(f, ",\n     ");
+        bench_noise_json_row(f, &r->noise);
+    }
     fprintf(f, "}");
 }
 
@@ -644,8 +713,11 @@ static int write_json(const struct bench *b, const char *command, const char *mp
             b->opt.cold ? "true" : "false");
     if (b->opt.iters) fprintf(f, "%d", b->opt.iters);
     else fprintf(f, "\"adaptive\"");
-    fprintf(f, ", \"root\": %d, \"per_call\": \"max over ranks\", \"timer_tick_s\": %g},\n",
-            BENCH_ROOT, MPI_Wtick());
+    fprintf(f, ", \"root\": %d, \"per_call\": \"max over ranks\", \"timer_tick_s\": %g,\n"
+               "             \"noise\": ", BENCH_ROOT, MPI_Wtick());
+    if (b->opt.noise.max_ms > 0) bench_noise_json_method(f, &b->opt.noise);
+    else fprintf(f, "null");
+    fprintf(f, "},\n");
     fprintf(f, "  \"results\": [\n");
     for (int i = 0; i < b->nrows; i++) {
         json_row(f, &b->rows[i]);
@@ -694,6 +766,7 @@ static void record_row(struct bench *b, const struct row *r)
 {
     if (b->rank != 0) return;
     if (r->algorithm) print_algorithm_row(r);
+    else if (r->noise.calls) print_noise_row(r);
     else print_row(r);
     struct row *grown = realloc(b->rows, (size_t)(b->nrows + 1) * sizeof *grown);
     if (!grown) return;
@@ -708,7 +781,7 @@ static void run_all_rows(struct bench *b)
         int nsizes = c == STRATA_COLL_BARRIER ? 1 : b->opt.nsizes;
         for (int s = 0; s < nsizes; s++) {
             struct row r = make_row(b, (enum strata_coll)c, b->opt.sizes[s]);
-            if (run_collective(b, &r)) {
+            if (run_collective(b, &r) || (b->opt.noise.max_ms > 0 && run_noisy_calls(b, &r))) {
                 fprintf(stderr, "strata-bench: out of memory\n");
                 MPI_Abort(MPI_COMM_WORLD, 1);
             }
@@ -814,6 +887,7 @@ int main(int argc, char **argv)
     if (b.rank == 0) {
         print_header(&b, command, mpi);
         if (b.opt.algorithms) print_algorithm_header();
+        else if (b.opt.noise.max_ms > 0) bench_noise_print_header();
         else print_table_header();
     }
     if (b.opt.algorithms) run_algorithm_rows(&b);
