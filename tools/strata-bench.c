@@ -2,7 +2,8 @@
  *
  *   strata-run -n N strata-bench [--sizes 8,1K,64K,1M,4M] [--colls bcast,...]
  *                                [--iters N] [--cold] [--json FILE] [--algorithms]
- *                                [--noise[=MS]] [--noise-calls N] [--noise-seed S]
+ *                                [--noise[=MS]] [--noise-form rate|late] [--noise-rounds R]
+ *                                [--noise-block S] [--noise-calls N] [--noise-seed S]
  *
  * The program links libstrata, so MPI_X is strata's entry point (which
  * serves the call or hands it to the host MPI) and PMPI_X is the host MPI's
@@ -25,17 +26,15 @@
  * once per algorithm and factor forced, each beside the host MPI, and the
  * model's prediction is printed next to the measured time.
  *
- * --noise[=MS] (ADAPT's noise experiment, at this machine's scale) times each
- * row a second time with a late rank: in every one of --noise-calls more calls
- * per implementation, one rank drawn at random busy-waits U(0, MS) ms (10 by
- * default; the paper uses 10 and 20) after the barrier, inside its timed region,
- * before entering the collective.  The schedule is a function of (seed, row,
- * call), so the host MPI's and strata's calls of one iteration meet the same
- * late rank and the same delay.  Reported: the mean call time with noise and
- * the late cost (median over the calls of the call time minus the delay), what
- * the collective still needs once the late rank arrives, against the quiet
- * median.  Why this form and not the paper's 10 Hz of wall time, and the exact
- * definitions: bench_noise.h. */
+ * --noise[=MS] is ADAPT's noise experiment (section 5.1.1; sizes 4M and
+ * collectives bcast,reduce unless given).  After each row's quiet calls, the
+ * rate form (the default) runs blocks of back-to-back calls of one
+ * implementation, quiet and with noise: every rank busy-waits U(0, MS) ms
+ * (10 by default; the paper uses 10 and 20) at 10 Hz of wall time, at call
+ * boundaries; it reports each implementation's slowdown, the growth of the
+ * mean time per call.  --noise-form=late instead gives one random rank per
+ * call a delay of U(0, MS) ms before it enters, and reports the late cost.
+ * The exact schedules and figures, and why: bench_noise.h. */
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -113,7 +112,7 @@ struct bench {
     unsigned seed;                /* changes every rewrite */
     struct row *rows;             /* rank 0: every row, for --json */
     int nrows;
-    int noise_rows;               /* rows timed with noise so far: the schedule's key */
+    int noise_rows;               /* rows timed with noise so far: the noise's key */
     const struct row *noisy_row;  /* the row run_noisy_calls is timing */
 };
 
@@ -222,6 +221,7 @@ static int take_coll(struct options *opt, const char *item)
 static int parse_options(int argc, char **argv, struct options *opt, int verbose)
 {
     const char *sizes = DEFAULT_SIZES, *colls = NULL;
+    int sizes_given = 0;
     memset(opt, 0, sizeof *opt);
     bench_noise_defaults(&opt->noise);
     for (int i = 1; i < argc; i++) {
@@ -243,7 +243,10 @@ static int parse_options(int argc, char **argv, struct options *opt, int verbose
             return 2;
         }
         i++;
-        if (!strcmp(a, "--sizes")) sizes = val;
+        if (!strcmp(a, "--sizes")) {
+            sizes = val;
+            sizes_given = 1;
+        }
         else if (!strcmp(a, "--colls")) colls = val;
         else if (!strcmp(a, "--json")) opt->json = val;
         else {
@@ -260,6 +263,9 @@ static int parse_options(int argc, char **argv, struct options *opt, int verbose
         if (verbose) fprintf(stderr, "strata-bench: --noise does not combine with --algorithms\n");
         return 2;
     }
+    if (bench_noise_check(&opt->noise, verbose)) return 2;
+    if (opt->noise.max_ms > 0 && !sizes_given) sizes = BENCH_NOISE_DEFAULT_SIZES;
+    if (opt->noise.max_ms > 0 && !colls) colls = BENCH_NOISE_DEFAULT_COLLS;
     if (for_each_item(sizes, take_size, opt)) {
         if (verbose) fprintf(stderr, "strata-bench: bad --sizes '%s' (at most %d sizes, "
                                      "each 1 byte to 2 GiB-1, e.g. 8,64K,1M)\n", sizes, MAX_SIZES);
@@ -463,7 +469,7 @@ static int run_collective(struct bench *b, struct row *r)
     return 0;
 }
 
-/* One call with noise (a bench_noise_call_fn): prepared and synchronised as
+/* A late-form call (a bench_noise_call_fn): prepared and synchronised as
  * time_variant, and the late rank spends its delay inside its timed region
  * before it enters the collective. */
 static double time_noisy_call(void *ctx, int impl, const struct bench_noise_draw *draw,
@@ -482,13 +488,26 @@ static double time_noisy_call(void *ctx, int impl, const struct bench_noise_draw
     return MPI_Wtime() - t0;
 }
 
-/* --noise: the row's noisy calls, after its quiet ones. */
+/* A rate-form call (a bench_noise_loop_fn): back to back with the previous
+ * one, as in IMB's loop, so no new values and no barrier; the data stay
+ * those the last quiet call prepared. */
+static void loop_call(void *ctx, int impl)
+{
+    struct bench *b = ctx;
+    call_collective(impl ? &strata_api : &native_api, b, b->noisy_row);
+}
+
+/* --noise: the row again with noise, after its quiet calls. */
 static int run_noisy_calls(struct bench *b, struct row *r)
 {
     double quiet_us[2] = {r->st[V_NATIVE].median, r->st[V_STRATA].median};
     b->noisy_row = r;
-    int rc = bench_noise_run_row(&b->opt.noise, b->noise_rows++, MPI_COMM_WORLD, quiet_us,
-                                 time_noisy_call, b, &r->noise);
+    int rc = b->opt.noise.form == BENCH_NOISE_RATE
+                 ? bench_noise_run_rate_row(&b->opt.noise, b->noise_rows, MPI_COMM_WORLD,
+                                            loop_call, b, &r->noise)
+                 : bench_noise_run_late_row(&b->opt.noise, b->noise_rows, MPI_COMM_WORLD,
+                                            quiet_us, time_noisy_call, b, &r->noise);
+    b->noise_rows++;
     b->noisy_row = NULL;
     return rc;
 }
@@ -887,7 +906,7 @@ int main(int argc, char **argv)
     if (b.rank == 0) {
         print_header(&b, command, mpi);
         if (b.opt.algorithms) print_algorithm_header();
-        else if (b.opt.noise.max_ms > 0) bench_noise_print_header();
+        else if (b.opt.noise.max_ms > 0) bench_noise_print_header(&b.opt.noise);
         else print_table_header();
     }
     if (b.opt.algorithms) run_algorithm_rows(&b);
