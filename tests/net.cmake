@@ -40,6 +40,14 @@ if(STRATA_MPI STREQUAL "openmpi")
   # [0 4] [1 5] [2 6] [3 7].
   net_colls(nodes4.np5 5 4 block 150 ARGS --comms=world,reversed,odd --roots=some)
   net_colls(nodes4.np8.cyclic 8 4 cyclic 150 ARGS --comms=world,odd --roots=some)
+  # Reductions on nodes of three ranks and more use two leaders ([0 1 2]
+  # above); here one leader does both jobs, and a large reduction with two
+  # leaders on both nodes, [0 1 2] [3 4 5], with 1 KiB segments so that the
+  # second leader's stream to the first is long.
+  net_colls(leaders1.nodes2.np5 5 2 block 120 ENV STRATA_NET_REDUCE_LEADERS=1
+            ARGS --comms=world,sub --roots=some --colls=reduce,allreduce)
+  net_colls(leaders2.large.nodes2.np6 6 2 block 150 ENV STRATA_NET_SEGMENT=1K
+            ARGS --large --sizes=1M --comms=world,reversed --roots=some --colls=reduce,allreduce)
   # Many 1 KiB segments, one in flight each way between leaders: every
   # payload above 1 KiB is pipelined across nodes.
   net_colls(segments.nodes4.np5 5 4 block 120

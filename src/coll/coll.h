@@ -20,6 +20,7 @@ struct strata_tuning {
     int net_sends;        /* ... segments in flight per peer */
     int net_recvs;        /* ... receives posted ahead per peer */
     int net_tree, net_tree_k; /* ... tree among leaders (enum strata_net_shape) */
+    int net_reduce_leaders;   /* ... leaders per node of a reduction (1 or 2) */
 };
 
 const struct strata_tuning *strata_tuning(void);

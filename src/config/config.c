@@ -55,6 +55,9 @@ static const struct strata_config_var vars[] = {
      "across nodes: segments a leader keeps in flight to each peer"},
     {"STRATA_NET_RECVS", "4", "an integer from 1 to 64",
      "across nodes: receives a leader posts ahead of the data from each peer"},
+    {"STRATA_NET_REDUCE_LEADERS", "2", "1 or 2",
+     "across nodes: Reduce and Allreduce use two leaders on nodes of three ranks or more "
+     "(one reduces inside the node, the other talks to other nodes); 1: one does both"},
     {"STRATA_NET_TREE", "auto", "auto, chain, binomial or knomial:k (k from 1 to 64)",
      "across nodes: the tree among node leaders (auto: the cost model chooses)"},
     {"STRATA_SHM_MAX", "1G", "a size",
@@ -283,6 +286,7 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     cfg->net_segment = 128 << 10;
     cfg->net_sends = 2;
     cfg->net_recvs = 4;
+    cfg->net_reduce_leaders = 2;
     if ((s = getenv("STRATA_CMA"))) {
         if (parse_int("STRATA_CMA", s, 0, 1, var_row("STRATA_CMA")->accepts, &v, err, errlen))
             return -1;
@@ -305,6 +309,12 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
                       err, errlen))
             return -1;
         cfg->net_recvs = (int)v;
+    }
+    if ((s = getenv("STRATA_NET_REDUCE_LEADERS"))) {
+        if (parse_int("STRATA_NET_REDUCE_LEADERS", s, 1, 2,
+                      var_row("STRATA_NET_REDUCE_LEADERS")->accepts, &v, err, errlen))
+            return -1;
+        cfg->net_reduce_leaders = (int)v;
     }
     if ((s = getenv("STRATA_NET_TREE")) && parse_net_tree(cfg, s, err, errlen)) return -1;
     if ((s = getenv("STRATA_SPIN")) && strcasecmp(s, "auto")) {

@@ -90,6 +90,7 @@ static void apply_tuning(void)
         .net_recvs = cfg.net_recvs,
         .net_tree = cfg.net_tree,
         .net_tree_k = cfg.net_tree_k,
+        .net_reduce_leaders = cfg.net_reduce_leaders,
     };
     for (int l = 0; l < STRATA_MAX_HIER; l++)
         t.chunk[l] = cfg.chunk[l < cfg.nchunk ? l : cfg.nchunk - 1];
@@ -103,7 +104,8 @@ static void apply_tuning(void)
                   mine.min_slice != t.min_slice || mine.throttle != t.throttle ||
                   mine.net_segment != t.net_segment || mine.net_sends != t.net_sends ||
                   mine.net_recvs != t.net_recvs || mine.net_tree != t.net_tree ||
-                  mine.net_tree_k != t.net_tree_k;
+                  mine.net_tree_k != t.net_tree_k ||
+                  mine.net_reduce_leaders != t.net_reduce_leaders;
     for (int l = 0; l < STRATA_MAX_HIER; l++) differs |= mine.chunk[l] != t.chunk[l];
     if (differs)
         strata_warn("STRATA_CICO_MAX, STRATA_CHUNK, STRATA_REDUCE_CHUNK, STRATA_REDUCE_MIN_SLICE, "

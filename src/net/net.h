@@ -27,6 +27,13 @@ struct strata_net {
     MPI_Comm dup;            /* leaders' traffic, private to strata */
     MPI_Comm node_comm;      /* this rank's node */
     struct strata_ctx *node; /* its context; node->plane is NULL on a one-rank node */
+    /* Reductions with two leaders (HierKNEM): on a node of three ranks or
+     * more, every rank but the node's first forms the workers communicator;
+     * the second rank reduces the workers' data inside the node while the
+     * first talks to other nodes.  double_leader: the node agreed it can. */
+    MPI_Comm workers_comm;
+    struct strata_ctx *workers;
+    int double_leader;
     int nnodes;
     int my_node;
     int *node_of;            /* [size] node of each rank (nodes numbered by lowest rank) */

@@ -9,7 +9,7 @@
 #include "context/context.h"
 #include "shm/flags.h"
 
-enum { TAG_BARRIER = 6 };
+enum { TAG_BARRIER = 6 }; /* 7: net_reduce.c */
 
 /* Waits for two requests, yielding between polls (no blocking wait: a
  * blocking MPI wait spins at full speed on an oversubscribed machine). */

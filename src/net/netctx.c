@@ -65,10 +65,32 @@ static int map_nodes(struct strata_net *net, const struct strata_ctx *ctx)
     return 0;
 }
 
+/* The workers of a node with three ranks or more: every rank but the
+ * node's first, with a data plane of their own.  Collective over the node;
+ * the node uses two leaders only if every one of its ranks can. */
+static void setup_double_leader(struct strata_net *net)
+{
+    int node_size = strata_net_node_size(net, net->my_node);
+    if (strata_tuning()->net_reduce_leaders < 2 || node_size < 3) return;
+    int node_rank;
+    PMPI_Comm_rank(net->node_comm, &node_rank);
+    int first = node_rank == 0;
+    PMPI_Comm_split(net->node_comm, first ? MPI_UNDEFINED : 0, node_rank, &net->workers_comm);
+    int able = 1;
+    if (!first) {
+        char name[MPI_MAX_OBJECT_NAME];
+        snprintf(name, sizeof name, "strata workers of node %d", net->my_node);
+        PMPI_Comm_set_name(net->workers_comm, name);
+        net->workers = strata_ctx_get(net->workers_comm);
+        able = net->workers && net->workers->served && net->workers->plane;
+    }
+    PMPI_Allreduce(&able, &net->double_leader, 1, MPI_INT, MPI_MIN, net->node_comm);
+}
+
 int strata_net_create(struct strata_ctx *ctx, char *why, size_t whylen)
 {
     struct strata_net *net = calloc(1, sizeof *net);
-    if (net) net->node_comm = net->dup = MPI_COMM_NULL;
+    if (net) net->node_comm = net->dup = net->workers_comm = MPI_COMM_NULL;
     int ok = net && !map_nodes(net, ctx);
     /* The communicators are made whatever happened on this rank: the calls
      * are collective, and the agreement that follows settles the verdict. */
@@ -91,6 +113,7 @@ int strata_net_create(struct strata_ctx *ctx, char *why, size_t whylen)
     PMPI_Comm_set_name(net->dup, name);
     /* The node's own context: its data plane, agreed among its ranks. */
     net->node = strata_ctx_get(net->node_comm);
+    setup_double_leader(net);
     ctx->net = net;
     return 0;
 }
@@ -106,6 +129,7 @@ void strata_net_free(struct strata_net *net)
     if (!net) return;
     /* Freeing the node communicator releases its context (attribute
      * callback), unless MPI_Finalize released it first. */
+    if (net->workers_comm != MPI_COMM_NULL) PMPI_Comm_free(&net->workers_comm);
     if (net->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&net->node_comm);
     if (net->dup != MPI_COMM_NULL) PMPI_Comm_free(&net->dup);
     strata_engine_free(&net->engine);
