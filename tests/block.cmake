@@ -8,7 +8,7 @@
 # Timeouts are a few times the run time measured while other jobs shared
 # the machine: a per-call decision that differed between ranks would hang,
 # and the timeout is what catches it.
-strata_test_program(test_block_colls mpi/test_block_colls.c)
+strata_test_program(test_block_colls mpi/test_block_colls.c mpi/blockdata.c)
 
 # block_colls(name ranks timeout [ENV var=value...] [ARGS option...])
 function(block_colls name ranks timeout)

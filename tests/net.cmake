@@ -11,7 +11,7 @@
 # Timeouts are a few times the run time measured while other jobs shared the
 # machine: a per-call decision that differed between ranks would hang, and
 # the timeout is what catches it.
-strata_test_program(test_net_colls mpi/test_net_colls.c)
+strata_test_program(test_net_colls mpi/test_net_colls.c mpi/blockdata.c)
 
 # net_colls(name ranks nodes layout timeout [ENV var=value...] [ARGS option...])
 function(net_colls name ranks nodes layout timeout)

@@ -45,6 +45,7 @@
 #include "coll/select.h"
 #include "context/context.h"
 #include "interpose/route.h"
+#include "blockdata.h"
 #include "testutil.h"
 
 extern char **environ;
@@ -102,16 +103,6 @@ static int find_name(const char *item, const char *const *names, int n, const ch
 
 /* ---- Datatypes -------------------------------------------------------------- */
 
-/* One element of a datatype in memory: its extent, and the runs of bytes
- * that hold its signature (the rest are gaps, which nobody may write). */
-struct layout {
-    const char *name;
-    MPI_Datatype type;
-    size_t extent, sig;
-    int nruns;
-    struct { size_t off, len; } run[2];
-};
-
 enum { L_BYTE, L_INT, L_DOUBLE, L_GAPPED, L_INT_PAIR, NLAYOUTS };
 static struct layout layouts[NLAYOUTS];
 
@@ -137,101 +128,21 @@ enum { P_BYTE = 0, P_VECTOR = 3, P_MIXED = 5 };
 
 static void setup_layouts(void)
 {
-    MPI_Datatype raw, gapped, pair;
-    /* Two runs of 3 ints, stride 5, resized to 10 ints: gaps inside and
-     * after every element. */
-    MPI_Type_vector(2, 3, 5, MPI_INT, &raw);
-    MPI_Type_create_resized(raw, 0, 10 * sizeof(int), &gapped);
-    MPI_Type_free(&raw);
-    MPI_Type_commit(&gapped);
+    MPI_Datatype pair;
     MPI_Type_contiguous(2, MPI_INT, &pair);
     MPI_Type_commit(&pair);
-    layouts[L_BYTE] = (struct layout){"MPI_BYTE", MPI_BYTE, 1, 1, 1, {{0, 1}}};
-    layouts[L_INT] = (struct layout){"MPI_INT", MPI_INT, 4, 4, 1, {{0, 4}}};
-    layouts[L_DOUBLE] = (struct layout){"MPI_DOUBLE", MPI_DOUBLE, 8, 8, 1, {{0, 8}}};
-    layouts[L_GAPPED] = (struct layout){"vector(2,3,5 ints)", gapped, 40, 24, 2,
-                                        {{0, 12}, {20, 12}}};
-    layouts[L_INT_PAIR] = (struct layout){"contiguous(2, MPI_INT)", pair, 8, 8, 1, {{0, 8}}};
-    for (int i = 0; i < NLAYOUTS; i++) {
-        MPI_Aint lb, extent;
-        int size;
-        MPI_Type_get_extent(layouts[i].type, &lb, &extent);
-        MPI_Type_size(layouts[i].type, &size);
-        CHECK(lb == 0 && (size_t)extent == layouts[i].extent && (size_t)size == layouts[i].sig,
-              "%s: extent %ld, size %d", layouts[i].name, (long)extent, size);
-    }
+    layouts[L_BYTE] = (struct layout){"MPI_BYTE", MPI_BYTE, 1, 1, 1, 1, {{0, 1}}};
+    layouts[L_INT] = (struct layout){"MPI_INT", MPI_INT, 4, 4, 4, 1, {{0, 4}}};
+    layouts[L_DOUBLE] = (struct layout){"MPI_DOUBLE", MPI_DOUBLE, 8, 8, 8, 1, {{0, 8}}};
+    layouts[L_GAPPED] = test_gapped_layout();
+    layouts[L_INT_PAIR] = (struct layout){"contiguous(2, MPI_INT)", pair, 8, 8, 4, 1, {{0, 8}}};
+    for (int i = 0; i < NLAYOUTS; i++) test_check_layout(&layouts[i]);
 }
 
 /* ---- Data ------------------------------------------------------------------- */
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-#define TO_ALL (-1) /* destination of a block every rank receives alike */
-
-/* The n signature bytes rank src sends to rank dst in the case with seed. */
-static void stream(unsigned char *out, size_t n, uint64_t seed, int src, int dst)
-{
-    uint64_t base = mix(seed ^ mix(((uint64_t)(src + 3) << 32) | (uint32_t)(dst + 3)));
-    size_t w = 0;
-    /* One multiply per word, a bijection of base + w: cheap for megabytes,
-     * and no two words of one stream alike. */
-    for (; w * 8 + 8 <= n; w++) {
-        uint64_t v = (base + w) * 0x9e3779b97f4a7c15ull;
-        v ^= v >> 29;
-        memcpy(out + w * 8, &v, 8);
-    }
-    if (w * 8 < n) {
-        uint64_t v = mix(base + w);
-        memcpy(out + w * 8, &v, n - w * 8);
-    }
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    CHECK(p != NULL, "out of memory (%zu bytes)", n);
-    return p;
-}
-
-/* Buffers kept from case to case: fresh large allocations would cost every
- * rank page faults and zeroing, and a wrong result left over from an
- * earlier case cannot pass for the right one (every case has its seed). */
-enum { NSLOTS = 6, SCRATCH_SLOT = NSLOTS };
-static struct { unsigned char *buf; size_t bytes; } pool[NSLOTS + 1];
-
-static unsigned char *pooled(int slot, size_t bytes)
-{
-    if (pool[slot].bytes < bytes || !pool[slot].buf) {
-        free(pool[slot].buf);
-        pool[slot].buf = xmalloc(bytes);
-        pool[slot].bytes = bytes;
-    }
-    return pool[slot].buf;
-}
-
-/* Writes block src -> dst (sig signature bytes) into mem through layout L. */
-static void put_block(unsigned char *mem, const struct layout *L, size_t sig, uint64_t seed,
-                      int src, int dst)
-{
-    if (L->nruns == 1 && L->run[0].len == L->extent) {
-        stream(mem, sig, seed, src, dst);
-        return;
-    }
-    unsigned char *scratch = pooled(SCRATCH_SLOT, sig);
-    stream(scratch, sig, seed, src, dst);
-    const unsigned char *from = scratch;
-    for (unsigned char *el = mem; from < scratch + sig; el += L->extent)
-        for (int r = 0; r < L->nruns; r++) {
-            memcpy(el + L->run[r].off, from, L->run[r].len);
-            from += L->run[r].len;
-        }
-}
+/* Buffers kept from case to case (blockdata.h). */
+enum { NSLOTS = 6 };
 
 static const char *coll_short(int coll) { return strata_coll_name(coll) + 4; }
 
@@ -449,28 +360,28 @@ static void build(const struct tcase *t, struct bufs *b)
     b->recv_bytes = rblocks * b->rblock;
     unsigned char **slot[NSLOTS] = {&b->send[0], &b->send[1], &b->sent,
                                     &b->recv[0], &b->recv[1], &b->expect};
-    for (int i = 0; i < NSLOTS; i++) *slot[i] = pooled(i, i < 3 ? b->send_bytes : b->recv_bytes);
+    for (int i = 0; i < NSLOTS; i++) *slot[i] = test_pooled(i, i < 3 ? b->send_bytes : b->recv_bytes);
 
     /* Gaps and blocks not yet received hold a filler byte of this case and
      * rank (a byte, not a stream: blocks of megabytes on every rank). */
-    int filler = (int)(mix(t->seed ^ (uint64_t)me) & 0xff);
+    int filler = (int)(test_mix(t->seed ^ (uint64_t)me) & 0xff);
     memset(b->sent, filler, b->send_bytes);
     memset(b->recv[0], filler ^ 0x5a, b->recv_bytes);
     memcpy(b->expect, b->recv[0], b->recv_bytes);
     int per_dest = t->coll == STRATA_COLL_SCATTER || t->coll == STRATA_COLL_ALLTOALL;
     for (size_t d = 0; d < sblocks; d++)
-        put_block(b->sent + d * b->sblock, b->sl, t->sig, t->seed, me, per_dest ? (int)d : TO_ALL);
+        test_put_block(b->sent + d * b->sblock, b->sl, t->sig, t->seed, me, per_dest ? (int)d : TO_ALL);
     int src_all = t->coll == STRATA_COLL_GATHER || t->coll == STRATA_COLL_ALLGATHER;
     for (size_t s = 0; s < rblocks; s++) {
         unsigned char *in = b->recv[0] + s * b->rblock, *out = b->expect + s * b->rblock;
         if (src_all) {
-            put_block(out, b->rl, t->sig, t->seed, (int)s, TO_ALL);
-            if (t->in_place && (int)s == me) put_block(in, b->rl, t->sig, t->seed, me, TO_ALL);
+            test_put_block(out, b->rl, t->sig, t->seed, (int)s, TO_ALL);
+            if (t->in_place && (int)s == me) test_put_block(in, b->rl, t->sig, t->seed, me, TO_ALL);
         } else if (t->coll == STRATA_COLL_ALLTOALL) {
-            put_block(out, b->rl, t->sig, t->seed, (int)s, me);
-            if (t->in_place) put_block(in, b->rl, t->sig, t->seed, me, (int)s);
+            test_put_block(out, b->rl, t->sig, t->seed, (int)s, me);
+            if (t->in_place) test_put_block(in, b->rl, t->sig, t->seed, me, (int)s);
         } else { /* Scatter: root -> me; Bcast: root -> all */
-            put_block(out, b->rl, t->sig, t->seed, root, per_dest ? me : TO_ALL);
+            test_put_block(out, b->rl, t->sig, t->seed, root, per_dest ? me : TO_ALL);
             if (t->coll == STRATA_COLL_BCAST && at_root) memcpy(in, out, b->rblock);
         }
     }
@@ -603,7 +514,7 @@ static void run_variant(const struct comm_desc *c, int coll, const struct varian
                     if (si > 0 && whole_units(opt.sizes[si - 1], p) == sig) continue;
                     if (!wanted(sig, p, in_place)) continue;
                     struct tcase t = {coll, c, v, sig, roots[ri], in_place, p,
-                                      mix(opt.seed ^ mix(++*serial))};
+                                      test_mix(opt.seed ^ test_mix(++*serial))};
                     run_case(&t);
                     cases++;
                     served += sig > 0; /* nothing to move is nobody's */
@@ -781,7 +692,7 @@ int main(int argc, char **argv)
         if (comms[i] != MPI_COMM_NULL) MPI_Comm_free(&comms[i]);
     MPI_Type_free(&layouts[L_GAPPED].type);
     MPI_Type_free(&layouts[L_INT_PAIR].type);
-    for (int i = 0; i <= NSLOTS; i++) free(pool[i].buf);
+    test_pool_free();
     test_pass("block collectives");
     MPI_Finalize();
     return 0;

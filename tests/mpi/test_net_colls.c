@@ -57,6 +57,7 @@
 #include "context/context.h"
 #include "context/runtime.h"
 #include "interpose/route.h"
+#include "blockdata.h"
 #include "testutil.h"
 
 extern char **environ;
@@ -193,45 +194,21 @@ static int roots_of(int size, int *roots)
 
 /* ---- Datatypes -------------------------------------------------------------- */
 
-/* One element of a datatype in memory: its extent, and the runs of bytes of
- * its signature (the rest are gaps nobody may write), made of basic values
- * of `width` bytes (reductions combine those). */
-struct layout {
-    const char *name;
-    MPI_Datatype type;
-    size_t extent, sig, width;
-    int nruns;
-    struct { size_t off, len; } run[2];
-};
-
 enum { L_BYTE, L_INT, L_DOUBLE, L_GAPPED, L_LONG, L_FLOAT, L_DOUBLE_INT, NLAYOUTS };
 static struct layout layouts[NLAYOUTS];
 
 static void setup_layouts(void)
 {
-    MPI_Datatype raw, gapped;
-    MPI_Type_vector(2, 3, 5, MPI_INT, &raw);
-    MPI_Type_create_resized(raw, 0, 10 * sizeof(int), &gapped);
-    MPI_Type_free(&raw);
-    MPI_Type_commit(&gapped);
     layouts[L_BYTE] = (struct layout){"MPI_BYTE", MPI_BYTE, 1, 1, 1, 1, {{0, 1}}};
     layouts[L_INT] = (struct layout){"MPI_INT", MPI_INT, 4, 4, 4, 1, {{0, 4}}};
     layouts[L_DOUBLE] = (struct layout){"MPI_DOUBLE", MPI_DOUBLE, 8, 8, 8, 1, {{0, 8}}};
-    layouts[L_GAPPED] = (struct layout){"vector(2,3,5 x MPI_INT)", gapped, 40, 24, 4, 2,
-                                        {{0, 12}, {20, 12}}};
+    layouts[L_GAPPED] = test_gapped_layout();
     layouts[L_LONG] = (struct layout){"MPI_LONG", MPI_LONG, 8, 8, 8, 1, {{0, 8}}};
     layouts[L_FLOAT] = (struct layout){"MPI_FLOAT", MPI_FLOAT, 4, 4, 4, 1, {{0, 4}}};
     /* A double then an int: 4 bytes of padding close each element. */
     layouts[L_DOUBLE_INT] = (struct layout){"MPI_DOUBLE_INT", MPI_DOUBLE_INT, 16, 12, 12, 1,
                                             {{0, 12}}};
-    for (int i = 0; i < NLAYOUTS; i++) {
-        MPI_Aint lb, extent;
-        int size;
-        MPI_Type_get_extent(layouts[i].type, &lb, &extent);
-        MPI_Type_size(layouts[i].type, &size);
-        CHECK(lb == 0 && (size_t)extent == layouts[i].extent && (size_t)size == layouts[i].sig,
-              "%s: extent %ld, size %d", layouts[i].name, (long)extent, size);
-    }
+    for (int i = 0; i < NLAYOUTS; i++) test_check_layout(&layouts[i]);
 }
 
 /* Data movers: send and receive layouts by the parity of the rank (ranks may
@@ -282,70 +259,8 @@ static void user_sum(void *in, void *inout, int *len, MPI_Datatype *type)
 
 /* ---- Data ------------------------------------------------------------------- */
 
-static uint64_t mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-#define TO_ALL (-1) /* destination of a block every rank receives alike */
-
-/* The n signature bytes rank src sends to rank dst in the case with seed. */
-static void stream(unsigned char *out, size_t n, uint64_t seed, int src, int dst)
-{
-    uint64_t base = mix(seed ^ mix(((uint64_t)(src + 3) << 32) | (uint32_t)(dst + 3)));
-    size_t w = 0;
-    for (; w * 8 + 8 <= n; w++) { /* a bijection of base + w: cheap for megabytes */
-        uint64_t v = (base + w) * 0x9e3779b97f4a7c15ull;
-        v ^= v >> 29;
-        memcpy(out + w * 8, &v, 8);
-    }
-    if (w * 8 < n) {
-        uint64_t v = mix(base + w);
-        memcpy(out + w * 8, &v, n - w * 8);
-    }
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    CHECK(p != NULL, "out of memory (%zu bytes)", n);
-    return p;
-}
-
-/* Buffers kept from case to case (fresh megabytes would cost page faults on
- * every rank; every case has its own seed, so nothing left over can pass). */
-enum { S_SEND, S_SEND_HOST, S_SENT, S_RECV, S_RECV_HOST, S_EXPECT, SCRATCH, NSLOTS };
-static struct { unsigned char *buf; size_t bytes; } pool[NSLOTS];
-
-static unsigned char *pooled(int slot, size_t bytes)
-{
-    if (pool[slot].bytes < bytes || !pool[slot].buf) {
-        free(pool[slot].buf);
-        pool[slot].buf = xmalloc(bytes);
-        pool[slot].bytes = bytes;
-    }
-    return pool[slot].buf;
-}
-
-/* Writes block src -> dst (sig signature bytes) into mem through layout L. */
-static void put_block(unsigned char *mem, const struct layout *L, size_t sig, uint64_t seed,
-                      int src, int dst)
-{
-    if (L->nruns == 1 && L->run[0].len == L->extent) {
-        stream(mem, sig, seed, src, dst);
-        return;
-    }
-    unsigned char *from = pooled(SCRATCH, sig), *end = from + sig;
-    stream(from, sig, seed, src, dst);
-    for (unsigned char *el = mem; from < end; el += L->extent)
-        for (int r = 0; r < L->nruns; r++) {
-            memcpy(el + L->run[r].off, from, L->run[r].len);
-            from += L->run[r].len;
-        }
-}
+/* Buffers kept from case to case (blockdata.h). */
+enum { S_SEND, S_SEND_HOST, S_SENT, S_RECV, S_RECV_HOST, S_EXPECT };
 
 /* One basic value of a reduction. */
 union val {
@@ -363,7 +278,7 @@ union val {
 static union val input(int vk, int op, uint64_t base, size_t j)
 {
     static const double factors[4] = {1.0, -1.0, 2.0, 0.5};
-    uint64_t w = mix(base + j);
+    uint64_t w = test_mix(base + j);
     union val v;
     memset(&v, 0, sizeof v);
     uint64_t bits = op == O_BAND ? w | w >> 17 : op == O_BOR ? w & w >> 17 : w;
@@ -521,7 +436,7 @@ static void alloc_bufs(struct bufs *b, int filler)
 {
     unsigned char **slot[6] = {&b->send[0], &b->send[1], &b->sent,
                                &b->recv[0], &b->recv[1], &b->expect};
-    for (int i = 0; i < 6; i++) *slot[i] = pooled(i, i < 3 ? b->send_bytes : b->recv_bytes);
+    for (int i = 0; i < 6; i++) *slot[i] = test_pooled(i, i < 3 ? b->send_bytes : b->recv_bytes);
     /* Gaps and what is not yet received hold a filler byte of the case and rank. */
     memset(b->sent, filler, b->send_bytes);
     memset(b->recv[0], filler ^ 0x5a, b->recv_bytes);
@@ -567,20 +482,20 @@ static void build_mover(const struct tcase *t, struct bufs *b)
     }
     b->send_bytes = sblocks * b->sblock;
     b->recv_bytes = rblocks * b->rblock;
-    alloc_bufs(b, (int)(mix(t->seed ^ (uint64_t)me) & 0xff));
+    alloc_bufs(b, (int)(test_mix(t->seed ^ (uint64_t)me) & 0xff));
     int per_dest = t->coll == STRATA_COLL_SCATTER || t->coll == STRATA_COLL_ALLTOALL;
     for (size_t d = 0; d < sblocks; d++)
-        put_block(b->sent + d * b->sblock, b->sl, t->sig, t->seed, me, per_dest ? (int)d : TO_ALL);
+        test_put_block(b->sent + d * b->sblock, b->sl, t->sig, t->seed, me, per_dest ? (int)d : TO_ALL);
     for (size_t s = 0; s < rblocks; s++) {
         unsigned char *in = b->recv[0] + s * b->rblock, *out = b->expect + s * b->rblock;
         if (t->coll == STRATA_COLL_GATHER || t->coll == STRATA_COLL_ALLGATHER) {
-            put_block(out, b->rl, t->sig, t->seed, (int)s, TO_ALL);
-            if (t->in_place && (int)s == me) put_block(in, b->rl, t->sig, t->seed, me, TO_ALL);
+            test_put_block(out, b->rl, t->sig, t->seed, (int)s, TO_ALL);
+            if (t->in_place && (int)s == me) test_put_block(in, b->rl, t->sig, t->seed, me, TO_ALL);
         } else if (t->coll == STRATA_COLL_ALLTOALL) {
-            put_block(out, b->rl, t->sig, t->seed, (int)s, me);
-            if (t->in_place) put_block(in, b->rl, t->sig, t->seed, me, (int)s);
+            test_put_block(out, b->rl, t->sig, t->seed, (int)s, me);
+            if (t->in_place) test_put_block(in, b->rl, t->sig, t->seed, me, (int)s);
         } else { /* Scatter: root -> me; Bcast: root -> all */
-            put_block(out, b->rl, t->sig, t->seed, root, per_dest ? me : TO_ALL);
+            test_put_block(out, b->rl, t->sig, t->seed, root, per_dest ? me : TO_ALL);
             if (t->coll == STRATA_COLL_BCAST && at_root) memcpy(in, out, b->rblock);
         }
     }
@@ -597,7 +512,7 @@ static void build_mover(const struct tcase *t, struct bufs *b)
 
 static uint64_t rank_base(uint64_t seed, int rank)
 {
-    return mix(seed ^ ((uint64_t)(rank + 1) * 0x632be59bd9b4e019ull));
+    return test_mix(seed ^ ((uint64_t)(rank + 1) * 0x632be59bd9b4e019ull));
 }
 
 static void build_reduction(const struct tcase *t, struct bufs *b)
@@ -613,7 +528,7 @@ static void build_reduction(const struct tcase *t, struct bufs *b)
     b->send_in_place = t->in_place && gets;
     b->send_bytes = b->send_in_place ? 0 : b->sblock;
     b->recv_bytes = gets ? b->rblock : 0;
-    alloc_bufs(b, (int)(mix(t->seed ^ (uint64_t)me) & 0xff));
+    alloc_bufs(b, (int)(test_mix(t->seed ^ (uint64_t)me) & 0xff));
     uint64_t mine = rank_base(t->seed, me);
     unsigned char *own = b->send_in_place ? b->recv[0] : b->sent;
     FOR_EACH_VALUE(L, own, (size_t)count, p, j) {
@@ -765,7 +680,7 @@ static int64_t now_ns(void)
 static long barrier_rounds(const struct comm_desc *c, uint64_t *serial)
 {
     enum { ROUNDS = 8 };
-    int64_t mine[2], *all = xmalloc(sizeof(int64_t) * 2 * (size_t)c->size);
+    int64_t mine[2], *all = test_xmalloc(sizeof(int64_t) * 2 * (size_t)c->size);
     for (int k = 0; k < ROUNDS; k++) {
         struct timespec nap = {0, 200000L * ((c->rank + k) % c->size)};
         nanosleep(&nap, NULL);
@@ -845,7 +760,7 @@ static long run_coll(const struct comm_desc *c, enum strata_coll coll, uint64_t 
                     for (int sj = 0; sj < si; sj++) dup |= whole_units(opt.sizes[sj], unit) == sig;
                     if (dup || !wanted(coll, k, sig, in_place)) continue;
                     struct tcase t = {coll, c, sig, roots[ri], in_place, k,
-                                      mix(opt.seed ^ mix(++*serial))};
+                                      test_mix(opt.seed ^ test_mix(++*serial))};
                     cases += run_case(&t, *serial);
                 }
     return cases;
@@ -1002,7 +917,7 @@ int main(int argc, char **argv)
         if (comms[k] != MPI_COMM_NULL) MPI_Comm_free(&comms[k]);
     MPI_Op_free(&mpi_ops[O_USER]);
     MPI_Type_free(&layouts[L_GAPPED].type);
-    for (int i = 0; i < NSLOTS; i++) free(pool[i].buf);
+    test_pool_free();
     test_pass("net collectives");
     MPI_Finalize();
     return 0;
