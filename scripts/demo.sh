@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The side-by-side benchmark for every MPI built under build/ (make demo):
 # strata against the host MPI, 2 ranks, all collectives, a few sizes.
-# Prints each table and writes bench/results/demo-<mpi>.json.
+# Prints each table, writes bench/results/demo-<mpi>.json, then draws them
+# with strata-report into bench/results/demo-report/ (a PNG per collective,
+# speedup.png with all of them, summary.md) and ends with where those are.
 #   STRATA_BUILD_ROOT  where the builds are (default build)
 #   DEMO_SIZES         sizes to run (default 8,64K,1M,4M)
 # Two ranks on purpose: this machine has 2 cores and MPICH never yields the
@@ -35,4 +37,38 @@ if [ "$ran" = 0 ]; then
   exit 1
 fi
 [ "$status" = 0 ] && echo "results: $results/demo-*.json"
+
+# Every MPI's results in one report: the same plots compare them.
+jsons=()
+for mpi in openmpi mpich; do
+  [ -s "$results/demo-$mpi.json" ] && [ -x "$root/$mpi/bin/strata-bench" ] &&
+    jsons+=("$results/demo-$mpi.json")
+done
+report_dir="$results/demo-report"
+if [ ${#jsons[@]} -gt 0 ]; then
+  echo
+  echo "== strata-report ${jsons[*]} -o $report_dir =="
+  # strata-report is the same script in every build; tools/ has it too.
+  report=tools/strata-report
+  for mpi in openmpi mpich; do
+    [ -x "$root/$mpi/bin/strata-report" ] && report="$root/$mpi/bin/strata-report" && break
+  done
+  "$report" "${jsons[@]}" -o "$report_dir"
+  case $? in
+    0)
+      echo
+      echo "plot   : $report_dir/speedup.png (and one PNG per collective beside it)"
+      echo "summary: $report_dir/summary.md"
+      ;;
+    3)
+      echo
+      echo "summary: $report_dir/summary.md (no plots: matplotlib is missing)"
+      status=1
+      ;;
+    *)
+      echo "demo: strata-report failed" >&2
+      status=1
+      ;;
+  esac
+fi
 exit $status

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# strata-bench at 2 ranks: its files, its root shift, its sweep, its options.
+#   bench_run.sh STRATA_RUN STRATA_BENCH ROOT_PROBE_SO SCHEMA MODEL
+# - with --root-shift --json --csv, every collective at 24 B and 4 KiB, 10
+#   calls each: the JSON is valid against SCHEMA (bench_schema_check.py) and
+#   its figures agree with one another (the per-rank spread is ordered, the
+#   bandwidth is the counted bytes / median, counted as --help says) and with
+#   the CSV (its columns, one line per row and implementation, the same
+#   medians);
+# - ROOT_PROBE_SO preloaded counts the roots of the host MPI's rooted calls
+#   (bench_root_probe.c): with --root-shift ranks 0 and 1 take turns, without
+#   it every timed call has root 0;
+# - --sweep (bcast only, 1 call per size) runs every power of 2 from 8 B to
+#   16 MiB; options that do not fit together are refused.
+set -uo pipefail
+run="$1"
+bench="$2"
+probe="$3"
+schema="$4"
+model="$5"
+here="$(cd "$(dirname "$0")" && pwd)"
+. "$here/common.sh"
+export STRATA_MODEL="$model" # a fixed cost model: no calibration inside the test
+ranks=2
+iters=10
+
+# bench ARGS...: the 2-rank run, the probe preloaded; output in $tmp/out, $tmp/err.
+bench() {
+  env LD_PRELOAD="$probe${LD_PRELOAD:+:$LD_PRELOAD}" "$run" --native -n "$ranks" "$bench" "$@" \
+    >"$tmp/out" 2>"$tmp/err"
+}
+
+bench --sizes 24,4K --iters "$iters" --root-shift --json "$tmp/b.json" --csv "$tmp/b.csv" ||
+  fail "strata-bench --root-shift --json --csv failed"
+[ -s "$tmp/b.json" ] && [ -s "$tmp/b.csv" ] || fail "no JSON or CSV written"
+grep -q '^root      : shifts' "$tmp/out" || fail "the header does not say the root shifts"
+grep -q '^per rank: ' "$tmp/out" || fail "no per-rank table"
+python3 "$here/bench_schema_check.py" "$schema" "$tmp/b.json" >"$tmp/check" 2>&1 ||
+  { cat "$tmp/check"; fail "the JSON does not match $schema"; }
+cat "$tmp/check"
+
+python3 - "$tmp/b.json" "$tmp/b.csv" "$ranks" "$iters" <<'EOF' || fail "the JSON or CSV is wrong"
+import csv, json, sys
+doc = json.load(open(sys.argv[1]))
+ranks, iters = int(sys.argv[3]), int(sys.argv[4])
+problems = []
+def want(ok, what):
+    if not ok:
+        problems.append(what)
+
+want(doc["method"]["root_shift"] is True, "method.root_shift is not true")
+want(doc["machine"]["ranks"] == ranks, "machine.ranks")
+colls = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter", "alltoall"]
+expected = [(c, s) for c in colls for s in (24, 4096)] + [("barrier", 0)]
+got = [(r["collective"], r["bytes"]) for r in doc["results"]]
+want(got == expected, f"rows {got}, expected {expected}")
+counted = {"bcast": 1, "reduce": 1, "allreduce": 1, "allgather": ranks, "gather": ranks,
+           "scatter": ranks, "alltoall": ranks, "barrier": 0}
+for r in doc["results"]:
+    name = f"{r['collective']} {r['bytes']}"
+    want(r["iterations"] == iters, f"{name}: {r['iterations']} iterations, not {iters}")
+    want(r["bandwidth_bytes"] == counted[r["collective"]] * r["bytes"],
+         f"{name}: bandwidth_bytes {r['bandwidth_bytes']}")
+    for impl in ("native", "strata"):
+        s = r[impl]
+        spread = s["rank_mean"]
+        want(0 < spread["min"] <= spread["median"] <= spread["max"],
+             f"{name} {impl}: per-rank spread out of order {spread}")
+        want(0 < s["min"] <= s["median"] <= s["max"], f"{name} {impl}: min/median/max")
+        if r["bandwidth_bytes"]:
+            bw = r["bandwidth_bytes"] / (s["median"] * 1e-6)
+            want(abs(s["bandwidth_Bps"] / bw - 1) < 1e-3,
+                 f"{name} {impl}: bandwidth {s['bandwidth_Bps']}, expected {bw}")
+        else:
+            want(s["bandwidth_Bps"] is None, f"{name} {impl}: a barrier bandwidth")
+
+columns = ("collective,bytes,count,datatype,ranks,nodes,root_shift,cold,algorithm,k,tuned,"
+           "predicted_us,implementation,path,reason,iterations,median_us,min_us,max_us,"
+           "rank_min_us,rank_median_us,rank_max_us,bandwidth_bytes,bandwidth_Bps,"
+           "ratio_to_native").split(",")
+lines = list(csv.reader(open(sys.argv[2])))
+want(lines[0] == columns, f"CSV columns {lines[0]}")
+by_key = {}
+for line in lines[1:]:
+    want(len(line) == len(columns), f"CSV line of {len(line)} fields: {line}")
+    row = dict(zip(columns, line))
+    by_key[(row["collective"], int(row["bytes"]), row["implementation"])] = row
+    want(row["root_shift"] == "1" and row["ranks"] == str(ranks), f"CSV line {line}")
+for r in doc["results"]:
+    for impl in ("native", "strata"):
+        row = by_key.get((r["collective"], r["bytes"], impl))
+        if not row:
+            problems.append(f"CSV lacks {r['collective']} {r['bytes']} {impl}")
+            continue
+        want(abs(float(row["median_us"]) - r[impl]["median"]) < 1e-3,
+             f"CSV {r['collective']} {r['bytes']} {impl}: median {row['median_us']}")
+        want(abs(float(row["rank_max_us"]) - r[impl]["rank_mean"]["max"]) < 1e-3,
+             f"CSV {r['collective']} {r['bytes']} {impl}: rank_max {row['rank_max_us']}")
+copies = [k for k in by_key if k[2] == "one_copy"]
+want(all(k[0] == "bcast" for k in copies), "a one_copy line for another collective")
+want(len(by_key) == 2 * len(doc["results"]) + len(copies), "CSV lines are not one per row "
+     "and implementation")
+for p in problems:
+    print("  " + p)
+sys.exit(1 if problems else 0)
+EOF
+echo "ok: --root-shift --json --csv: valid JSON, figures consistent, CSV columns and values"
+
+# probe_count KIND ROOT: how many of rank 0's host-MPI calls of KIND had ROOT.
+probe_count() {
+  local n
+  n="$(sed -n 's/^root-probe rank 0: //p' "$tmp/out" | tr ' ' '\n' |
+       sed -n "/^$1\$/,/^[a-z]/s/^$2=//p")"
+  echo "${n:-0}"
+}
+grep -q '^root-probe rank 0: ' "$tmp/out" ||
+  fail "no root-probe line from rank 0 (was $probe preloaded?)"
+# Per row, 5 warm-up and $iters timed iterations, iteration i with root i % 2;
+# 2 sizes.  Root 0 also has strata-bench's own bookkeeping: after each row a
+# PMPI_Reduce and a PMPI_Gather of the times, and a PMPI_Bcast at set-up.
+root1=$((2 * ((5 + iters) / 2)))
+root0=$((2 * (5 + iters) - root1))
+for kind in bcast reduce gather scatter; do
+  [ "$(probe_count $kind 1)" -ge "$root1" ] && [ "$(probe_count $kind 1)" -le "$((root1 + 1))" ] &&
+    [ "$(probe_count $kind 0)" -ge "$root0" ] ||
+    fail "--root-shift: $kind had root 0 $(probe_count $kind 0) times and root 1" \
+         "$(probe_count $kind 1), expected $root0 (or more) and $root1"
+done
+echo "ok: --root-shift: the host MPI's bcast, reduce, gather and scatter had roots 0 and 1" \
+     "in turn ($root0 and $root1 times)"
+
+bench --sizes 24,4K --iters "$iters" --colls bcast,reduce,gather,scatter ||
+  fail "strata-bench without --root-shift failed"
+for kind in bcast reduce gather scatter; do
+  # bcast: strata-bench's set-up makes one call with root 1.
+  [ "$(probe_count $kind 1)" -le "$([ $kind = bcast ] && echo 1 || echo 0)" ] &&
+    [ "$(probe_count $kind 0)" -ge "$((2 * (5 + iters)))" ] ||
+    fail "without --root-shift: $kind had root 1 $(probe_count $kind 1) times"
+done
+grep -q '^root-probe rank 0: ' "$tmp/out" || fail "no root-probe line from rank 0"
+grep -q '^root      : rank 0' "$tmp/out" || fail "the header does not name root 0"
+echo "ok: without --root-shift every timed call has root 0"
+
+bench --sweep --colls bcast --iters 1 --json "$tmp/sweep.json" || fail "--sweep failed"
+python3 - "$tmp/sweep.json" <<'EOF' || fail "--sweep did not run 8 B to 16 MiB"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+sizes = [r["bytes"] for r in doc["results"]]
+want = [8 << i for i in range(22)]
+if sizes != want or not doc["method"]["sweep"]:
+    print(f"  sizes {sizes}, sweep {doc['method']['sweep']}")
+    sys.exit(1)
+EOF
+echo "ok: --sweep: bcast at every power of 2 from 8 B to 16 MiB"
+
+# refuse ARGS... WORDS: exit status 2 and a message with WORDS.
+refuse() {
+  local words="$1"
+  shift
+  bench "$@"
+  local rc=$?
+  [ "$rc" = 2 ] || fail "strata-bench $* exited $rc, not 2"
+  grep -qF -- "$words" "$tmp/err" || fail "strata-bench $*: no message \"$words\""
+}
+refuse 'leave out --sizes' --sweep --sizes 8
+refuse 'does not combine with --noise' --sweep --noise
+refuse '--csv needs a value' --csv
+echo "ok: --sweep with --sizes or --noise, --csv without a file: refused"
+echo "PASS strata-bench files, root shift, sweep"

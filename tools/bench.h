@@ -1,0 +1,130 @@
+/* strata-bench's shared types: what one run is asked for (options), what one
+ * row of the results holds, and the run's state; and the functions each part
+ * of the tool offers the others:
+ *
+ *   strata-bench.c    main, set-up, which rows run in which order
+ *   bench_options.c   the command line
+ *   bench_timing.c    buffers, the calls, timing one row (and its noise)
+ *   bench_table.c     what is printed on the terminal
+ *   bench_output.c    the --json and --csv files (fields: bench-schema.json)
+ *   bench_noise.c     --noise (bench_noise.h) */
+#ifndef STRATA_TOOLS_BENCH_H
+#define STRATA_TOOLS_BENCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <mpi.h>
+
+#include "bench_noise.h"
+#include "interpose/route.h"
+
+#define BENCH_MAX_SIZES 32
+#define BENCH_DEFAULT_SIZES "8,1K,64K,1M,4M"
+/* --sweep: 8 B to 16 MiB, every power of 2 (22 sizes). */
+#define BENCH_SWEEP_MIN 8u
+#define BENCH_SWEEP_MAX (16u << 20)
+#define BENCH_WARMUP_ITERS 5
+#define BENCH_MIN_ITERS 15
+#define BENCH_MAX_ITERS 2000
+#define BENCH_ROW_BUDGET_S 0.2    /* adaptive iterations: ~this long per row */
+#define BENCH_FLUSH_BYTES (64u << 20) /* twice the 32 MiB L3 */
+#define BENCH_ROOT 0              /* the root, or the first one with --root-shift */
+
+/* The contestants of one row, in the order iteration 0 runs them. */
+enum bench_variant { V_NATIVE, V_STRATA, V_COPY, NVARIANTS };
+
+struct bench_options {
+    size_t sizes[BENCH_MAX_SIZES];
+    int nsizes;
+    int want[STRATA_NCOLLS];      /* 1 = benchmark this collective */
+    int iters;                    /* 0 = adaptive */
+    int cold;
+    int algorithms;               /* --algorithms: every algorithm forced in turn */
+    int root_shift;               /* --root-shift: the root of call i is rank i % size */
+    int sweep;                    /* --sweep: every collective, 8 B to 16 MiB */
+    const char *json;
+    const char *csv;
+    struct bench_noise_options noise; /* --noise: max_ms > 0 */
+};
+
+/* One contestant's times in one row, µs. */
+struct bench_stats {
+    double median, min, max;      /* over the calls, of each call's max over ranks */
+    /* Each rank's mean time per call; min, median, max over the ranks. */
+    double rank_min, rank_median, rank_max;
+};
+
+struct bench_row {
+    enum strata_coll coll;
+    size_t bytes;                 /* per rank block, as moved */
+    int count;                    /* elements passed to the call */
+    MPI_Datatype type;
+    int iters;
+    int nvariants;                /* 3 when the CMA copy is timed too */
+    int copy_failed;
+    struct bench_stats st[NVARIANTS];
+    const char *refusal;          /* NULL: strata serves it */
+    const char *algorithm;        /* --algorithms: the algorithm forced, or the tuned choice */
+    int k;                        /* its factor (0: none) */
+    int tuned;                    /* strata chose (nothing forced) */
+    double predicted;             /* the model's prediction, µs (< 0: none) */
+    struct bench_noise_row noise; /* --noise */
+};
+
+struct bench {
+    int rank, size, nodes;
+    struct bench_options opt;
+    char *send, *recv;            /* sized for the largest row */
+    size_t buf_bytes;
+    unsigned char *flush;         /* --cold only */
+    struct strata_ctx *ctx;
+    int copy_ok;                  /* rank 1 can read rank 0's memory */
+    pid_t peer_pid;               /* on rank 1: rank 0's pid and send buffer */
+    uint64_t peer_addr;
+    unsigned seed;                /* changes every rewrite */
+    int root;                     /* the root of the call being made */
+    struct bench_row *rows;       /* rank 0: every row, for the files */
+    int nrows;
+    int noise_rows;               /* rows timed with noise so far: the noise's key */
+    const struct bench_row *noisy_row; /* the row the noisy calls are timing */
+};
+
+/* strata-bench.c */
+const char *bench_coll_name(enum strata_coll coll);   /* "bcast", ... */
+/* The bytes a bandwidth figure counts for this row (0: none, barrier). */
+size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks);
+
+/* bench_options.c: 0 to run, 1 for --help, 2 on a bad option (said on
+ * stderr when `verbose`).  Every rank parses the same argv alike. */
+int bench_parse_options(int argc, char **argv, struct bench_options *opt, int verbose);
+void bench_usage(FILE *to);
+
+/* bench_timing.c */
+int bench_alloc_buffers(struct bench *b);
+/* Rank 1 reads `bytes` of rank 0's send buffer with process_vm_readv; -1 if it fails. */
+int bench_copy_from_root(struct bench *b, size_t bytes);
+/* Times one row: warm-up, iterations, the figures (on rank 0).  Collective;
+ * -1 when out of memory. */
+int bench_run_row(struct bench *b, struct bench_row *r);
+/* --noise: the row again with noise, after its quiet calls.  Collective. */
+int bench_run_noisy_row(struct bench *b, struct bench_row *r);
+
+/* bench_table.c: rank 0's terminal output */
+void bench_format_size(size_t bytes, char *out, size_t len);
+void bench_print_header(const struct bench *b, const char *command, const char *mpi);
+void bench_print_table_header(void);
+void bench_print_row(const struct bench_row *r);
+void bench_print_noise_row(const struct bench_row *r);
+void bench_print_algorithm_header(void);
+void bench_print_algorithm_row(const struct bench_row *r);
+/* After the rows: per-rank spread and bandwidth of every row. */
+void bench_print_rank_table(const struct bench *b);
+
+/* bench_output.c: 0, or -1 with errno set */
+int bench_write_json(const struct bench *b, const char *command, const char *mpi);
+int bench_write_csv(const struct bench *b);
+
+#endif
