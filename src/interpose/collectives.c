@@ -52,6 +52,12 @@ static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, 
     return NULL;
 }
 
+/* STRATA_STATS: one served call of coll, run by `algorithm`. */
+static void count_algorithm(enum strata_coll coll, const char *algorithm)
+{
+    if (strata_stats_enabled()) strata_stats_algorithm(coll, algorithm);
+}
+
 /* Bytes of the type signature of count elements, or -1 if strata leaves the
  * arguments to the host MPI to judge. */
 static long long signature_bytes(int count, MPI_Datatype type)
@@ -85,7 +91,7 @@ static int in_memory_order(MPI_Datatype type)
 }
 
 /* Where count elements of type at buf lie as one run of bytes, if they do. */
-static void *contiguous_run(void *buf, int count, MPI_Datatype type, size_t bytes)
+static void *contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
 {
     if (!in_memory_order(type)) return NULL;
     MPI_Aint lb, extent, true_lb, true_extent;
@@ -96,11 +102,49 @@ static void *contiguous_run(void *buf, int count, MPI_Datatype type, size_t byte
     return (char *)buf + true_lb;
 }
 
+/* Packs count elements of type at buf into packed (unpack: the reverse),
+ * in pieces of at most 1 GiB: MPI_Pack counts bytes in an int, and the
+ * route of a call must not depend on a rank's own layout, so any size is
+ * packed.  MPICH 4.0 refuses a null buffer even as MPI_BOTTOM with a type of
+ * absolute addresses: that is passed as the address of its first byte, with
+ * each element shifted back by as much. */
+static int pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
+                     MPI_Comm comm, int unpack)
+{
+    int size, rc = MPI_SUCCESS, one = 1;
+    MPI_Aint lb, extent;
+    MPI_Datatype shifted = MPI_DATATYPE_NULL;
+    PMPI_Type_size(type, &size);
+    PMPI_Type_get_extent(type, &lb, &extent);
+    if (buf == MPI_BOTTOM) {
+        MPI_Aint true_lb, true_extent, back;
+        PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+        back = -true_lb;
+        rc = PMPI_Type_create_hindexed(1, &one, &back, type, &shifted);
+        if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&shifted);
+        if (rc != MPI_SUCCESS) return rc;
+        buf = (const char *)MPI_BOTTOM + true_lb;
+        type = shifted;
+    }
+    long long per = size > 0 ? ((long long)1 << 30) / size : count;
+    if (per < 1) per = 1;
+    for (long long done = 0; done < count && rc == MPI_SUCCESS; done += per) {
+        int n = (int)(count - done < per ? count - done : per), position = 0;
+        char *user = (char *)buf + done * extent;
+        char *piece = (char *)packed + done * size;
+        rc = unpack ? PMPI_Unpack(piece, n * size, &position, user, n, type, comm)
+                    : PMPI_Pack(user, n, type, piece, n * size, &position, comm);
+    }
+    if (shifted != MPI_DATATYPE_NULL) PMPI_Type_free(&shifted);
+    return rc;
+}
+
 /* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2. */
 static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
                    struct strata_choice *ch)
 {
     strata_select(ctx->plane, coll, block, ch);
+    count_algorithm(coll, ch->al->name);
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return; /* formatting costs more than a tiny call */
     char k[32] = "", why[96];
@@ -134,6 +178,7 @@ static char *net_desc(char *buf)
     do {                                                                      \
         char desc_[320];                                                      \
         char *d_ = net_desc(desc_);                                           \
+        count_algorithm((coll), STRATA_STATS_ACROSS_NODES);                   \
         int rc_ = (call);                                                     \
         if (d_) strata_route_served((ctx), (coll), d_, (bytes));              \
         return rc_;                                                           \
@@ -143,10 +188,12 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
     long long bytes = ctx ? signature_bytes(count, datatype) : -1;
-    if (ctx && (bytes < 0 || root < 0 || root >= ctx->size))
+    if (ctx && (bytes < 0 || root < 0 || root >= ctx->size ||
+                strata_route_bad_data(buffer, count, datatype)))
         ctx = refuse(ctx, STRATA_COLL_BCAST, "arguments left to the host MPI to check");
     if (!ctx) return PMPI_Bcast(buffer, count, datatype, root, comm);
     if (bytes == 0) {
+        count_algorithm(STRATA_COLL_BCAST, "nothing to move");
         strata_route_served(ctx, STRATA_COLL_BCAST, "nothing to move", 0);
         return MPI_SUCCESS;
     }
@@ -164,25 +211,31 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
         strata_error("out of memory packing a %lld-byte broadcast", bytes);
         PMPI_Abort(comm, 1);
     }
-    int position = 0;
-    if (ctx->rank == root) {
-        PMPI_Pack(buffer, count, datatype, packed, (int)bytes, &position, comm);
-    }
+    if (ctx->rank == root) pack_user(buffer, count, datatype, packed, comm, 0);
+    if (ctx->net) count_algorithm(STRATA_COLL_BCAST, STRATA_STATS_ACROSS_NODES);
     int rc = ctx->net ? strata_net_bcast(ctx, packed, (size_t)bytes, root, NULL, 0)
                       : run_choice(ctx, &ch, packed, packed, (size_t)bytes, root);
-    if (ctx->rank != root) PMPI_Unpack(packed, (int)bytes, &position, buffer, count, datatype, comm);
+    if (ctx->rank != root) pack_user(buffer, count, datatype, packed, comm, 1);
     free(packed);
     return rc;
 }
 
 /* Fills a reduction's arguments, or returns why strata leaves the call. */
 static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf, void *recvbuf,
-                               int count, MPI_Datatype type, MPI_Op op)
+                               int count, MPI_Datatype type, MPI_Op op, int recv_used)
 {
     if (count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
         return "arguments left to the host MPI to check";
     a->fn = strata_reduce_kernel(op, type);
     if (!a->fn) return "a user-defined op, or a datatype strata has no kernel for";
+    /* A predefined type: address 0 is no buffer.  In place is for the
+     * receiving side only, and the two buffers must differ. */
+    if (recv_used ? recvbuf == MPI_IN_PLACE || (count && recvbuf == MPI_BOTTOM) ||
+                        (sendbuf != MPI_IN_PLACE &&
+                         strata_route_aliased(sendbuf, count, type, recvbuf, count, type))
+                  : sendbuf == MPI_IN_PLACE)
+        return "arguments left to the host MPI to check";
+    if (count && sendbuf == MPI_BOTTOM) return "arguments left to the host MPI to check";
     MPI_Aint lb, extent, true_lb, true_extent;
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
@@ -200,8 +253,10 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
     struct strata_reduce_args a;
     if (ctx) {
-        const char *why = reduce_args(&a, sendbuf, recvbuf, count, datatype, op);
-        if (!why && (root < 0 || root >= ctx->size)) why = "arguments left to the host MPI to check";
+        const char *why = root < 0 || root >= ctx->size
+                              ? "arguments left to the host MPI to check"
+                              : reduce_args(&a, sendbuf, recvbuf, count, datatype, op,
+                                            ctx->rank == root);
         if (why) ctx = refuse(ctx, STRATA_COLL_REDUCE, why);
     }
     if (!ctx) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
@@ -209,8 +264,9 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_REDUCE, a.count * a.extent,
                          strata_net_reduce(ctx, &a, d_, sizeof desc_));
-    strata_route_served(ctx, STRATA_COLL_REDUCE, strata_route_path(ctx->plane, a.count * a.extent),
-                        a.count * a.extent);
+    const char *path = strata_route_path(ctx->plane, a.count * a.extent);
+    count_algorithm(STRATA_COLL_REDUCE, path);
+    strata_route_served(ctx, STRATA_COLL_REDUCE, path, a.count * a.extent);
     return strata_reduce(ctx->plane, &a);
 }
 
@@ -220,7 +276,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
     struct strata_reduce_args a;
     if (ctx) {
-        const char *why = reduce_args(&a, sendbuf, recvbuf, count, datatype, op);
+        const char *why = reduce_args(&a, sendbuf, recvbuf, count, datatype, op, 1);
         if (why) ctx = refuse(ctx, STRATA_COLL_ALLREDUCE, why);
     }
     if (!ctx) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
@@ -228,8 +284,9 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_ALLREDUCE, a.count * a.extent,
                          strata_net_allreduce(ctx, &a, d_, sizeof desc_));
-    strata_route_served(ctx, STRATA_COLL_ALLREDUCE,
-                        strata_route_path(ctx->plane, a.count * a.extent), a.count * a.extent);
+    const char *path = strata_route_path(ctx->plane, a.count * a.extent);
+    count_algorithm(STRATA_COLL_ALLREDUCE, path);
+    strata_route_served(ctx, STRATA_COLL_ALLREDUCE, path, a.count * a.extent);
     return strata_reduce(ctx->plane, &a);
 }
 
@@ -243,6 +300,7 @@ int MPI_Barrier(MPI_Comm comm)
                                    "dissemination among %d leaders, node barrier",
                                    ctx->net->nnodes),
                           strata_net_barrier(ctx)));
+    count_algorithm(STRATA_COLL_BARRIER, "flag waves");
     strata_route_served(ctx, STRATA_COLL_BARRIER, "flag waves", 0);
     return strata_barrier(ctx->plane);
 }
@@ -257,41 +315,35 @@ struct run_view {
     unsigned char *run;
     void *tmp;
     void *user;
-    int count;
+    long long count;
     MPI_Datatype type;
     int unpack_out;
     size_t bytes;
 };
 
-/* 0, or -1 if strata cannot view the buffer (too large to pack). */
-static int view_open(struct run_view *v, MPI_Comm comm, const void *buf, long long count,
-                     MPI_Datatype type, size_t bytes, int pack_in, int unpack_out)
+static void view_open(struct run_view *v, MPI_Comm comm, const void *buf, long long count,
+                      MPI_Datatype type, size_t bytes, int pack_in, int unpack_out)
 {
-    *v = (struct run_view){NULL, NULL, (void *)buf, (int)count, type, unpack_out, bytes};
-    if (bytes == 0 || count > INT_MAX) return count > INT_MAX ? -1 : 0;
-    v->run = contiguous_run((void *)buf, (int)count, type, bytes);
+    *v = (struct run_view){NULL, NULL, (void *)buf, count, type, unpack_out, bytes};
+    if (bytes == 0) return;
+    v->run = contiguous_run((void *)buf, count, type, bytes);
     if (v->run) {
         v->unpack_out = 0;
-        return 0;
+        return;
     }
-    if (bytes > INT_MAX) return -1;
     v->tmp = malloc(bytes);
     if (!v->tmp) {
         strata_error("out of memory packing %zu bytes of a collective's buffer", bytes);
         PMPI_Abort(comm, 1);
     }
     v->run = v->tmp;
-    int position = 0;
-    if (pack_in) PMPI_Pack(buf, (int)count, type, v->tmp, (int)bytes, &position, comm);
-    return 0;
+    if (pack_in) pack_user(buf, count, type, v->tmp, comm, 0);
 }
 
 static void view_close(struct run_view *v, MPI_Comm comm)
 {
-    if (v->tmp && v->unpack_out) {
-        int position = 0;
-        PMPI_Unpack(v->tmp, (int)v->bytes, &position, v->user, v->count, v->type, comm);
-    }
+    if (v->tmp && v->unpack_out)
+        pack_user(v->user, v->count, v->type, v->tmp, comm, 1);
     free(v->tmp);
 }
 
@@ -313,6 +365,7 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
 {
     int size = ctx->size;
     if (c->block == 0) {
+        count_algorithm(c->coll, "nothing to move");
         strata_route_served(ctx, c->coll, "nothing to move", 0);
         return MPI_SUCCESS;
     }
@@ -323,20 +376,17 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
     if (c->sendbuf) {
         size_t sbytes = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_ALLTOALL
                      ? (size_t)size * b : b;
-        if (view_open(&sv, ctx->comm, c->sendbuf, c->scount, c->stype, sbytes, 1, 0)) goto host;
+        view_open(&sv, ctx->comm, c->sendbuf, c->scount, c->stype, sbytes, 1, 0);
     }
     if (c->recvbuf) {
         size_t rbytes = c->coll == STRATA_COLL_SCATTER ? b : (size_t)size * b;
-        if (view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes, c->pack_recv_in,
-                      1)) {
-            view_close(&sv, ctx->comm);
-            goto host;
-        }
+        view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes, c->pack_recv_in, 1);
     }
     int rc;
     if (ctx->net) {
         char desc[320], *d = net_desc(desc);
         struct strata_block_args a = {sv.run, rv.run, b, c->root, 1};
+        count_algorithm(c->coll, STRATA_STATS_ACROSS_NODES);
         rc = strata_net_block(ctx, c->coll, &a, d, sizeof desc);
         if (d) strata_route_served(ctx, c->coll, d, b);
     } else {
@@ -346,11 +396,26 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
     view_close(&sv, ctx->comm);
     view_close(&rv, ctx->comm);
     return rc;
-host:
-    /* Only a buffer of more than 2 GiB with holes gets here; every rank's
-     * blocks are equally large, so the others decide alike. */
-    strata_route_to_host(ctx, c->coll, "a buffer with holes too large to pack");
-    return -1;
+}
+
+/* Whether this rank's buffers of a block collective are for the host MPI to
+ * judge: each side the call uses here (send_blocks, recv_blocks: how many
+ * rank blocks it holds, 0 if unused) must be valid data whose signature
+ * holds one block per rank (the standard makes both sides equal), and the
+ * two sides must not share memory. */
+static int block_args_bad(long long block, const void *sendbuf, int scount, MPI_Datatype stype,
+                          int send_blocks, const void *recvbuf, int rcount, MPI_Datatype rtype,
+                          int recv_blocks)
+{
+    if (send_blocks && (strata_route_bad_data(sendbuf, scount, stype) ||
+                        signature_bytes(scount, stype) != block))
+        return 1;
+    if (recv_blocks && (strata_route_bad_data(recvbuf, rcount, rtype) ||
+                        signature_bytes(rcount, rtype) != block))
+        return 1;
+    return send_blocks && recv_blocks &&
+           strata_route_aliased(sendbuf, (long long)scount * send_blocks, stype, recvbuf,
+                                (long long)rcount * recv_blocks, rtype);
 }
 
 /* The host MPI's call for a block collective (when strata does not serve it). */
@@ -368,7 +433,9 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     if (ctx) {
         int at_root = ctx->rank == root, in_place = at_root && sendbuf == MPI_IN_PLACE;
         c.block = at_root ? signature_bytes(recvcount, recvtype) : signature_bytes(sendcount, sendtype);
-        if (root < 0 || root >= ctx->size || c.block < 0 || (!at_root && sendbuf == MPI_IN_PLACE))
+        if (root < 0 || root >= ctx->size || c.block < 0 || (!at_root && sendbuf == MPI_IN_PLACE) ||
+            block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place, recvbuf, recvcount,
+                           recvtype, at_root ? ctx->size : 0))
             ctx = refuse(ctx, STRATA_COLL_GATHER, "arguments left to the host MPI to check");
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = sendcount;
@@ -390,7 +457,9 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     if (ctx) {
         int at_root = ctx->rank == root, in_place = at_root && recvbuf == MPI_IN_PLACE;
         c.block = at_root ? signature_bytes(sendcount, sendtype) : signature_bytes(recvcount, recvtype);
-        if (root < 0 || root >= ctx->size || c.block < 0 || (!at_root && recvbuf == MPI_IN_PLACE))
+        if (root < 0 || root >= ctx->size || c.block < 0 || (!at_root && recvbuf == MPI_IN_PLACE) ||
+            block_args_bad(c.block, sendbuf, sendcount, sendtype, at_root ? ctx->size : 0, recvbuf,
+                           recvcount, recvtype, !in_place))
             ctx = refuse(ctx, STRATA_COLL_SCATTER, "arguments left to the host MPI to check");
         if (at_root) {
             c.sendbuf = sendbuf;
@@ -411,7 +480,9 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (ctx) {
         int in_place = sendbuf == MPI_IN_PLACE;
         c.block = signature_bytes(recvcount, recvtype);
-        if (c.block < 0) ctx = refuse(ctx, STRATA_COLL_ALLGATHER, "arguments left to the host MPI to check");
+        if (c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place,
+                                          recvbuf, recvcount, recvtype, ctx->size))
+            ctx = refuse(ctx, STRATA_COLL_ALLGATHER, "arguments left to the host MPI to check");
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = sendcount;
         c.recvbuf = recvbuf;
@@ -430,7 +501,10 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (ctx) {
         int in_place = sendbuf == MPI_IN_PLACE;
         c.block = signature_bytes(recvcount, recvtype);
-        if (c.block < 0) ctx = refuse(ctx, STRATA_COLL_ALLTOALL, "arguments left to the host MPI to check");
+        if (c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype,
+                                          in_place ? 0 : ctx->size, recvbuf, recvcount, recvtype,
+                                          ctx->size))
+            ctx = refuse(ctx, STRATA_COLL_ALLTOALL, "arguments left to the host MPI to check");
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
         c.recvbuf = recvbuf;

@@ -1,6 +1,8 @@
 /* Per-call routing between strata's algorithms and the host MPI. */
 #include "interpose/route.h"
 
+#include <pthread.h>
+#include <stdint.h>
 #include <strings.h>
 
 #include "coll/coll.h"
@@ -76,4 +78,82 @@ void strata_route_to_host(const struct strata_ctx *ctx, enum strata_coll coll,
     if (!cfg || cfg->verbose < 2) return;
     strata_verbose(2, "%s on communicator #%lu: host MPI (%s)", colls[coll].name,
                    ctx ? ctx->serial : 0UL, reason);
+}
+
+/* A private communicator on which strata asks the host MPI whether a
+ * datatype is committed (a send to MPI_PROC_NULL checks it and moves
+ * nothing); its errors return rather than reach the application's handler.
+ * Freed with MPI_COMM_SELF's attributes, at MPI_Finalize. */
+static MPI_Comm type_check_comm = MPI_COMM_NULL;
+static pthread_once_t type_check_once = PTHREAD_ONCE_INIT;
+
+static int free_type_check_comm(MPI_Comm self, int keyval, void *value, void *extra)
+{
+    if (type_check_comm != MPI_COMM_NULL) PMPI_Comm_free(&type_check_comm);
+    PMPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+static void make_type_check_comm(void)
+{
+    int keyval;
+    if (PMPI_Comm_dup(MPI_COMM_SELF, &type_check_comm) != MPI_SUCCESS) {
+        type_check_comm = MPI_COMM_NULL;
+        return;
+    }
+    PMPI_Comm_set_errhandler(type_check_comm, MPI_ERRORS_RETURN);
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_type_check_comm, &keyval, NULL) ==
+        MPI_SUCCESS)
+        PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
+}
+
+static int committed(MPI_Datatype type)
+{
+    pthread_once(&type_check_once, make_type_check_comm);
+    if (type_check_comm == MPI_COMM_NULL) return 1; /* cannot tell: as before */
+    /* One element: MPICH checks commitment only when there is data.  Nothing
+     * is read from the address. */
+    static char nothing;
+    return PMPI_Send(&nothing, 1, type, MPI_PROC_NULL, 0, type_check_comm) == MPI_SUCCESS;
+}
+
+int strata_route_bad_data(const void *buf, int count, MPI_Datatype type)
+{
+    int ni, na, nd, combiner, size;
+    if (count < 0 || type == MPI_DATATYPE_NULL) return 1;
+    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return 1;
+    if (combiner != MPI_COMBINER_NAMED && !committed(type)) return 1;
+    if (count == 0 || (buf != MPI_BOTTOM && buf != MPI_IN_PLACE)) return 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size == 0) return 0;
+    if (buf == MPI_IN_PLACE) return 1;
+    /* MPI_BOTTOM with a type of absolute addresses is a real buffer. */
+    MPI_Aint true_lb, true_extent;
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    return true_lb == 0;
+}
+
+/* The bytes count elements of a type without holes occupy, or 0 (empty, or
+ * a type with holes, whose span may interleave with another buffer's). */
+static int dense_span(const void *buf, long long count, MPI_Datatype type, uintptr_t *lo,
+                      uintptr_t *hi)
+{
+    int size;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    if (count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return 0;
+    PMPI_Type_get_extent(type, &lb, &extent);
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    if (true_extent != size || (count > 1 && extent != size)) return 0;
+    *lo = (uintptr_t)buf + (uintptr_t)true_lb;
+    *hi = *lo + (uintptr_t)(count * size);
+    return 1;
+}
+
+int strata_route_aliased(const void *a, long long acount, MPI_Datatype atype, const void *b,
+                         long long bcount, MPI_Datatype btype)
+{
+    if (acount <= 0 || bcount <= 0) return 0;
+    if (a == b && a != MPI_BOTTOM) return 1;
+    uintptr_t alo, ahi, blo, bhi;
+    return dense_span(a, acount, atype, &alo, &ahi) && dense_span(b, bcount, btype, &blo, &bhi) &&
+           alo < bhi && blo < ahi;
 }

@@ -33,6 +33,22 @@ int strata_coll_parse(const char *name);
  * or NULL if strata serves it.  ctx may be NULL (no context). */
 const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll coll);
 
+/* Whether this rank's count elements of type at buf (a buffer the call
+ * reads or writes) are arguments the host MPI must judge: a negative count,
+ * a null or uncommitted datatype, or, holding data, MPI_IN_PLACE (where the
+ * caller does not allow it) or address 0.  Strata would crash on them or
+ * swallow the error the host MPI reports; the host may crash too, but then
+ * it is the host's behaviour the application gets. */
+int strata_route_bad_data(const void *buf, int count, MPI_Datatype type);
+
+/* Whether a call's send data (acount elements of atype at a) and receive
+ * data share memory, which the standard forbids and the host MPI may
+ * report: the same address (not MPI_BOTTOM), or overlapping runs of types
+ * without holes.  Types with holes are not compared (their spans may
+ * interleave legitimately), so no valid call is ever refused. */
+int strata_route_aliased(const void *a, long long acount, MPI_Datatype atype, const void *b,
+                         long long bcount, MPI_Datatype btype);
+
 /* Records and (at STRATA_VERBOSE=2) reports a call handed to the host MPI. */
 void strata_route_to_host(const struct strata_ctx *ctx, enum strata_coll coll,
                           const char *reason);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "shm/flags.h"
+#include "util/stats.h"
 
 void strata_engine_reset(struct strata_engine *e, MPI_Comm comm)
 {
@@ -12,6 +13,18 @@ void strata_engine_reset(struct strata_engine *e, MPI_Comm comm)
     e->nstreams = 0;
     e->open_streams = 0;
     e->round = 0;
+    e->stats_coll = -1;
+}
+
+void strata_engine_count_as(struct strata_engine *e, int coll)
+{
+    strata_engine_count_at(e, coll, STRATA_DIST_NODE);
+}
+
+void strata_engine_count_at(struct strata_engine *e, int coll, int distance)
+{
+    e->stats_coll = strata_stats_enabled() ? coll : -1;
+    e->stats_dist = distance;
 }
 
 void strata_engine_free(struct strata_engine *e)
@@ -92,6 +105,8 @@ static int post_stream(struct strata_engine *e, int i)
                      : PMPI_Irecv(s->buf + s->posted, (int)len, MPI_BYTE, s->peer, s->tag,
                                   e->comm, &e->req[slot]);
         if (rc != MPI_SUCCESS) return rc;
+        if (s->is_send && e->stats_coll >= 0)
+            strata_stats_bytes(e->stats_coll, (enum strata_distance)e->stats_dist, len);
         e->req_stream[slot] = i;
         e->req_seg[slot] = s->posted / s->seg;
         s->posted += len;

@@ -23,6 +23,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "interpose/route.h" /* enum strata_coll, for strata_engine_count_as */
+
 struct strata_stream {
     int peer, tag, is_send, limit;
     unsigned char *buf;
@@ -47,13 +49,24 @@ struct strata_engine {
     MPI_Status *statuses; /* unread, but MPICH's headers make GCC reject MPI_STATUSES_IGNORE */
     int open_streams;  /* streams not yet complete */
     unsigned long round; /* polls without progress (back-off) */
+    int stats_coll;    /* STRATA_STATS: the collective segment sends count for; -1: none */
+    int stats_dist;    /* ... and their distance (enum strata_distance) */
 };
 
 /* Most segments one stream keeps in flight (the completion bitmap's width). */
 #define STRATA_STREAM_MAX_LIMIT 64
 
-/* Forgets every stream (the arrays are kept for the next collective). */
+/* Forgets every stream (the arrays are kept for the next collective) and
+ * counts nothing until strata_engine_count_as says for which collective. */
 void strata_engine_reset(struct strata_engine *e, MPI_Comm comm);
+
+/* With STRATA_STATS, counts each segment sent from now on as one message of
+ * `coll` (enum strata_coll) to another node (util/stats.h); -1: not at all. */
+void strata_engine_count_as(struct strata_engine *e, int coll);
+
+/* The same for an engine whose sends all go `distance` away (enum
+ * strata_distance): a second leader streaming to its own node's leader. */
+void strata_engine_count_at(struct strata_engine *e, int coll, int distance);
 
 void strata_engine_free(struct strata_engine *e);
 

@@ -8,6 +8,7 @@
 
 #include "context/context.h"
 #include "shm/flags.h"
+#include "util/stats.h"
 
 enum { TAG_BARRIER = 6 }; /* 7: net_reduce.c */
 
@@ -40,6 +41,8 @@ int strata_net_barrier(struct strata_ctx *ctx)
             if (rc == MPI_SUCCESS)
                 rc = PMPI_Isend(&token, 0, MPI_BYTE, strata_net_leader(net, (me + dist) % nn, -1),
                                 TAG_BARRIER, net->dup, &req[1]);
+            if (rc == MPI_SUCCESS && strata_stats_enabled())
+                strata_stats_bytes(STRATA_COLL_BARRIER, STRATA_DIST_NODE, 0);
             if (rc == MPI_SUCCESS) rc = wait_pair(req);
             if (rc != MPI_SUCCESS) return rc;
         }

@@ -50,6 +50,7 @@ int strata_net_bcast(struct strata_ctx *ctx, void *data, size_t bytes, int root,
                                           children);
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
+    strata_engine_count_as(e, STRATA_COLL_BCAST);
     int from = -1;
     if (parent_node >= 0)
         from = strata_engine_add(e, 0, strata_net_leader(net, parent_node, root), TAG_BCAST, data,

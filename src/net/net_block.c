@@ -113,6 +113,7 @@ static int gather(struct strata_ctx *ctx, const struct strata_block_args *a)
 
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
+    strata_engine_count_as(e, STRATA_COLL_GATHER);
     unsigned char *transit, *mine;
     if (ctx->rank == a->root) {
         transit = transit_or_abort(ctx, (size_t)ctx->size * b);
@@ -151,6 +152,7 @@ static int scatter(struct strata_ctx *ctx, const struct strata_block_args *a)
 
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
+    strata_engine_count_as(e, STRATA_COLL_SCATTER);
     unsigned char *mine;
     int rc, moved;
     if (ctx->rank == a->root) {
@@ -247,6 +249,7 @@ static int allgather(struct strata_ctx *ctx, const struct strata_block_args *a)
     if (rc != MPI_SUCCESS) return rc;
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
+    strata_engine_count_as(e, STRATA_COLL_ALLGATHER);
     exchange_bundles(ctx, a->recv, transit, b);
     while (!strata_engine_complete(e)) {
         int moved;

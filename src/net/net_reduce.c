@@ -112,7 +112,10 @@ static int reduce_in_node(struct strata_ctx *ctx, const struct strata_reduce_arg
     int up = -1;
     if (is_second) {
         strata_engine_reset(e, net->dup);
-        up = strata_engine_add(e, 1, strata_net_leader(net, net->my_node, root), TAG_NODE_PART,
+        int leader = strata_net_leader(net, net->my_node, root);
+        /* Traffic inside the node: counted at the leader's distance. */
+        strata_engine_count_at(e, STRATA_COLL_REDUCE, net->node->plane->dist[net->node_rank[leader]]);
+        up = strata_engine_add(e, 1, leader, TAG_NODE_PART,
                                acc, span(a, 0, a->count), seg_elems * a->extent,
                                strata_tuning()->net_sends);
         if (up < 0) {
@@ -174,6 +177,8 @@ static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a,
     unsigned char *from_in = strata_net_staging(net, STRATA_NET_TRANSIT, (size_t)nin * total);
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
+    /* Counted under the collective the application called (stats.c). */
+    strata_engine_count_as(e, STRATA_COLL_REDUCE);
     int bad = nin && !from_in;
     for (int i = 0; i < nin && !bad; i++) {
         int peer = i < nchildren ? strata_net_leader(net, children[i], root) : second;

@@ -2,6 +2,7 @@
 #include "util/stats.h"
 
 #include <mpi.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,7 +19,28 @@ static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_nu
 /* Counters are per process; relaxed atomics keep concurrent collectives of
  * different threads (on different communicators) from losing counts. */
 static _Atomic unsigned long long bytes_moved[STRATA_NCOLLS][STRATA_NDIST];
+static _Atomic unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long calls[STRATA_NCOLLS][2];
+
+/* Calls per (collective, algorithm name).  Names are whatever the router
+ * reports, so the table fills as calls come; entries are appended under a
+ * lock and never removed, so readers scan the published prefix without it. */
+#define MAX_ALGOS 96
+#define ALGO_NAME 80
+struct algo_count {
+    int coll;
+    char name[ALGO_NAME];
+    _Atomic unsigned long long calls;
+};
+static struct algo_count algos[MAX_ALGOS];
+static _Atomic int nalgos;
+static pthread_mutex_t algos_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The collective the application called on this thread (-1: none yet, or
+ * the last call went to the host MPI). */
+static _Thread_local int serving = -1;
+
+const char *strata_distance_name(enum strata_distance d) { return dist_names[d]; }
 
 int strata_stats_enabled(void)
 {
@@ -30,6 +52,9 @@ static int same_object(const struct strata_levels *lv, int type, const struct st
                        const struct strata_location *b)
 {
     int pos = strata_levels_find(lv, type);
+    /* The machine's only object of a type holds every rank on it, bound or
+     * not (an unbound rank has no index at any level). */
+    if (pos >= 0 && lv->count[pos] == 1) return 1;
     return pos >= 0 && a->idx[pos] >= 0 && a->idx[pos] == b->idx[pos];
 }
 
@@ -49,12 +74,15 @@ enum strata_distance strata_distance(const struct strata_levels *lv,
 
 void strata_stats_bytes(int coll, enum strata_distance d, size_t bytes)
 {
-    atomic_fetch_add_explicit(&bytes_moved[coll][d], bytes, memory_order_relaxed);
+    int as = serving >= 0 ? serving : coll;
+    atomic_fetch_add_explicit(&bytes_moved[as][d], bytes, memory_order_relaxed);
+    atomic_fetch_add_explicit(&messages[as][d], 1, memory_order_relaxed);
 }
 
 void strata_stats_call(int coll, int served)
 {
     atomic_fetch_add_explicit(&calls[coll][served ? 1 : 0], 1, memory_order_relaxed);
+    serving = served ? coll : -1;
 }
 
 void strata_stats_call_unserve(int coll)
@@ -62,37 +90,247 @@ void strata_stats_call_unserve(int coll)
     atomic_fetch_sub_explicit(&calls[coll][1], 1, memory_order_relaxed);
 }
 
+static int find_algo(int coll, const char *name, int n)
+{
+    /* nalgos is MAX_ALGOS + 1 once the table overflowed (the warning's
+     * mark), one past the last entry. */
+    if (n > MAX_ALGOS) n = MAX_ALGOS;
+    for (int i = 0; i < n; i++)
+        if (algos[i].coll == coll && !strncmp(algos[i].name, name, ALGO_NAME - 1)) return i;
+    return -1;
+}
+
+void strata_stats_algorithm(int coll, const char *algorithm)
+{
+    int i = find_algo(coll, algorithm, atomic_load_explicit(&nalgos, memory_order_acquire));
+    if (i < 0) {
+        pthread_mutex_lock(&algos_lock);
+        int n = atomic_load_explicit(&nalgos, memory_order_relaxed);
+        i = find_algo(coll, algorithm, n);
+        if (i < 0 && n < MAX_ALGOS) {
+            algos[n].coll = coll;
+            snprintf(algos[n].name, sizeof algos[n].name, "%s", algorithm);
+            atomic_store_explicit(&nalgos, n + 1, memory_order_release);
+            i = n;
+        } else if (i < 0 && n == MAX_ALGOS) {
+            atomic_store_explicit(&nalgos, n + 1, memory_order_release); /* say it once */
+            strata_warn("STRATA_STATS: more than %d algorithm names; \"%s\" and later ones "
+                        "are not counted by algorithm", MAX_ALGOS, algorithm);
+        }
+        pthread_mutex_unlock(&algos_lock);
+        if (i < 0) return;
+    }
+    atomic_fetch_add_explicit(&algos[i].calls, 1, memory_order_relaxed);
+}
+
 unsigned long long strata_stats_local_bytes(int coll, enum strata_distance d)
 {
     return atomic_load_explicit(&bytes_moved[coll][d], memory_order_relaxed);
 }
 
-static void write_json(FILE *f, unsigned long long (*b)[STRATA_NDIST],
-                       unsigned long long (*c)[2], int ranks)
+unsigned long long strata_stats_local_messages(int coll, enum strata_distance d)
+{
+    return atomic_load_explicit(&messages[coll][d], memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_calls(int coll, int served)
+{
+    return atomic_load_explicit(&calls[coll][served ? 1 : 0], memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_algorithm(int coll, const char *algorithm)
+{
+    int n = atomic_load_explicit(&nalgos, memory_order_acquire);
+    int i = find_algo(coll, algorithm, n < MAX_ALGOS ? n : MAX_ALGOS);
+    return i < 0 ? 0 : atomic_load_explicit(&algos[i].calls, memory_order_relaxed);
+}
+
+/* ---- The report: every rank's counters summed at world rank 0. */
+
+struct totals {
+    unsigned long long bytes[STRATA_NCOLLS][STRATA_NDIST];
+    unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
+    unsigned long long calls[STRATA_NCOLLS][2];
+    struct merged_algo {
+        int coll;
+        char name[ALGO_NAME];
+        unsigned long long calls;
+    } *algos;
+    int nalgos;
+};
+
+static void snapshot(struct totals *t)
+{
+    for (int k = 0; k < STRATA_NCOLLS; k++) {
+        for (int d = 0; d < STRATA_NDIST; d++) {
+            t->bytes[k][d] = strata_stats_local_bytes(k, d);
+            t->messages[k][d] = strata_stats_local_messages(k, d);
+        }
+        t->calls[k][0] = strata_stats_local_calls(k, 0);
+        t->calls[k][1] = strata_stats_local_calls(k, 1);
+    }
+}
+
+/* This process's algorithm counts as text, one "coll calls name" per line
+ * (names vary between ranks, so they travel as text). */
+static char *algos_text(int *len)
+{
+    int n = atomic_load_explicit(&nalgos, memory_order_acquire);
+    if (n > MAX_ALGOS) n = MAX_ALGOS;
+    size_t cap = (size_t)n * (ALGO_NAME + 48) + 1, used = 0;
+    char *text = malloc(cap);
+    if (!text) return NULL;
+    for (int i = 0; i < n; i++)
+        used += (size_t)snprintf(text + used, cap - used, "%d %llu %s\n", algos[i].coll,
+                                 atomic_load_explicit(&algos[i].calls, memory_order_relaxed),
+                                 algos[i].name);
+    *len = (int)used;
+    return text;
+}
+
+static int merge_algo(struct totals *t, int coll, const char *name, unsigned long long calls)
+{
+    for (int i = 0; i < t->nalgos; i++)
+        if (t->algos[i].coll == coll && !strcmp(t->algos[i].name, name)) {
+            t->algos[i].calls += calls;
+            return 0;
+        }
+    struct merged_algo *grown = realloc(t->algos, sizeof *grown * (size_t)(t->nalgos + 1));
+    if (!grown) return -1;
+    t->algos = grown;
+    grown[t->nalgos].coll = coll;
+    snprintf(grown[t->nalgos].name, sizeof grown[t->nalgos].name, "%s", name);
+    grown[t->nalgos++].calls = calls;
+    return 0;
+}
+
+static int by_coll_then_name(const void *a, const void *b)
+{
+    const struct merged_algo *x = a, *y = b;
+    return x->coll != y->coll ? x->coll - y->coll : strcmp(x->name, y->name);
+}
+
+/* Gathers every rank's algorithm lines to rank 0 and sums them there.
+ * Collective; -1 if memory ran out somewhere (then no algorithm counts). */
+static int gather_algos(struct totals *t, int rank, int size)
+{
+    int len = 0, ok = 1, all_ok;
+    char *mine = algos_text(&len);
+    if (!mine) ok = 0;
+    int *lens = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
+    int *offsets = rank == 0 ? malloc(sizeof(int) * (size_t)size) : NULL;
+    if (rank == 0 && (!lens || !offsets)) ok = 0;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    char *all = NULL;
+    if (all_ok) {
+        PMPI_Gather(&len, 1, MPI_INT, lens, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        long long total = 0;
+        if (rank == 0)
+            for (int r = 0; r < size; r++) {
+                offsets[r] = (int)total;
+                total += lens[r];
+            }
+        all = rank == 0 ? malloc((size_t)total + 1) : NULL;
+        ok = rank != 0 || (all && total < (1LL << 31));
+        PMPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+        if (ok) {
+            PMPI_Gatherv(mine, len, MPI_CHAR, all, lens, offsets, MPI_CHAR, 0, MPI_COMM_WORLD);
+            if (rank == 0) all[total] = '\0';
+        }
+        all_ok = ok;
+    }
+    for (char *line = all, *end; all_ok && line && *line; line = end + 1) {
+        end = strchr(line, '\n');
+        if (!end) break;
+        *end = '\0';
+        int coll, at = 0;
+        unsigned long long n;
+        if (sscanf(line, "%d %llu %n", &coll, &n, &at) == 2 && at > 0 && coll >= 0 &&
+            coll < STRATA_NCOLLS && merge_algo(t, coll, line + at, n))
+            all_ok = 0;
+    }
+    if (t->algos) qsort(t->algos, (size_t)t->nalgos, sizeof *t->algos, by_coll_then_name);
+    free(all);
+    free(lens);
+    free(offsets);
+    free(mine);
+    return all_ok ? 0 : -1;
+}
+
+static unsigned long long across_nodes(const struct totals *t, int coll)
+{
+    for (int i = 0; i < t->nalgos; i++)
+        if (t->algos[i].coll == coll && !strcmp(t->algos[i].name, STRATA_STATS_ACROSS_NODES))
+            return t->algos[i].calls;
+    return 0;
+}
+
+/* A JSON string: algorithm names are strata's own, but escape anyway. */
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+static void json_distances(FILE *f, const char *key, const unsigned long long *v)
+{
+    fprintf(f, "      \"%s\": {", key);
+    for (int d = 0; d < STRATA_NDIST; d++)
+        fprintf(f, "%s\"%s\": %llu", d ? ", " : "", dist_names[d], v[d]);
+    fprintf(f, "}");
+}
+
+static void write_json(FILE *f, const struct totals *t, int ranks)
 {
     fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"collectives\": {\n", ranks,
             STRATA_HOST_MPI);
     for (int k = 0; k < STRATA_NCOLLS; k++) {
-        fprintf(f, "    \"%s\": {\"calls_strata\": %llu, \"calls_host\": %llu, \"bytes\": {",
-                strata_coll_name(k), c[k][1], c[k][0]);
-        for (int d = 0; d < STRATA_NDIST; d++)
-            fprintf(f, "%s\"%s\": %llu", d ? ", " : "", dist_names[d], b[k][d]);
-        fprintf(f, "}}%s\n", k + 1 < STRATA_NCOLLS ? "," : "");
+        fprintf(f, "    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
+                "\"calls_across_nodes\": %llu,\n      \"algorithms\": {",
+                strata_coll_name(k), t->calls[k][1], t->calls[k][0], across_nodes(t, k));
+        int first = 1;
+        for (int i = 0; i < t->nalgos; i++) {
+            if (t->algos[i].coll != k) continue;
+            fprintf(f, "%s", first ? "" : ", ");
+            json_string(f, t->algos[i].name);
+            fprintf(f, ": %llu", t->algos[i].calls);
+            first = 0;
+        }
+        fprintf(f, "},\n");
+        json_distances(f, "bytes", t->bytes[k]);
+        fprintf(f, ",\n");
+        json_distances(f, "messages", t->messages[k]);
+        fprintf(f, "\n    }%s\n", k + 1 < STRATA_NCOLLS ? "," : "");
     }
     fprintf(f, "  }\n}\n");
 }
 
-static void write_table(FILE *f, unsigned long long (*b)[STRATA_NDIST],
-                        unsigned long long (*c)[2])
+static void write_table(FILE *f, const struct totals *t, int ranks)
 {
-    fprintf(f, "strata traffic (bytes moved, summed over ranks)\n%-14s %9s %9s", "collective",
-            "strata", "host");
+    fprintf(f, "strata traffic, summed over %d ranks (calls count once per rank)\n"
+            "%-14s %9s %9s %9s %9s", ranks, "collective", "strata", "host", "across", "");
     for (int d = 0; d < STRATA_NDIST; d++) fprintf(f, " %13s", dist_names[d]);
     fprintf(f, "\n");
     for (int k = 0; k < STRATA_NCOLLS; k++) {
-        fprintf(f, "%-14s %9llu %9llu", strata_coll_name(k), c[k][1], c[k][0]);
-        for (int d = 0; d < STRATA_NDIST; d++) fprintf(f, " %13llu", b[k][d]);
+        fprintf(f, "%-14s %9llu %9llu %9llu %9s", strata_coll_name(k), t->calls[k][1],
+                t->calls[k][0], across_nodes(t, k), "bytes");
+        for (int d = 0; d < STRATA_NDIST; d++) fprintf(f, " %13llu", t->bytes[k][d]);
+        fprintf(f, "\n%-14s %9s %9s %9s %9s", "", "", "", "", "messages");
+        for (int d = 0; d < STRATA_NDIST; d++) fprintf(f, " %13llu", t->messages[k][d]);
         fprintf(f, "\n");
+        int first = 1;
+        for (int i = 0; i < t->nalgos; i++) {
+            if (t->algos[i].coll != k) continue;
+            fprintf(f, "%s%s %llu", first ? "  served by: " : ", ", t->algos[i].name,
+                    t->algos[i].calls);
+            first = 0;
+        }
+        if (!first) fprintf(f, "\n");
     }
 }
 
@@ -100,27 +338,28 @@ void strata_stats_report(void)
 {
     const struct strata_runtime *rt = strata_runtime();
     if (!strata_stats_enabled() || !rt) return;
-    unsigned long long b[STRATA_NCOLLS][STRATA_NDIST], c[STRATA_NCOLLS][2];
-    unsigned long long sb[STRATA_NCOLLS][STRATA_NDIST], sc[STRATA_NCOLLS][2];
-    for (int k = 0; k < STRATA_NCOLLS; k++) {
-        for (int d = 0; d < STRATA_NDIST; d++) b[k][d] = strata_stats_local_bytes(k, d);
-        c[k][0] = atomic_load(&calls[k][0]);
-        c[k][1] = atomic_load(&calls[k][1]);
-    }
-    PMPI_Reduce(b, sb, STRATA_NCOLLS * STRATA_NDIST, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+    struct totals mine, sum;
+    memset(&sum, 0, sizeof sum);
+    snapshot(&mine);
+    PMPI_Reduce(mine.bytes, sum.bytes, STRATA_NCOLLS * STRATA_NDIST, MPI_UNSIGNED_LONG_LONG,
+                MPI_SUM, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(mine.messages, sum.messages, STRATA_NCOLLS * STRATA_NDIST,
+                MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(mine.calls, sum.calls, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
-    PMPI_Reduce(c, sc, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    if (rt->world_rank != 0) return;
-    const char *dest = strata_config()->stats;
-    if (!strcmp(dest, "stderr")) {
-        write_table(stderr, sb, sc);
-        return;
+    if (gather_algos(&sum, rt->world_rank, rt->world_size) && rt->world_rank == 0)
+        strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
+    if (rt->world_rank == 0) {
+        const char *dest = strata_config()->stats;
+        FILE *f = strcmp(dest, "stderr") ? fopen(dest, "w") : stderr;
+        if (!f) {
+            strata_error("STRATA_STATS: cannot write %s", dest);
+        } else if (f == stderr) {
+            write_table(f, &sum, rt->world_size);
+        } else {
+            write_json(f, &sum, rt->world_size);
+            if (fclose(f)) strata_error("STRATA_STATS: cannot write %s", dest);
+        }
     }
-    FILE *f = fopen(dest, "w");
-    if (!f) {
-        strata_error("STRATA_STATS: cannot write %s", dest);
-        return;
-    }
-    write_json(f, sb, sc, rt->world_size);
-    fclose(f);
+    free(sum.algos);
 }

@@ -1,8 +1,14 @@
-/* Traffic accounting (STRATA_STATS): how many bytes strata moved for each
- * collective, split by the hardware distance between the rank that held
- * them and the rank that received them, and how many calls strata served
- * or handed to the host MPI.  Each rank counts what it copies in (pulls)
- * or pushes out itself, so summing over ranks counts every transfer once. */
+/* Traffic accounting (STRATA_STATS): per collective, how many calls strata
+ * served (and by which algorithm) or handed to the host MPI, and the bytes
+ * and messages it moved, split by the hardware distance between the rank
+ * that held the bytes and the rank that received them.  Each rank counts
+ * what it copies in (pulls) or pushes out itself, one message per counted
+ * transfer, so summing over ranks counts every transfer once.
+ *
+ * Bytes are counted under the collective the application called on this
+ * thread: the node broadcast that ends an Allgather across nodes, or the
+ * broadcast half of an Allreduce across nodes, count as Allgather and
+ * Allreduce, whatever the algorithm code passes. */
 #ifndef STRATA_STATS_H
 #define STRATA_STATS_H
 
@@ -19,29 +25,50 @@ enum strata_distance {
     STRATA_NDIST
 };
 
+/* The algorithm name counted for calls composed across nodes. */
+#define STRATA_STATS_ACROSS_NODES "across nodes"
+
+/* "same_l3", "same_numa", "other_numa", "other_socket", "other_node": the
+ * keys of the report. */
+const char *strata_distance_name(enum strata_distance d);
+
 /* The distance class between two ranks' locations. */
 enum strata_distance strata_distance(const struct strata_levels *lv,
                                      const struct strata_location *a,
                                      const struct strata_location *b);
 
-/* Counts bytes moved for collective `coll` (enum strata_coll) at a distance. */
+/* Counts one message of `bytes` (zero for a bare synchronisation message)
+ * at distance d, for the collective this thread is serving, or for `coll`
+ * (enum strata_coll) outside any call. */
 void strata_stats_bytes(int coll, enum strata_distance d, size_t bytes);
 
-/* Counts one call of `coll`, served by strata or not. */
+/* Counts one call of `coll`, served by strata or not; a served call makes
+ * `coll` the collective this thread's transfers count for until its next
+ * call. */
 void strata_stats_call(int coll, int served);
 
 /* Takes back one served call of `coll` (the router counted it before the
  * per-call checks sent it to the host MPI after all). */
 void strata_stats_call_unserve(int coll);
 
+/* Counts one served call of `coll` as run by `algorithm`: the name
+ * STRATA_VERBOSE=2 gives ("pipelined", "ring-source-read", ...), or
+ * STRATA_STATS_ACROSS_NODES. */
+void strata_stats_algorithm(int coll, const char *algorithm);
+
 /* Whether counting is on (STRATA_STATS set). */
 int strata_stats_enabled(void);
 
 /* At finalize: sums every rank's counters and has world rank 0 write them
- * (JSON to the file STRATA_STATS names, or a table on stderr for "stderr"). */
+ * (JSON to the file STRATA_STATS names, or a table on stderr for "stderr").
+ * Collective over MPI_COMM_WORLD. */
 void strata_stats_report(void);
 
-/* This process's counters (tests): bytes of coll at distance d. */
+/* This process's counters (tests). */
 unsigned long long strata_stats_local_bytes(int coll, enum strata_distance d);
+unsigned long long strata_stats_local_messages(int coll, enum strata_distance d);
+unsigned long long strata_stats_local_calls(int coll, int served);
+/* Calls of coll counted for `algorithm` (0 if none). */
+unsigned long long strata_stats_local_algorithm(int coll, const char *algorithm);
 
 #endif
