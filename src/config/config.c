@@ -7,6 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <hwloc.h>
 
 static const struct strata_config_var vars[] = {
     {"STRATA_DISABLE", "0", "0 or 1",
@@ -48,7 +52,7 @@ static const struct strata_config_var vars[] = {
      "at most this many ranks read the same source chunk at once (contention)"},
     {"STRATA_SPIN", "auto", "auto, or an integer from 0 to 100000000",
      "polls a waiting rank spins before it starts yielding the CPU; auto: "
-     "1024, or 4 when a machine runs more ranks than it has cores"},
+     "16384 (about 400 us), or 4 when a machine runs more ranks than it has cores"},
     {"STRATA_NET_SEGMENT", "128K", "a size, 1K to 64M",
      "across nodes: node leaders move data in messages this big, pipelined"},
     {"STRATA_NET_SENDS", "2", "an integer from 1 to 64",
@@ -122,6 +126,28 @@ static int copy_string(const char *name, const char *value, char *dst,
     }
     strcpy(dst, value);
     return 0;
+}
+
+/* STRATA_TOPOLOGY: a readable file (hwloc XML, read when the topology is
+ * loaded) or a synthetic description hwloc parses. */
+static int check_topology(const char *value, char *err, size_t errlen)
+{
+    struct stat st;
+    int ok;
+    if (stat(value, &st) == 0) {
+        ok = S_ISREG(st.st_mode) && access(value, R_OK) == 0;
+    } else {
+        hwloc_topology_t topo;
+        ok = hwloc_topology_init(&topo) == 0;
+        if (ok) {
+            ok = hwloc_topology_set_synthetic(topo, value) == 0;
+            hwloc_topology_destroy(topo);
+        }
+    }
+    if (ok) return 0;
+    snprintf(err, errlen, "STRATA_TOPOLOGY=\"%s\" is not valid: it accepts %s", value,
+             vars[3].accepts);
+    return -1;
 }
 
 /* Checks each name of the hierarchy list against the level names strata knows. */
@@ -372,7 +398,8 @@ int strata_config_parse(struct strata_config *cfg, char *err, size_t errlen)
             return -1;
     }
     if ((s = getenv("STRATA_TOPOLOGY")) && *s) {
-        if (copy_string("STRATA_TOPOLOGY", s, cfg->topology, sizeof cfg->topology,
+        if (check_topology(s, err, errlen) ||
+            copy_string("STRATA_TOPOLOGY", s, cfg->topology, sizeof cfg->topology,
                         err, errlen))
             return -1;
     }

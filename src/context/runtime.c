@@ -111,7 +111,7 @@ static void apply_tuning(void)
         strata_warn("STRATA_CICO_MAX, STRATA_CHUNK, STRATA_REDUCE_CHUNK, STRATA_REDUCE_MIN_SLICE, "
                     "STRATA_THROTTLE or STRATA_NET_* differ from rank 0's: rank 0's apply");
     strata_tuning_set(&t);
-    strata_flag_set_spin(cfg.spin >= 0 ? (unsigned)cfg.spin : 1024);
+    strata_flag_set_spin(cfg.spin >= 0 ? (unsigned)cfg.spin : STRATA_SPIN_DEFAULT);
     strata_segment_set_cap(cfg.shm_max);
     strata_cma_set_max_per_call(cfg.cma_max_per_call);
 }
