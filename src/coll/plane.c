@@ -101,10 +101,13 @@ void *strata_plane_scratch(struct strata_plane *p, size_t bytes)
 {
     if (bytes <= p->scratch_bytes) return p->scratch;
     /* Page-aligned, so callers can place data at any page offset; the old
-     * contents are not needed. */
+     * contents are not needed.  Cleared once: the padding of long double and
+     * pair types is never written by the kernels, and would otherwise carry
+     * uninitialised heap bytes to the leader (harmless, but memcheck noise). */
     bytes = (bytes + 4095) / 4096 * 4096;
     void *fresh = aligned_alloc(4096, bytes);
     if (!fresh) return NULL;
+    memset(fresh, 0, bytes);
     free(p->scratch);
     p->scratch = fresh;
     p->scratch_bytes = bytes;

@@ -156,6 +156,10 @@ static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a,
     int second = second_leader(net, root);
     size_t seg_elems = tu->net_segment / a->extent ? tu->net_segment / a->extent : 1;
     size_t total = span(a, 0, a->count);
+    /* Incoming vectors lie a whole number of elements apart, so each starts
+     * aligned for the reduction kernels (a padded type's last element is
+     * shorter than its extent). */
+    size_t stride = a->count * a->extent;
     struct strata_net_tree t;
     strata_net_tree_choose(strata_select_model(), net->nnodes, total, seg_elems * a->extent, &t);
     if (desc) {
@@ -174,7 +178,7 @@ static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a,
     /* Incoming streams: each child node's partial result, then (two
      * leaders) the node's own, reduced by the second leader. */
     int nin = nchildren + (second >= 0);
-    unsigned char *from_in = strata_net_staging(net, STRATA_NET_TRANSIT, (size_t)nin * total);
+    unsigned char *from_in = strata_net_staging(net, STRATA_NET_TRANSIT, (size_t)nin * stride);
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     /* Counted under the collective the application called (stats.c). */
@@ -183,7 +187,7 @@ static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a,
     for (int i = 0; i < nin && !bad; i++) {
         int peer = i < nchildren ? strata_net_leader(net, children[i], root) : second;
         bad = strata_engine_add(e, 0, peer, i < nchildren ? TAG_REDUCE : TAG_NODE_PART,
-                                from_in + (size_t)i * total, total, seg_elems * a->extent,
+                                from_in + (size_t)i * stride, total, seg_elems * a->extent,
                                 tu->net_recvs) != i;
     }
     int up = -1;
@@ -214,9 +218,9 @@ static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a,
             if (!ready) break;
             unsigned char *out = (unsigned char *)acc + off;
             if (second >= 0)
-                combine(a, out, own + off, from_in + (size_t)nchildren * total + off, combined, n);
+                combine(a, out, own + off, from_in + (size_t)nchildren * stride + off, combined, n);
             for (int i = 0; i < nchildren; i++)
-                combine(a, out, out, from_in + (size_t)i * total + off, combined, n);
+                combine(a, out, out, from_in + (size_t)i * stride + off, combined, n);
             combined += n;
             if (up >= 0) strata_stream_ready(e, up, end);
             moved = 1;
