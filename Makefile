@@ -1,11 +1,18 @@
 # Thin wrapper over CMake: one build per host MPI found on the machine.
 #   make          build every MPI's build/<mpi>/
 #   make demo     install what is missing, build, run the side-by-side benchmark
-#   make test     install what is missing, build, run the whole test suite
-#   make asan     the suite under AddressSanitizer + UndefinedBehaviorSanitizer
+#   make test     install what is missing, build, run what CI runs: the whole
+#                 test suite, then the ASan and TSan parts below
+#   make asan     build/asan-<mpi>/: AddressSanitizer + UndefinedBehaviorSanitizer,
+#                 and the tests of tests/sanitize/asan-tests.txt under them
+#   make tsan     build/tsan-<mpi>/: ThreadSanitizer, and the threads tests under it
+#   make valgrind node and block collectives under valgrind memcheck (2 ranks)
 JOBS ?= 2
+# The host MPIs whose compilers are installed (expanded when a recipe runs,
+# after deps may have installed them).
+MPIS = $(foreach m,openmpi mpich,$(if $(shell command -v mpicc.$(m)),$(m)))
 
-.PHONY: all deps build demo test asan clean
+.PHONY: all deps build demo test asan tsan valgrind clean
 
 all: build
 
@@ -23,14 +30,33 @@ demo: build
 	@scripts/demo.sh
 
 test: build
+	@$(MAKE) --no-print-directory $(addprefix asan-,$(MPIS)) $(addprefix tsan-,$(MPIS))
 	@scripts/run-tests.sh build
 
 asan: deps
-	@$(MAKE) --no-print-directory $(foreach m,openmpi mpich,$(if $(shell command -v mpicc.$(m)),asan-$(m)))
+	@$(MAKE) --no-print-directory $(addprefix asan-,$(MPIS))
+	@scripts/run-tests.sh --asan build
 
 asan-%:
 	@cmake -S . -B build/asan-$* -DSTRATA_MPI=$* -DCMAKE_C_COMPILER=mpicc.$* -DSTRATA_SANITIZE=ON >/dev/null
 	@cmake --build build/asan-$* -j $(JOBS)
+
+# Only what runs under ThreadSanitizer: the library and the threads test.
+tsan: deps
+	@$(MAKE) --no-print-directory $(addprefix tsan-,$(MPIS))
+	@scripts/run-tests.sh --tsan build
+
+tsan-%:
+	@cmake -S . -B build/tsan-$* -DSTRATA_MPI=$* -DCMAKE_C_COMPILER=mpicc.$* -DSTRATA_SANITIZE=thread >/dev/null
+	@cmake --build build/tsan-$* -j $(JOBS) --target test_threads
+
+valgrind: build
+	@scripts/valgrind-check.sh build
+
+# The fuzzer's long run (scripts/fuzz-long.sh): FUZZ_ARGS="--minutes 30 --mpi openmpi"
+.PHONY: fuzz
+fuzz: build
+	@scripts/fuzz-long.sh $(FUZZ_ARGS)
 
 clean:
 	rm -rf build

@@ -1,20 +1,92 @@
 #!/usr/bin/env bash
-# Runs the whole test suite in every MPI's build (build/<mpi>/), then checks
-# that nothing of strata's is left in /dev/shm.
+# What CI runs (make test), for every host MPI whose compiler is installed:
+#   --suite   the whole test suite, in build/<mpi>/
+#   --asan    the tests listed in tests/sanitize/asan-tests.txt under
+#             AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer,
+#             in build/asan-<mpi>/
+#   --tsan    the threads.* tests under ThreadSanitizer, in build/tsan-<mpi>/
+# With no part named, all three; then nothing of strata's may be left in
+# /dev/shm.  A build that a part needs and that is missing fails the run
+# (make test builds them all; make asan and make tsan their own).
+#   scripts/run-tests.sh [--suite] [--asan] [--tsan] [ROOT]    (ROOT: build)
 set -uo pipefail
-root="${1:-build}"
-status=0
-ran=0
-# The suite's fixed cost model (tests that need another set their own).
-export STRATA_MODEL="${STRATA_MODEL:-$(cd "$(dirname "$0")/.." && pwd)/tests/data/model.conf}"
-for dir in "$root"/openmpi "$root"/mpich; do
-  [ -f "$dir/CTestTestfile.cmake" ] || continue
-  echo "== tests with $(basename "$dir") =="
-  ran=1
-  (cd "$dir" && ctest --output-on-failure --timeout 300) || status=1
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root=build
+parts=()
+for arg in "$@"; do
+  case "$arg" in
+    --suite|--asan|--tsan) parts+=("${arg#--}") ;;
+    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "run-tests.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
+    *) root="$arg" ;;
+  esac
 done
-if [ "$ran" = 0 ]; then echo "no build found under $root: run make first" >&2; exit 1; fi
-left=$(ls /dev/shm 2>/dev/null | grep -i strata || true)
+[ ${#parts[@]} -gt 0 ] || parts=(suite asan tsan)
+
+# The suite's fixed cost model (tests that need another set their own).
+export STRATA_MODEL="${STRATA_MODEL:-$here/tests/data/model.conf}"
+mpis=()
+for m in openmpi mpich; do
+  if command -v "mpicc.$m" >/dev/null 2>&1; then mpis+=("$m"); fi
+done
+if [ ${#mpis[@]} -eq 0 ]; then
+  echo "no host MPI found (mpicc.openmpi, mpicc.mpich): run make test" >&2
+  exit 1
+fi
+
+status=0
+# ctest in a build directory; a missing build is a failure, not a skip.
+run_ctest() {
+  local dir="$1" what="$2"
+  shift 2
+  if [ ! -f "$dir/CTestTestfile.cmake" ]; then
+    echo "FAIL: no build in $dir for the $what (make test builds it)"
+    return 1
+  fi
+  echo "== $what with $(basename "$dir") =="
+  (cd "$dir" && ctest --output-on-failure --timeout 300 "$@")
+}
+
+# The ASan tests listed for an MPI, one per line.
+asan_names() { awk -v m="$1" '$1 == m { print $2 }' "$here/tests/sanitize/asan-tests.txt"; }
+
+# Their anchored ctest regex.
+asan_regex() { printf '^(%s)$' "$(asan_names "$1" | sed 's/\./\\./g' | paste -sd '|')"; }
+
+# Every listed test must exist in the build: a renamed or removed one would
+# otherwise shrink the subset silently.
+asan_check_list() {
+  local mpi="$1" dir="$2" missing=0
+  for name in $(asan_names "$mpi"); do
+    if ! (cd "$dir" && ctest -N -R "^${name//./\\.}\$" | grep -q '^Total Tests: 1$'); then
+      echo "FAIL: tests/sanitize/asan-tests.txt names $name, not a test of $dir"
+      missing=1
+    fi
+  done
+  return $missing
+}
+
+for part in "${parts[@]}"; do
+  for mpi in "${mpis[@]}"; do
+    case "$part" in
+      suite)
+        run_ctest "$root/$mpi" "test suite" || status=1
+        ;;
+      asan)
+        dir="$root/asan-$mpi"
+        if [ -f "$dir/CTestTestfile.cmake" ]; then asan_check_list "$mpi" "$dir" || status=1; fi
+        (. "$here/tests/sanitize/env.sh" &&
+           run_ctest "$dir" "ASan+UBSan tests" -R "$(asan_regex "$mpi")") || status=1
+        ;;
+      tsan)
+        (. "$here/tests/sanitize/env.sh" && run_ctest "$root/tsan-$mpi" "TSan tests" \
+           -R '^threads\.') || status=1
+        ;;
+    esac
+  done
+done
+
+left=$(find /dev/shm -maxdepth 1 -iname '*strata*' -printf '%f ' 2>/dev/null)
 if [ -n "$left" ]; then
   echo "FAIL: strata left segments in /dev/shm: $left"
   status=1
