@@ -58,5 +58,10 @@ valgrind: build
 fuzz: build
 	@scripts/fuzz-long.sh $(FUZZ_ARGS)
 
+# Collectives of more than 2 GiB per call (about 10 GiB of memory): LARGE_ARGS="--mpi openmpi"
+.PHONY: large-counts
+large-counts: build
+	@scripts/large-counts.sh $(LARGE_ARGS)
+
 clean:
 	rm -rf build

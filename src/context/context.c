@@ -10,6 +10,7 @@
 #include "coll/coll.h"
 #include "context/runtime.h"
 #include "net/net.h"
+#include "transport/probe.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -67,6 +68,8 @@ static const char *capability_failure(unsigned bits)
 static unsigned local_capabilities(struct strata_ctx *ctx, const struct strata_runtime *rt)
 {
     unsigned bits = STRATA_CAP_CONTEXT;
+    char why[128];
+    if (strata_cma_unchanged(why, sizeof why)) bits |= STRATA_CAP_CMA;
     if (!rt) return bits & ~(unsigned)STRATA_CAP_RUNTIME & ~(unsigned)STRATA_CAP_IN_WORLD &
                     ~(unsigned)STRATA_CAP_HIERARCHY;
     MPI_Group group, world_group;
@@ -168,8 +171,9 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
                      "communicator: no node level for strata to add (%d nodes)", ctx->size);
         else if (ctx->hier.nnodes > 1)
             offer.mode = MODE_NET;
-        else if (!strata_segment_create(seg, bytes, strata_runtime()->cma_ok, ctx->serial,
-                                        offer.why, sizeof offer.why)) {
+        else if (!strata_segment_create(seg, bytes,
+                                        strata_runtime()->cma_ok && (*mine & STRATA_CAP_CMA),
+                                        ctx->serial, offer.why, sizeof offer.why)) {
             offer.ok = 1;
             offer.mode = MODE_SEGMENT;
             snprintf(offer.name, sizeof offer.name, "%s", seg->name);
@@ -192,6 +196,23 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
     }
 }
 
+/* Once per process, from the communicator's rank 0: CMA stopped working
+ * after MPI_Init's probe (a rank made itself non-dumpable, dropped
+ * CAP_SYS_PTRACE or changed credentials), so new communicators copy through
+ * the segment; those set up before still use CMA and stop the job with a
+ * message if a copy is refused. */
+static void warn_cma_lost(const struct strata_ctx *ctx, unsigned agreed)
+{
+    static int warned;
+    if (!strata_runtime()->cma_ok || (agreed & STRATA_CAP_CMA) || ctx->rank != 0 || warned)
+        return;
+    warned = 1;
+    char why[128] = "a rank was made non-dumpable, dropped CAP_SYS_PTRACE or changed its ids";
+    strata_cma_unchanged(why, sizeof why); /* this rank's own change, if it is one */
+    strata_warn("Cross-Memory Attach may be refused since MPI_Init (%s): communicator #%lu and "
+                "later ones copy through shared memory instead", why, ctx->serial);
+}
+
 /* With the agreed capabilities and every rank's pid, sets up the plane. */
 static void adopt_plane(struct strata_ctx *ctx, unsigned agreed, struct strata_segment *seg,
                         const pid_t *pids)
@@ -202,8 +223,10 @@ static void adopt_plane(struct strata_ctx *ctx, unsigned agreed, struct strata_s
         return;
     }
     ctx->plane->seg = *seg;
+    warn_cma_lost(ctx, agreed);
     if (strata_plane_init(ctx->plane, &ctx->hier, ctx->rank, ctx->size, pids,
-                          strata_runtime()->cma_ok, strata_tuning()->cico_max)) {
+                          strata_runtime()->cma_ok && (agreed & STRATA_CAP_CMA),
+                          strata_tuning()->cico_max)) {
         /* Out of memory on this rank alone: the job cannot agree any more. */
         strata_error("out of memory setting up communicator #%lu", ctx->serial);
         PMPI_Abort(ctx->comm, 1);

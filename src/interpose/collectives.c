@@ -228,17 +228,19 @@ static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf
         return "arguments left to the host MPI to check";
     a->fn = strata_reduce_kernel(op, type);
     if (!a->fn) return "a user-defined op, or a datatype strata has no kernel for";
-    /* A predefined type: address 0 is no buffer.  In place is for the
-     * receiving side only, and the two buffers must differ. */
-    if (recv_used ? recvbuf == MPI_IN_PLACE || (count && recvbuf == MPI_BOTTOM) ||
-                        (sendbuf != MPI_IN_PLACE &&
-                         strata_route_aliased(sendbuf, count, type, recvbuf, count, type))
-                  : sendbuf == MPI_IN_PLACE)
-        return "arguments left to the host MPI to check";
-    if (count && sendbuf == MPI_BOTTOM) return "arguments left to the host MPI to check";
     MPI_Aint lb, extent, true_lb, true_extent;
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    /* A predefined type: address 0 is no buffer.  In place is for the
+     * receiving side only, and the two buffers may not overlap: with the
+     * same type on both sides, overlapping spans share data. */
+    uintptr_t from = (uintptr_t)sendbuf, to = (uintptr_t)recvbuf;
+    size_t span = count ? (size_t)(count - 1) * (size_t)extent + (size_t)true_extent : 0;
+    if (recv_used ? recvbuf == MPI_IN_PLACE || (count && recvbuf == MPI_BOTTOM) ||
+                        (sendbuf != MPI_IN_PLACE && (from > to ? from - to : to - from) < span)
+                  : sendbuf == MPI_IN_PLACE)
+        return "arguments left to the host MPI to check";
+    if (count && sendbuf == MPI_BOTTOM) return "arguments left to the host MPI to check";
     a->sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
     a->recvbuf = recvbuf;
     a->count = (size_t)count;
@@ -407,15 +409,16 @@ static int block_args_bad(long long block, const void *sendbuf, int scount, MPI_
                           int send_blocks, const void *recvbuf, int rcount, MPI_Datatype rtype,
                           int recv_blocks)
 {
-    if (send_blocks && (strata_route_bad_data(sendbuf, scount, stype) ||
-                        signature_bytes(scount, stype) != block))
-        return 1;
-    if (recv_blocks && (strata_route_bad_data(recvbuf, rcount, rtype) ||
-                        signature_bytes(rcount, rtype) != block))
-        return 1;
-    return send_blocks && recv_blocks &&
-           strata_route_aliased(sendbuf, (long long)scount * send_blocks, stype, recvbuf,
-                                (long long)rcount * recv_blocks, rtype);
+    struct strata_data_arg send, recv;
+    if (send_blocks) {
+        strata_route_data_arg(sendbuf, scount, send_blocks, stype, &send);
+        if (send.bad || send.bytes != block) return 1;
+    }
+    if (recv_blocks) {
+        strata_route_data_arg(recvbuf, rcount, recv_blocks, rtype, &recv);
+        if (recv.bad || recv.bytes != block) return 1;
+    }
+    return send_blocks && recv_blocks && strata_route_overlap(&send, &recv);
 }
 
 /* The host MPI's call for a block collective (when strata does not serve it). */

@@ -132,28 +132,49 @@ int strata_route_bad_data(const void *buf, int count, MPI_Datatype type)
     return true_lb == 0;
 }
 
-/* The bytes count elements of a type without holes occupy, or 0 (empty, or
- * a type with holes, whose span may interleave with another buffer's). */
-static int dense_span(const void *buf, long long count, MPI_Datatype type, uintptr_t *lo,
-                      uintptr_t *hi)
+/* The predefined types with holes (padding between their two members). */
+static int padded_pair(MPI_Datatype t)
 {
-    int size;
-    MPI_Aint lb, extent, true_lb, true_extent;
-    if (count <= 0 || PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0) return 0;
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    if (true_extent != size || (count > 1 && extent != size)) return 0;
-    *lo = (uintptr_t)buf + (uintptr_t)true_lb;
-    *hi = *lo + (uintptr_t)(count * size);
-    return 1;
+    return t == MPI_FLOAT_INT || t == MPI_DOUBLE_INT || t == MPI_LONG_INT ||
+           t == MPI_SHORT_INT || t == MPI_LONG_DOUBLE_INT;
 }
 
-int strata_route_aliased(const void *a, long long acount, MPI_Datatype atype, const void *b,
-                         long long bcount, MPI_Datatype btype)
+void strata_route_data_arg(const void *buf, int count, int blocks, MPI_Datatype type,
+                           struct strata_data_arg *d)
 {
-    if (acount <= 0 || bcount <= 0) return 0;
-    if (a == b && a != MPI_BOTTOM) return 1;
-    uintptr_t alo, ahi, blo, bhi;
-    return dense_span(a, acount, atype, &alo, &ahi) && dense_span(b, bcount, btype, &blo, &bhi) &&
-           alo < bhi && blo < ahi;
+    int ni, na, nd, combiner, size;
+    *d = (struct strata_data_arg){buf, 1, -1, 0, 0};
+    if (count < 0 || type == MPI_DATATYPE_NULL ||
+        PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
+        return;
+    int named = combiner == MPI_COMBINER_NAMED;
+    if ((!named && !committed(type)) || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+        return;
+    d->bytes = (long long)count * size;
+    d->bad = 0;
+    long long n = (long long)count * blocks;
+    if (n == 0 || size == 0) return;
+    /* Predefined types (but the padded pairs) have no holes and start at
+     * their address: no need to ask the host MPI. */
+    MPI_Aint lb = 0, extent = size, true_lb = 0, true_extent = size;
+    if (!named || padded_pair(type)) {
+        PMPI_Type_get_extent(type, &lb, &extent);
+        PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    }
+    /* MPI_BOTTOM with a type of absolute addresses is a real buffer. */
+    if (buf == MPI_IN_PLACE || (buf == MPI_BOTTOM && true_lb == 0)) {
+        d->bad = 1;
+        return;
+    }
+    if (true_extent == size && (n == 1 || extent == size)) {
+        d->lo = (uintptr_t)buf + (uintptr_t)true_lb;
+        d->hi = d->lo + (uintptr_t)(n * size);
+    }
+}
+
+int strata_route_overlap(const struct strata_data_arg *a, const struct strata_data_arg *b)
+{
+    if (a->bytes <= 0 || b->bytes <= 0) return 0;
+    if (a->buf == b->buf && a->buf != MPI_BOTTOM) return 1;
+    return a->lo < a->hi && b->lo < b->hi && a->lo < b->hi && b->lo < a->hi;
 }

@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "context/context.h"
 
@@ -41,13 +42,28 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
  * it is the host's behaviour the application gets. */
 int strata_route_bad_data(const void *buf, int count, MPI_Datatype type);
 
-/* Whether a call's send data (acount elements of atype at a) and receive
- * data share memory, which the standard forbids and the host MPI may
- * report: the same address (not MPI_BOTTOM), or overlapping runs of types
- * without holes.  Types with holes are not compared (their spans may
- * interleave legitimately), so no valid call is ever refused. */
-int strata_route_aliased(const void *a, long long acount, MPI_Datatype atype, const void *b,
-                         long long bcount, MPI_Datatype btype);
+/* One data argument of a call: count elements of a type at buf, on this
+ * rank, filled in by strata_route_data_arg. */
+struct strata_data_arg {
+    const void *buf;
+    int bad;          /* for the host MPI to judge (as strata_route_bad_data) */
+    long long bytes;  /* type signature of count elements (one block) */
+    uintptr_t lo, hi; /* the memory `blocks` blocks span if the type has no
+                         holes, else lo == hi */
+};
+
+/* Describes count elements of type at buf, repeated `blocks` times (a
+ * buffer of one block per rank), asking the host MPI as little as possible:
+ * predefined types are known without calls beyond their size. */
+void strata_route_data_arg(const void *buf, int count, int blocks, MPI_Datatype type,
+                           struct strata_data_arg *d);
+
+/* Whether a call's send and receive data share memory, which the standard
+ * forbids and the host MPI may report: the same address (not MPI_BOTTOM),
+ * or overlapping spans of types without holes.  Spans with holes are not
+ * compared (they may interleave legitimately), so no valid call is ever
+ * refused. */
+int strata_route_overlap(const struct strata_data_arg *a, const struct strata_data_arg *b);
 
 /* Records and (at STRATA_VERBOSE=2) reports a call handed to the host MPI. */
 void strata_route_to_host(const struct strata_ctx *ctx, enum strata_coll coll,

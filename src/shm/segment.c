@@ -126,8 +126,9 @@ static int make_named(struct strata_segment *seg, size_t bytes, unsigned long se
     seg->created = seg->linked = 1;
     int rc = posix_fallocate(fd, 0, (off_t)bytes);
     if (rc) {
-        snprintf(why, whylen, "/dev/shm cannot hold a %zu-byte segment (%s): make /dev/shm "
-                 "larger or lower STRATA_CICO_MAX", bytes, strerror(rc));
+        snprintf(why, whylen, "/dev/shm cannot hold a %zu-byte segment (%s): free or enlarge "
+                 "/dev/shm (a communicator's segment grows with its size and STRATA_CICO_MAX)",
+                 bytes, strerror(rc));
         close(fd);
         strata_segment_seal(seg);
         return -1;

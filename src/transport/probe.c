@@ -3,12 +3,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/capability.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -34,14 +37,17 @@ static void explain_cma_errno(int err, char *why, size_t whylen)
 {
     int scope = read_int_file("/proc/sys/kernel/yama/ptrace_scope");
     switch (err) {
-    case EPERM:
+    case EPERM: {
+        char yama[64] = "";
+        if (scope >= 0)
+            snprintf(yama, sizeof yama, "yama ptrace_scope is %d, 0 allows it; ", scope);
         snprintf(why, whylen,
                  "process_vm_readv between ranks was refused (EPERM): the kernel's "
-                 "ptrace check failed (yama ptrace_scope is %d; 0 allows it; in a "
-                 "container, grant CAP_SYS_PTRACE; ranks must run as the same user and "
-                 "stay dumpable); strata uses the shared-memory copy instead, "
-                 "STRATA_CMA=0 says so without probing", scope);
+                 "ptrace check failed (%sin a container, grant CAP_SYS_PTRACE; ranks must "
+                 "run as the same user and stay dumpable; STRATA_CMA=0 skips this probe)",
+                 yama);
         break;
+    }
     case ENOSYS:
         snprintf(why, whylen, "this kernel has no Cross-Memory Attach "
                  "(process_vm_readv: ENOSYS)");
@@ -55,8 +61,53 @@ static void explain_cma_errno(int err, char *why, size_t whylen)
     }
 }
 
+/* What the kernel's ptrace check (which process_vm_readv and opening a
+ * peer's /proc/PID/fd pass) looks at in this process: its credentials,
+ * whether it is dumpable, whether it holds CAP_SYS_PTRACE. */
+struct ptrace_state {
+    uid_t uid[3];
+    gid_t gid[3];
+    int dumpable;
+    int cap_ptrace;
+};
+
+static struct ptrace_state at_probe;
+static int probed;
+
+static void read_ptrace_state(struct ptrace_state *st)
+{
+    memset(st, 0, sizeof *st);
+    getresuid(&st->uid[0], &st->uid[1], &st->uid[2]);
+    getresgid(&st->gid[0], &st->gid[1], &st->gid[2]);
+    st->dumpable = prctl(PR_GET_DUMPABLE, 0, 0, 0, 0);
+    struct __user_cap_header_struct head = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    if (syscall(SYS_capget, &head, data) == 0)
+        st->cap_ptrace = (data[CAP_SYS_PTRACE / 32].effective >> (CAP_SYS_PTRACE % 32)) & 1;
+}
+
+int strata_cma_unchanged(char *why, size_t whylen)
+{
+    if (!probed) return 1;
+    struct ptrace_state now;
+    read_ptrace_state(&now);
+    if (now.dumpable != at_probe.dumpable)
+        snprintf(why, whylen, "this process was made %sdumpable", now.dumpable ? "" : "non-");
+    else if (now.cap_ptrace != at_probe.cap_ptrace)
+        snprintf(why, whylen, "this process %s CAP_SYS_PTRACE",
+                 now.cap_ptrace ? "gained" : "dropped");
+    else if (memcmp(now.uid, at_probe.uid, sizeof now.uid) ||
+             memcmp(now.gid, at_probe.gid, sizeof now.gid))
+        snprintf(why, whylen, "this process changed its user or group ids");
+    else
+        return 1;
+    return 0;
+}
+
 int strata_cma_probe(MPI_Comm node_comm, char *why, size_t whylen)
 {
+    read_ptrace_state(&at_probe);
+    probed = 1;
     int rank, size;
     PMPI_Comm_rank(node_comm, &rank);
     PMPI_Comm_size(node_comm, &size);

@@ -9,8 +9,16 @@
 #       /dev/shm: the segment cannot be created or sized.  The host MPI is
 #       told to keep its own shared memory elsewhere.
 #   shm_fallback.sh tmpfs-cma STRATA_RUN PROGRAM RANKS [PROGRAM ARGS...]
-#       the same full /dev/shm with CMA on: strata's segments are anonymous
+#       the same small /dev/shm with CMA on: strata's segments are anonymous
 #       (memfd) and never touch /dev/shm, so strata still serves.
+#   shm_fallback.sh full STRATA_RUN PROGRAM RANKS [PROGRAM ARGS...]
+#       a /dev/shm of 8 MiB filled to the brim by a file (every page taken),
+#       with STRATA_CMA=0: names can still be created there but no page can
+#       be had, so the segment cannot be sized (never a bus error later).
+#   shm_fallback.sh full-cma STRATA_RUN PROGRAM RANKS [PROGRAM ARGS...]
+#       the same full /dev/shm with CMA on: strata still serves (memfd).
+#       Both skip with MPICH 4.0.2, whose own MPI_Init takes a bus error on a
+#       full /dev/shm before strata is set up.
 # Exits 77 (skipped) when the tmpfs mode cannot run here.
 set -uo pipefail
 mode=$1 run=$2 prog=$3 ranks=$4
@@ -24,29 +32,50 @@ case "$mode" in
     out=$("$run" --native -n "$ranks" "$prog" --expect-host=STRATA_SHM_MAX "$@" 2>&1)
     rc=$?
     ;;
-  tmpfs|tmpfs-cma)
+  tmpfs|tmpfs-cma|full|full-cma)
     if [ "$(id -u)" != 0 ]; then echo "SKIP: mounting a tmpfs needs root"; exit 77; fi
     if ! command -v unshare >/dev/null; then echo "SKIP: no unshare"; exit 77; fi
     if ! unshare -m true 2>/dev/null; then
       echo "SKIP: unshare -m is not permitted here (no CAP_SYS_ADMIN?)"; exit 77
     fi
-    # Open MPI's shared-memory transport keeps its segments in /dev/shm by
-    # default; /tmp still has room.  MPICH (UCX) is told to use SysV shared
+    case "$mode" in
+      full*) if grep -q '^built_for="mpich"' "$run"; then
+               echo "SKIP: MPICH's own MPI_Init takes a bus error on a full /dev/shm"; exit 77
+             fi ;;
+    esac
+    # Open MPI's shared-memory transport and windows keep their segments in
+    # /dev/shm by default; /tmp still has room.  MPICH (UCX) is told to use SysV shared
     # memory and CMA instead of POSIX shared memory.
-    export OMPI_MCA_btl_vader_backing_directory=/tmp
+    export OMPI_MCA_btl_vader_backing_directory=/tmp OMPI_MCA_osc_sm_backing_directory=/tmp
     export UCX_TLS=self,sysv,cma
     # Either way strata cannot get its segment: shm_open fails or
     # posix_fallocate finds no room.
-    if [ "$mode" = tmpfs ]; then
-      export STRATA_CMA=0
-      expect='cannot (create a shared segment|hold a [0-9]+-byte segment)'
-      expect_arg=--expect-host=/dev/shm
-    else
-      expect='strata context, hierarchy'
-      expect_arg=
-    fi
-    out=$(unshare -m --propagation private sh -c \
-      'mount -t tmpfs -o size=64k strata-test-tmpfs /dev/shm && exec "$@"' sh \
+    case "$mode" in
+      tmpfs)
+        export STRATA_CMA=0
+        expect='cannot (create a shared segment|hold a [0-9]+-byte segment)'
+        expect_arg=--expect-host=/dev/shm
+        ;;
+      full)
+        export STRATA_CMA=0
+        expect='/dev/shm cannot hold a [0-9]+-byte segment \(No space left on device\)'
+        expect_arg=--expect-host=/dev/shm
+        ;;
+      *)
+        expect='strata context, hierarchy'
+        expect_arg=
+        ;;
+    esac
+    # shellcheck disable=SC2016 # $4 is the inner awk's
+    case "$mode" in
+      tmpfs*) setup='mount -t tmpfs -o size=64k strata-test-tmpfs /dev/shm' ;;
+      # cat stops at ENOSPC with every page taken; df must then show none.
+      *) setup='mount -t tmpfs -o size=8m strata-test-tmpfs /dev/shm &&
+                { cat /dev/zero >/dev/shm/fill 2>/dev/null; true; } &&
+                [ "$(df -P /dev/shm | awk "NR == 2 { print \$4 }")" = 0 ] ||
+                { echo "FAIL: could not fill /dev/shm"; exit 1; }' ;;
+    esac
+    out=$(unshare -m --propagation private sh -c "$setup"' && exec "$@"' sh \
       "$run" --native -n "$ranks" "$prog" $expect_arg "$@" 2>&1)
     rc=$?
     ;;
