@@ -1,0 +1,63 @@
+# The differential fuzzer (tests/fuzz/): random collective calls, each run
+# through the host MPI and through strata on copies of the same inputs and
+# compared byte for byte.  The entries here are its short run: 600 calls per
+# configuration of at most 2 MiB per buffer, fixed seeds (a failure prints the
+# seed, the call, the smallest failing count and a command that replays it);
+# scripts/fuzz-long.sh (make fuzz) runs many seeds, more calls, larger sizes.
+#
+# Every entry takes 1 to 10 s on this 2-core machine when other jobs share
+# it (all of them: 30 to 60 s with Open MPI, 15 to 20 s with MPICH); the
+# timeouts are many times that, and a call that does not return within 60 s
+# ends the run with "HANG" and the call (--call-timeout).
+strata_test_program(strata-fuzz fuzz/strata-fuzz.c fuzz/fuzz_types.c fuzz/fuzz_values.c
+                    fuzz/fuzz_draw.c fuzz/fuzz_comms.c fuzz/fuzz_check.c fuzz/fuzz_expect.c
+                    fuzz/fuzz_watchdog.c)
+
+# fuzz(name ranks seed [ENV var=value...] [ARGS option...])
+function(fuzz name ranks seed)
+  cmake_parse_arguments(F "" "" "ENV;ARGS" ${ARGN})
+  strata_mpi_test(NAME fuzz.${name} TARGET strata-fuzz RANKS ${ranks} ENV ${F_ENV}
+                  ARGS --seed ${seed} --calls 600 --max-bytes 2M --require-strata
+                       --call-timeout 60 --expect-all ${F_ARGS})
+  set_tests_properties(fuzz.${name} PROPERTIES TIMEOUT 120)
+endfunction()
+
+set(FUZZ_SMALL STRATA_CHUNK=4K STRATA_REDUCE_CHUNK=4K STRATA_CICO_MAX=256
+    STRATA_CMA_MAX_PER_CALL=4096 STRATA_REDUCE_MIN_SLICE=64 STRATA_NET_SEGMENT=1K)
+set(FUZZ_TOPO2 "STRATA_TOPOLOGY=pack:2 numa:2 l3:1 core:2 pu:1" STRATA_MAP=socket)
+
+if(STRATA_MPI STREQUAL "openmpi")
+  fuzz(default.np3 3 101)
+  fuzz(default.np4 4 102)
+  fuzz(cma0.np4 4 103 ENV STRATA_CMA=0)
+  # Tiny chunks, regions and CMA calls: every size crosses many boundaries.
+  fuzz(small-chunks.np4 4 104 ENV ${FUZZ_SMALL})
+  # Two sockets, ranks dealt round-robin over them: a hierarchy of levels.
+  fuzz(topo2.np4 4 105 ENV ${FUZZ_TOPO2})
+  # Two nodes: [0 1] [2 3], then [0 2] [1] with 1 KiB segments between them.
+  fuzz(nodes2.np4 4 106 ENV STRATA_VIRTUAL_NODES=2)
+  fuzz(nodes2.cyclic.np3 3 107 ENV STRATA_VIRTUAL_NODES=2 STRATA_VIRTUAL_LAYOUT=cyclic
+       STRATA_NET_SEGMENT=1K)
+  # Three nodes, [0 1] [2] [3]: a leader with two children.
+  fuzz(nodes3.np4 4 108 ENV STRATA_VIRTUAL_NODES=3)
+  set(FUZZ_SELF_RANKS 3)
+else()
+  # MPICH never yields: 2 ranks, and 3 (two nodes need two ranks on one)
+  # with fewer calls.
+  fuzz(default.np2 2 201)
+  fuzz(cma0.np2 2 203 ENV STRATA_CMA=0)
+  fuzz(small-chunks.np2 2 204 ENV ${FUZZ_SMALL})
+  fuzz(topo2.np2 2 205 ENV ${FUZZ_TOPO2})
+  fuzz(nodes2.np3 3 206 ENV STRATA_VIRTUAL_NODES=2 ARGS --calls 150)
+  set(FUZZ_SELF_RANKS 2)
+endif()
+
+# The fuzzer's own failure paths.  A simulated damage of strata's output
+# from 1000 elements on must be caught and shrunk to exactly 1000 (the run
+# then passes); a simulated missing MPI_Barrier on one rank must end the job
+# through the watchdog with "HANG" and the call.
+fuzz(self-test.corrupt ${FUZZ_SELF_RANKS} 301 ARGS --self-test=corrupt:1000)
+strata_mpi_test(NAME fuzz.self-test.hang TARGET strata-fuzz RANKS ${FUZZ_SELF_RANKS}
+                ARGS --seed 302 --colls barrier --self-test=hang --call-timeout 5)
+set_tests_properties(fuzz.self-test.hang PROPERTIES TIMEOUT 60
+                     PASS_REGULAR_EXPRESSION "HANG \\(world rank [0-9]+, seed 0x12e\\)")

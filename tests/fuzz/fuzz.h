@@ -1,0 +1,303 @@
+/* strata-fuzz: a seeded differential fuzzer of strata's collectives.
+ *
+ * Every rank draws the same sequence of random collective calls from the
+ * seed alone (fuzz_draw.c), runs each one through the host MPI (PMPI_*) and
+ * through strata (MPI_*) on identical copies of the same inputs, and
+ * compares every byte of every buffer the call may write (fuzz_check.c).
+ * Communicators come from random MPI_Comm_split and MPI_Comm_dup calls
+ * (fuzz_comms.c); datatypes and user ops are in fuzz_types.c, inputs and
+ * what of an output counts in fuzz_values.c.
+ * A call is identified by (seed, index): replaying one needs no other. */
+#ifndef STRATA_FUZZ_H
+#define STRATA_FUZZ_H
+
+#include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "interpose/route.h" /* enum strata_coll, strata_coll_name, strata_coll_parse */
+
+#define FUZZ_MAX_WORLD 1024
+
+/* ---- Random numbers: pure functions of their inputs ------------------------ */
+
+/* SplitMix64's finaliser. */
+static inline uint64_t fuzz_mix(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static inline uint64_t fuzz_hash(uint64_t a, uint64_t b) { return fuzz_mix(fuzz_mix(a) ^ b); }
+
+/* A stream of draws; seeded from a hash, so any call's draws can be redone
+ * alone. */
+struct fuzz_rng {
+    uint64_t state;
+};
+
+static inline uint64_t fuzz_next(struct fuzz_rng *r)
+{
+    r->state += 0x9e3779b97f4a7c15ull;
+    return fuzz_mix(r->state);
+}
+
+/* Uniform in [0, n), n > 0. */
+static inline uint64_t fuzz_below(struct fuzz_rng *r, uint64_t n) { return fuzz_next(r) % n; }
+
+/* ---- Options ----------------------------------------------------------------- */
+
+struct fuzz_opts {
+    uint64_t seed;
+    long calls;          /* calls to draw and run */
+    size_t max_bytes;    /* largest buffer a call may allocate on a rank */
+    unsigned colls;      /* bit per enum strata_coll that may be drawn */
+    long only;           /* run this call alone (-1: all) */
+    long elements;       /* with only: base elements per block instead of the drawn ones */
+    int verbose;
+    int errors;          /* also draw calls with an invalid argument */
+    int shrink;
+    int keep_going;      /* go on after a mismatch */
+    int require_strata;  /* fail if strata served no communicator at all */
+    int expect_all;      /* check every data mover's result against the expected bytes */
+    unsigned call_timeout; /* seconds a call may take before it counts as hung */
+    size_t self_corrupt;  /* self-test: strata's output is damaged from this many elements */
+    int self_hang;        /* self-test: world rank 1 skips strata's MPI_Barrier */
+    int world_size, world_rank;
+};
+extern struct fuzz_opts fuzz_opt;
+
+/* ---- Datatypes and ops (fuzz_types.c), inputs and outputs (fuzz_values.c) --- */
+
+enum fuzz_kind {
+    FK_INT,     /* C integer */
+    FK_MULTI,   /* MPI_AINT, MPI_OFFSET, MPI_COUNT: no logical ops */
+    FK_FLOAT,
+    FK_COMPLEX,
+    FK_BOOL,
+    FK_BYTE,
+    FK_PAIR,    /* MINLOC/MAXLOC pairs */
+    FK_TEXT     /* MPI_CHAR, MPI_WCHAR: moved, never reduced */
+};
+
+enum fuzz_op {
+    OP_SUM, OP_PROD, OP_MAX, OP_MIN, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR,
+    OP_MINLOC, OP_MAXLOC,
+    OP_USER_SUM,    /* MPI_Op_create, commutative: a wrapping sum */
+    OP_USER_AFFINE, /* MPI_Op_create, not commutative: composition of affine maps */
+    FUZZ_NOPS
+};
+
+/* A predefined datatype: what a reduction defines of each element (value
+ * runs: the rest is padding, which reductions may leave in any state). */
+struct fuzz_base {
+    const char *name;
+    MPI_Datatype type;
+    enum fuzz_kind kind;
+    int width;          /* FK_INT/FK_MULTI: bytes; FK_FLOAT/FK_COMPLEX: bytes of one float */
+    int is_signed;
+    size_t size, extent, align;
+    int nvalue;
+    struct { size_t off, len; } value[2];
+    /* Bytes an 80-bit long double leaves unused inside its 16: the host MPIs
+     * may zero them when they pack (MPICH does), so nobody can rely on them. */
+    int nunused;
+    struct { size_t off, len; } unused[2];
+    /* The type map: the bytes a send takes from each element, in order. */
+    int ntmap;
+    struct { size_t off, len; } tmap[2];
+};
+
+/* The C layout of the pair types (MINLOC/MAXLOC). */
+struct p_float { float v; int i; };
+struct p_double { double v; int i; };
+struct p_long { long v; int i; };
+struct p_int { int v; int i; };
+struct p_short { short v; int i; };
+struct p_ldouble { long double v; int i; };
+
+/* Shapes built over every predefined type. */
+enum fuzz_shape {
+    SH_PLAIN,   /* the type itself */
+    SH_CONTIG,  /* contiguous(3, T) */
+    SH_VECTOR,  /* vector(2 blocks of 2, stride 3), resized to 6 T: gaps inside and after */
+    SH_RESIZED, /* T resized to twice its extent: a gap after each element */
+    SH_LEADGAP, /* T at displacement extent(T), resized to 3 T: gaps before and after */
+    FUZZ_NSHAPES
+};
+
+#define FUZZ_MAX_PER 4
+struct fuzz_layout {
+    const struct fuzz_base *base;
+    enum fuzz_shape shape;
+    MPI_Datatype type;
+    int per;                     /* base elements per element */
+    size_t extent;
+    size_t off[FUZZ_MAX_PER];    /* where each base element lies in an element */
+    char name[96];
+};
+
+extern int fuzz_nbases;
+void fuzz_types_init(void);
+void fuzz_types_free(void);
+const struct fuzz_base *fuzz_base(int i);
+const struct fuzz_layout *fuzz_layout(int base, enum fuzz_shape shape);
+/* Bit per enum fuzz_op that applies to the base type (MPI-3.1 5.9.2). */
+unsigned fuzz_ops_for(const struct fuzz_base *b);
+MPI_Op fuzz_op_handle(enum fuzz_op op);
+const char *fuzz_op_name(enum fuzz_op op);
+int fuzz_op_parse(const char *name);
+
+/* n bytes of the stream `seed`. */
+void fuzz_fill_bytes(unsigned char *buf, size_t n, uint64_t seed);
+/* count elements of layout l at buf: gaps from the byte stream, base
+ * elements with values for op whose combination over comm_size ranks is
+ * exact in any order (and avoids the host MPIs' known bugs). */
+void fuzz_fill_values(unsigned char *buf, const struct fuzz_layout *l, size_t count,
+                      enum fuzz_op op, int comm_size, uint64_t seed);
+/* Whether byte `offset` of a buffer of elements of l holds no value: the
+ * unused bytes of a long double, and in a reduction (`reduction`) every
+ * byte of a base element outside its values (the holes of pair types). */
+int fuzz_padding_byte(const struct fuzz_layout *l, size_t offset, int reduction);
+/* Whether the floating base element holding byte `offset` of buffers a and
+ * b has equal values in both (+0 and -0 are equal: the sign of an exact
+ * zero result depends on the order of combination). */
+int fuzz_same_float(const struct fuzz_layout *l, const unsigned char *a, const unsigned char *b,
+                    size_t offset);
+/* The base element at p, readable (for mismatch reports). */
+void fuzz_show_base(const struct fuzz_base *b, const unsigned char *p, char *out, size_t len);
+
+/* ---- Calls (fuzz_draw.c) ------------------------------------------------------- */
+
+enum fuzz_error {
+    FE_NONE,
+    FE_COUNT,     /* a negative count, passed by every rank */
+    FE_TYPE,      /* MPI_DATATYPE_NULL, passed by every rank */
+    FE_ROOT,      /* root = size */
+    FE_OP,        /* MPI_OP_NULL */
+    FE_COMM,      /* MPI_COMM_NULL */
+    FUZZ_NERRORS
+};
+
+enum { SIDE_SEND, SIDE_RECV };
+
+struct fuzz_call {
+    long index;
+    enum strata_coll coll;
+    int slot;                        /* communicator pool slot */
+    int base;                        /* predefined type the layouts are made of */
+    enum fuzz_shape shape[2][2];     /* [side][rank parity]; reductions: [0][0] everywhere */
+    size_t elems;                    /* base elements per block (Bcast, reductions: in all) */
+    size_t unit;                     /* elems is a multiple of this */
+    enum fuzz_op op;
+    uint32_t root_draw;              /* root = root_draw % size */
+    int in_place;                    /* asked for; see fuzz_in_place() */
+    int null_insignificant;          /* pass NULL for buffers the standard ignores */
+    int misalign;                    /* bytes added to every buffer address */
+    int late_rank_draw;              /* Barrier: this rank (mod size) enters late */
+    enum fuzz_error error;
+    int error_side;                  /* FE_COUNT, FE_TYPE: SIDE_SEND or SIDE_RECV */
+    uint64_t data_seed;
+};
+
+void fuzz_draw_init(void);
+void fuzz_draw(long index, struct fuzz_call *c);
+/* The call's root and in-place choice on a communicator of `size`. */
+int fuzz_root(const struct fuzz_call *c, int size);
+int fuzz_in_place(const struct fuzz_call *c, int size);
+/* Whether the reduction collectives / the rooted ones. */
+int fuzz_is_reduction(enum strata_coll coll);
+int fuzz_is_rooted(enum strata_coll coll);
+/* One line naming everything about the call on a communicator of `size`. */
+void fuzz_describe(const struct fuzz_call *c, size_t elems, int size, char *out, size_t len);
+
+/* ---- Communicators (fuzz_comms.c) ------------------------------------------- */
+
+#define FUZZ_SLOTS 6
+
+struct fuzz_comm {
+    MPI_Comm comm;        /* MPI_COMM_NULL: this rank is not in the slot's communicator */
+    int rank, size;
+    int ngroups;          /* disjoint communicators the split made */
+    int members[FUZZ_MAX_WORLD]; /* world ranks of this rank's group, in rank order */
+    char how[160];        /* how it was made */
+};
+
+/* Creates the pool as it is before call `at`: every slot (at = 0), or only
+ * `slot` (replaying one call). */
+void fuzz_comms_init(long at, int slot);
+/* Replaces a slot's communicator if the seed says so before call `index`. */
+void fuzz_comms_event(long index);
+struct fuzz_comm *fuzz_comm_slot(int slot);
+void fuzz_comms_free(void);
+
+/* ---- Running and comparing (fuzz_check.c, fuzz_expect.c) ------------------ */
+
+enum { ORIG, HOST, STRATA };
+
+/* One buffer of a call on this rank, built three times. */
+struct buf {
+    const char *name;
+    const struct fuzz_layout *l;
+    size_t count;             /* elements of l per block */
+    size_t bytes;             /* all blocks */
+    int output;               /* compared with the host's; else must stay as built */
+    int pass;                 /* 0: the buffer, 1: NULL, 2: MPI_IN_PLACE */
+    unsigned char *mem[3];    /* ORIG, HOST, STRATA, each shifted by the call's misalign */
+};
+
+/* One call on this rank: its buffers and arguments. */
+struct exec {
+    int rank, size, root, in_place;
+    struct buf send, recv;
+    int scount, rcount;       /* the counts this rank passes */
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    MPI_Comm comm;
+};
+
+/* The seed of the inputs of world rank w in the call. */
+uint64_t fuzz_input_seed(const struct fuzz_call *c, int world_rank);
+/* The send and receive layouts of a communicator rank (by its parity). */
+void fuzz_rank_layouts(const struct fuzz_call *c, int comm_rank, const struct fuzz_layout **ls,
+                       const struct fuzz_layout **lr);
+/* What this rank's receive buffer must hold after a call that moves data
+ * (not a reduction), computed from every sender's regenerated input and the
+ * datatypes' type maps alone: the arbiter when strata and the host differ.
+ * Writes x->recv.bytes bytes to `expected`. */
+void fuzz_expect_recv(const struct fuzz_call *c, size_t elems, const struct fuzz_comm *fc,
+                      const struct exec *x, unsigned char *expected);
+
+/* What one call did on this rank. */
+struct fuzz_outcome {
+    int member;             /* this rank took part */
+    int host_rc, strata_rc; /* error classes */
+    int ran_strata;
+    int served;             /* strata serves this collective on the communicator */
+    int host_wrong;         /* the host's result differs from the expected one, strata's not */
+    int mismatch;           /* buffers differ, or the error classes do */
+    char report[1024];      /* the first difference, for this rank */
+    char host_error[MPI_MAX_ERROR_STRING]; /* the host MPI's error, if it failed */
+};
+
+/* Runs the call with `elems` base elements per block on this rank's
+ * communicator of the slot: the host MPI first, then strata (unless the host
+ * rejected a valid call, or accepted an invalid one, on some rank), and
+ * compares.  Collective over MPI_COMM_WORLD. */
+void fuzz_run(const struct fuzz_call *c, size_t elems, struct fuzz_comm *fc,
+              struct fuzz_outcome *out);
+
+/* ---- Watchdog and crash report (fuzz_watchdog.c) ---------------------------- */
+
+/* The watchdog: a call that takes longer than fuzz_opt.call_timeout ends
+ * the job (status 124) with a message naming the phase (`what`) and the
+ * call (the last `context`); a fatal signal prints the same before the
+ * handler that was there (the host MPI's backtrace) takes it. */
+void fuzz_watchdog_install(void);
+void fuzz_watchdog_context(const char *text);
+void fuzz_watchdog_arm(const char *what);
+void fuzz_watchdog_disarm(void);
+
+#endif

@@ -1,0 +1,433 @@
+/* Running one call through the host MPI and through strata, and comparing.
+ *
+ * Each rank builds its buffers three times from the call's seeds: the
+ * original, the host MPI's copy and strata's copy.  PMPI_* runs on the
+ * host's copy, MPI_* (strata, or the host behind strata) on strata's; then
+ * every buffer the call may write is compared byte for byte with the
+ * host's, gaps of derived datatypes included (both must leave them alone),
+ * and every buffer it may only read must still equal the original.  Left
+ * out: the 6 unused bytes of an 80-bit long double (MPICH zeroes them when
+ * it packs), and in reductions the holes of the pair types (docs/DESIGN.md
+ * lets strata write them) and the sign of an exact floating zero.  Where a
+ * data mover's bytes differ, the expected bytes (fuzz_expect.c) say who is
+ * wrong: the host MPI has bugs too.
+ *
+ * Errors: a call the host MPI rejects is not given to strata (a valid call
+ * the host rejects is a host limitation, counted and reported); a call with
+ * an invalid argument must be rejected by strata with the host's error
+ * class on every rank.  Barrier: no rank may leave before the last entered. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "context/context.h"
+#include "fuzz.h"
+#include "testutil.h"
+
+/* ---- Buffers ---------------------------------------------------------------- */
+
+static void buf_alloc(struct buf *b, const char *name, const struct fuzz_layout *l,
+                      size_t count, size_t blocks, int output, int misalign)
+{
+    b->name = name;
+    b->l = l;
+    b->count = count;
+    b->bytes = count * l->extent * blocks;
+    b->output = output;
+    for (int k = 0; k < 3; k++) {
+        unsigned char *p = malloc(b->bytes + (size_t)misalign + 1);
+        CHECK(p != NULL, "out of memory (%zu bytes)", b->bytes);
+        b->mem[k] = p + misalign;
+    }
+}
+
+static void buf_free(struct buf *b, int misalign)
+{
+    for (int k = 0; k < 3; k++)
+        if (b->mem[k]) free(b->mem[k] - misalign);
+}
+
+static void *buf_arg(const struct buf *b, int which)
+{
+    if (b->pass == 2) return MPI_IN_PLACE;
+    if (b->pass == 1 || !b->mem[which]) return NULL;
+    return b->mem[which];
+}
+
+enum { ROLE_IN, ROLE_PREFILL };
+
+uint64_t fuzz_input_seed(const struct fuzz_call *c, int world_rank)
+{
+    return fuzz_hash(c->data_seed, (uint64_t)world_rank * 8 + ROLE_IN);
+}
+
+static uint64_t prefill_seed(const struct fuzz_call *c)
+{
+    return fuzz_hash(c->data_seed, (uint64_t)fuzz_opt.world_rank * 8 + ROLE_PREFILL);
+}
+
+void fuzz_rank_layouts(const struct fuzz_call *c, int comm_rank, const struct fuzz_layout **ls,
+                       const struct fuzz_layout **lr)
+{
+    int par = comm_rank & 1;
+    if (fuzz_is_reduction(c->coll)) par = 0;
+    *ls = fuzz_layout(c->base, c->shape[SIDE_SEND][par]);
+    *lr = fuzz_layout(c->base, c->shape[SIDE_RECV][par]);
+    if (fuzz_is_reduction(c->coll) || c->coll == STRATA_COLL_BCAST) *lr = *ls;
+}
+
+/* Input data: typed values for reductions, any bytes otherwise (the stream
+ * of the rank's seed from the offset on: fuzz_expect.c makes it again). */
+static void fill_input(const struct fuzz_call *c, const struct exec *x, struct buf *b,
+                       size_t off, size_t count)
+{
+    uint64_t seed = fuzz_input_seed(c, fuzz_opt.world_rank);
+    if (fuzz_is_reduction(c->coll))
+        fuzz_fill_values(b->mem[ORIG] + off, b->l, count, c->op, x->size, seed);
+    else
+        fuzz_fill_bytes(b->mem[ORIG] + off, count * b->l->extent, seed + off);
+}
+
+/* Builds this rank's buffers and arguments for the call with `elems`. */
+static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_comm *fc,
+                  struct exec *x)
+{
+    memset(x, 0, sizeof *x);
+    x->rank = fc->rank;
+    x->size = fc->size;
+    x->comm = c->error == FE_COMM ? MPI_COMM_NULL : fc->comm;
+    x->root = fuzz_root(c, fc->size);
+    x->in_place = fuzz_in_place(c, fc->size);
+    int at_root = x->rank == x->root, P = x->size, mis = c->misalign;
+    int all_in_place = x->in_place && (c->coll == STRATA_COLL_ALLREDUCE ||
+                                       c->coll == STRATA_COLL_ALLGATHER ||
+                                       c->coll == STRATA_COLL_ALLTOALL);
+    int root_in_place = x->in_place && at_root;
+    const struct fuzz_layout *ls, *lr;
+    fuzz_rank_layouts(c, fc->rank, &ls, &lr);
+    size_t cs = elems / (size_t)ls->per, cr = elems / (size_t)lr->per;
+    x->scount = (int)cs;
+    x->rcount = (int)cr;
+    x->stype = ls->type;
+    x->rtype = lr->type;
+    x->op = fuzz_is_reduction(c->coll) ? fuzz_op_handle(c->op) : MPI_OP_NULL;
+    struct buf *s = &x->send, *r = &x->recv;
+    switch (c->coll) {
+    case STRATA_COLL_BCAST:
+        buf_alloc(r, "the buffer", lr, cr, 1, 1, mis);
+        if (at_root) fill_input(c, x, r, 0, cr);
+        else fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+        break;
+    case STRATA_COLL_REDUCE:
+    case STRATA_COLL_ALLREDUCE: {
+        int receives = c->coll == STRATA_COLL_ALLREDUCE || at_root;
+        int inplace_here = c->coll == STRATA_COLL_ALLREDUCE ? all_in_place : root_in_place;
+        buf_alloc(r, receives ? "the receive buffer" : "the receive buffer (not the root's)",
+                  lr, cr, 1, 1, mis);
+        fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+        if (!receives && c->null_insignificant) r->pass = 1;
+        if (inplace_here) {
+            s->pass = 2;
+            fill_input(c, x, r, 0, cr);
+        } else {
+            buf_alloc(s, "the send buffer", ls, cs, 1, 0, mis);
+            fill_input(c, x, s, 0, cs);
+        }
+        break;
+    }
+    case STRATA_COLL_GATHER:
+    case STRATA_COLL_ALLGATHER: {
+        int receives = c->coll == STRATA_COLL_ALLGATHER || at_root;
+        int inplace_here = c->coll == STRATA_COLL_ALLGATHER ? all_in_place : root_in_place;
+        buf_alloc(r, receives ? "the receive buffer" : "the receive buffer (not the root's)",
+                  lr, cr, (size_t)P, 1, mis);
+        fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+        if (!receives && c->null_insignificant) r->pass = 1;
+        if (inplace_here) {
+            s->pass = 2;
+            fill_input(c, x, r, (size_t)x->rank * cr * lr->extent, cr);
+        } else {
+            buf_alloc(s, "the send buffer", ls, cs, 1, 0, mis);
+            fill_input(c, x, s, 0, cs);
+        }
+        break;
+    }
+    case STRATA_COLL_SCATTER:
+        buf_alloc(s, at_root ? "the send buffer" : "the send buffer (not the root's)", ls, cs,
+                  (size_t)P, 0, mis);
+        fill_input(c, x, s, 0, cs * (size_t)P);
+        if (!at_root && c->null_insignificant) s->pass = 1;
+        if (root_in_place) {
+            r->pass = 2;
+        } else {
+            buf_alloc(r, "the receive buffer", lr, cr, 1, 1, mis);
+            fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+        }
+        break;
+    case STRATA_COLL_ALLTOALL:
+        buf_alloc(r, "the receive buffer", lr, cr, (size_t)P, 1, mis);
+        if (all_in_place) {
+            s->pass = 2;
+            fill_input(c, x, r, 0, cr * (size_t)P);
+        } else {
+            fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+            buf_alloc(s, "the send buffer", ls, cs, (size_t)P, 0, mis);
+            fill_input(c, x, s, 0, cs * (size_t)P);
+        }
+        break;
+    default: break; /* Barrier */
+    }
+    for (int k = HOST; k <= STRATA; k++) {
+        if (s->mem[ORIG]) memcpy(s->mem[k], s->mem[ORIG], s->bytes);
+        if (r->mem[ORIG]) memcpy(r->mem[k], r->mem[ORIG], r->bytes);
+    }
+    /* An invalid argument, the same on every rank, and one every rank checks. */
+    int on_send = c->error_side == SIDE_SEND;
+    if (c->error == FE_COUNT) *(on_send ? &x->scount : &x->rcount) = -1 - (int)(c->root_draw % 3);
+    if (c->error == FE_TYPE) *(on_send ? &x->stype : &x->rtype) = MPI_DATATYPE_NULL;
+    if (c->error == FE_OP) x->op = MPI_OP_NULL;
+}
+
+static void release(const struct fuzz_call *c, struct exec *x)
+{
+    buf_free(&x->send, c->misalign);
+    buf_free(&x->recv, c->misalign);
+}
+
+/* ---- Calls ---------------------------------------------------------------- */
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+#define CALL(fn, ...) (strata ? MPI_##fn(__VA_ARGS__) : PMPI_##fn(__VA_ARGS__))
+
+/* One run of the call (strata: MPI_*, else PMPI_*); returns its error class.
+ * Barrier: *early_exit says a rank left before another one entered. */
+static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, int *early_exit)
+{
+    int k = strata ? STRATA : HOST, rc = MPI_SUCCESS;
+    void *sb = buf_arg(&x->send, k), *rb = buf_arg(&x->recv, k);
+    const void *csb = sb;
+    if (c->coll == STRATA_COLL_BCAST) sb = rb;
+    switch (c->coll) {
+    case STRATA_COLL_BCAST: rc = CALL(Bcast, sb, x->scount, x->stype, x->root, x->comm); break;
+    case STRATA_COLL_REDUCE:
+        rc = CALL(Reduce, csb, rb, x->scount, x->stype, x->op, x->root, x->comm);
+        break;
+    case STRATA_COLL_ALLREDUCE:
+        rc = CALL(Allreduce, csb, rb, x->scount, x->stype, x->op, x->comm);
+        break;
+    case STRATA_COLL_GATHER:
+        rc = CALL(Gather, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->root, x->comm);
+        break;
+    case STRATA_COLL_SCATTER:
+        rc = CALL(Scatter, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->root, x->comm);
+        break;
+    case STRATA_COLL_ALLGATHER:
+        rc = CALL(Allgather, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm);
+        break;
+    case STRATA_COLL_ALLTOALL:
+        rc = CALL(Alltoall, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm);
+        break;
+    case STRATA_COLL_BARRIER: {
+        /* One rank enters late; nobody may leave before it entered. */
+        if (x->comm != MPI_COMM_NULL && x->rank == c->late_rank_draw % x->size) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+        double entered = now();
+        rc = CALL(Barrier, x->comm);
+        double left = now(), last_in = entered;
+        if (rc == MPI_SUCCESS && x->comm != MPI_COMM_NULL) {
+            PMPI_Allreduce(&entered, &last_in, 1, MPI_DOUBLE, MPI_MAX, x->comm);
+            if (left < last_in) *early_exit = 1;
+        }
+        break;
+    }
+    default: break;
+    }
+    int cls = rc;
+    if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &cls);
+    return cls;
+}
+
+#undef CALL
+
+/* ---- Comparing -------------------------------------------------------------- */
+
+/* Where byte `at` of b lies, and the element there in both versions. */
+static void where_in(const struct buf *b, const unsigned char *got, const unsigned char *want,
+                     size_t at, int reduction, char *out, size_t len)
+{
+    size_t block_bytes = b->count * b->l->extent;
+    size_t block = block_bytes ? at / block_bytes : 0, off = block_bytes ? at % block_bytes : at;
+    size_t elem = off / b->l->extent, within = off % b->l->extent;
+    const struct fuzz_base *base = b->l->base;
+    for (int j = 0; j < b->l->per; j++)
+        if (within >= b->l->off[j] && within < b->l->off[j] + base->extent) {
+            size_t start = at - within + b->l->off[j];
+            char gv[64], wv[64];
+            fuzz_show_base(base, got + start, gv, sizeof gv);
+            fuzz_show_base(base, want + start, wv, sizeof wv);
+            snprintf(out, len, "block %zu, element %zu, %s %d byte %zu%s; values %s and %s",
+                     block, elem, base->name, j, within - b->l->off[j],
+                     fuzz_padding_byte(b->l, at, reduction) ? " (padding)" : "", gv, wv);
+            return;
+        }
+    snprintf(out, len, "block %zu, element %zu, byte %zu: a gap of the datatype", block, elem,
+             within);
+}
+
+/* Compares `got` (a version of b) with `want`; returns 1 and writes a
+ * report on a difference in a byte that counts. */
+static int differs(const struct buf *b, const unsigned char *got, const char *got_name,
+                   const unsigned char *want, const char *want_name, int reduction, char *out,
+                   size_t len)
+{
+    if (!got || !want || b->pass || !memcmp(got, want, b->bytes)) return 0;
+    size_t first = b->bytes, ndiff = 0;
+    for (size_t i = 0; i < b->bytes; i++) {
+        if (got[i] == want[i] || fuzz_padding_byte(b->l, i, reduction)) continue;
+        if (reduction && fuzz_same_float(b->l, got, want, i)) continue;
+        if (first == b->bytes) first = i;
+        ndiff++;
+    }
+    if (!ndiff) return 0;
+    char where[256];
+    where_in(b, got, want, first, reduction, where, sizeof where);
+    snprintf(out, len, "%s (%zu x %s per block, %zu bytes): %s differs from %s at byte %zu (%s): "
+             "0x%02x against 0x%02x; %zu byte%s differ", b->name, b->count, b->l->name,
+             b->bytes, got_name, want_name, first, where, got[first], want[first], ndiff,
+             ndiff == 1 ? "" : "s");
+    return 1;
+}
+
+/* Strata's buffers against the host's (outputs) or the originals (inputs).
+ * A data mover's output that differs from the host's (or every one, with
+ * --expect-all) is checked against the expected bytes: strata's must be
+ * those; if the host's are not, the host MPI is wrong. */
+static void compare(const struct fuzz_call *c, size_t elems, const struct fuzz_comm *fc,
+                    const struct exec *x, struct fuzz_outcome *out)
+{
+    int reduction = fuzz_is_reduction(c->coll);
+    const struct buf *r = &x->recv, *s = &x->send;
+    char *rep = out->report, host_rep[1024];
+    size_t len = sizeof out->report;
+    if (differs(s, s->mem[STRATA], "strata's", s->mem[ORIG], "what it was before the call",
+                reduction, rep, len)) {
+        out->mismatch = 1;
+        return;
+    }
+    if (!r->output) {
+        out->mismatch = differs(r, r->mem[STRATA], "strata's", r->mem[ORIG],
+                                "what it was before the call", reduction, rep, len);
+        return;
+    }
+    int diff = differs(r, r->mem[STRATA], "strata's", r->mem[HOST], "the host MPI's", reduction,
+                       rep, len);
+    out->mismatch = diff;
+    if (reduction || r->pass || !r->mem[ORIG] || (!diff && !fuzz_opt.expect_all)) return;
+    unsigned char *expected = malloc(r->bytes + 1);
+    CHECK(expected != NULL, "out of memory");
+    fuzz_expect_recv(c, elems, fc, x, expected);
+    int host_bad = differs(r, r->mem[HOST], "the host MPI's", expected, "the expected bytes", 0,
+                           host_rep, sizeof host_rep);
+    /* Strata's bytes equal to the host's wrong ones: the host served the
+     * call behind strata (or packed for it), the host is wrong. */
+    out->mismatch = diff && differs(r, r->mem[STRATA], "strata's", expected,
+                                    "the expected bytes", 0, rep, len);
+    if (!diff && host_bad) {
+        snprintf(rep, len, "%.900s (strata's are the same)", host_rep);
+        out->host_wrong = 1;
+    } else if (out->mismatch) {
+        size_t n = strlen(rep);
+        snprintf(rep + n, len - n, " (the host MPI's %s)",
+                 host_bad ? "are not the expected bytes either" : "are the expected bytes");
+    } else if (host_bad) {
+        snprintf(rep, len, "%.900s (strata's are the expected bytes)", host_rep);
+        out->host_wrong = 1;
+    }
+    free(expected);
+}
+
+/* buf: MPI_MAX_ERROR_STRING bytes. */
+static const char *class_name(int cls, char *buf)
+{
+    if (cls == MPI_SUCCESS) return "MPI_SUCCESS";
+    int n = 0;
+    PMPI_Error_string(cls, buf, &n);
+    return buf;
+}
+
+/* ---- Self-tests: strata's mistakes simulated, to see the fuzzer catch them */
+
+/* --self-test=hang: world rank 1 leaves a Barrier out, its peers wait. */
+static int self_test_skip(const struct fuzz_call *c, const struct fuzz_comm *fc)
+{
+    return fuzz_opt.self_hang && fuzz_opt.world_rank == 1 && fc->size > 1 &&
+           c->coll == STRATA_COLL_BARRIER && !c->error;
+}
+
+/* --self-test=corrupt:N: from N elements on, the last rank of the
+ * communicator finds the first byte of its output changed. */
+static void self_test_damage(const struct fuzz_call *c, size_t elems, const struct fuzz_comm *fc,
+                             struct exec *x)
+{
+    struct buf *b = &x->recv;
+    if (!fuzz_opt.self_corrupt || elems < fuzz_opt.self_corrupt || c->error ||
+        fc->rank != fc->size - 1 || !b->output || b->pass || !b->mem[STRATA] || !b->bytes)
+        return;
+    b->mem[STRATA][b->l->off[0]] ^= 0x5a;
+}
+
+void fuzz_run(const struct fuzz_call *c, size_t elems, struct fuzz_comm *fc,
+              struct fuzz_outcome *out)
+{
+    memset(out, 0, sizeof *out);
+    out->member = fc->comm != MPI_COMM_NULL;
+    struct exec x;
+    int early[2] = {0, 0};
+    if (out->member) {
+        build(c, elems, fc, &x);
+        fuzz_watchdog_arm("the host MPI's call (PMPI_)");
+        out->host_rc = invoke(c, &x, 0, &early[0]);
+        fuzz_watchdog_disarm();
+        int n = 0;
+        if (out->host_rc != MPI_SUCCESS) PMPI_Error_string(out->host_rc, out->host_error, &n);
+    }
+    /* [0]: some rank's host call failed; [1]: some rank's host call passed. */
+    int local[2] = {out->member && out->host_rc != MPI_SUCCESS,
+                    out->member && out->host_rc == MPI_SUCCESS}, any[2];
+    PMPI_Allreduce(local, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    out->ran_strata = c->error ? !any[1] : !any[0];
+    if (out->member && out->ran_strata) {
+        fuzz_watchdog_arm("strata's call (MPI_)");
+        if (self_test_skip(c, fc)) out->strata_rc = out->host_rc;
+        else out->strata_rc = invoke(c, &x, 1, &early[1]);
+        fuzz_watchdog_disarm();
+        self_test_damage(c, elems, fc, &x);
+        if (c->error != FE_COMM)
+            out->served = !strata_route_refusal(strata_ctx_get(fc->comm), c->coll);
+        char h[MPI_MAX_ERROR_STRING], s[MPI_MAX_ERROR_STRING];
+        if (out->strata_rc != out->host_rc) {
+            snprintf(out->report, sizeof out->report,
+                     "strata returned \"%.400s\" where the host MPI returned \"%.400s\"",
+                     class_name(out->strata_rc, s),
+                     class_name(out->host_rc, h));
+            out->mismatch = 1;
+        } else if (early[1]) {
+            snprintf(out->report, sizeof out->report,
+                     "strata's MPI_Barrier returned before every rank had entered it");
+            out->mismatch = 1;
+        } else if (!c->error) {
+            compare(c, elems, fc, &x, out);
+        }
+    }
+    if (out->member) release(c, &x);
+}
