@@ -331,6 +331,12 @@ if [ -n "$preload" ]; then
   # Only the ranks get it (the launcher passes it on), not the tools here.
   preload="$(cd "$(dirname "$preload")" && pwd)/$(basename "$preload")"
 fi
+# The hosts share this machine's cores, but each rank sees only its own
+# host's ranks, so strata cannot tell it is oversubscribed: it would spin
+# 16384 polls before yielding and starve the other hosts' ranks (Reduce 4 MiB
+# 2-4x slower on 2x2 here).  Oversubscribed, the default is what strata
+# picks itself when it can see it: 4 polls.
+if [ -z "${STRATA_SPIN:-}" ] && [ "$total" -gt "$(nproc)" ]; then export STRATA_SPIN=4; fi
 hosts_up "${#counts[@]}"
 launch "$mpi" "$seconds" "$@"
 status=$?
