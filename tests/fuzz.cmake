@@ -11,7 +11,7 @@
 # ends the run with "HANG" and the call (--call-timeout).
 strata_test_program(strata-fuzz fuzz/strata-fuzz.c fuzz/fuzz_types.c fuzz/fuzz_values.c
                     fuzz/fuzz_draw.c fuzz/fuzz_comms.c fuzz/fuzz_check.c fuzz/fuzz_expect.c
-                    fuzz/fuzz_watchdog.c)
+                    fuzz/fuzz_watchdog.c mpi/blockdata.c)
 
 # fuzz(name ranks seed [ENV var=value...] [ARGS option...])
 function(fuzz name ranks seed)

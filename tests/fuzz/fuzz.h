@@ -15,20 +15,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "blockdata.h"
 #include "interpose/route.h" /* enum strata_coll, strata_coll_name, strata_coll_parse */
 
 #define FUZZ_MAX_WORLD 1024
 
 /* ---- Random numbers: pure functions of their inputs ------------------------ */
 
-/* SplitMix64's finaliser. */
-static inline uint64_t fuzz_mix(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
+/* SplitMix64's finaliser (tests/mpi/blockdata.c). */
+static inline uint64_t fuzz_mix(uint64_t x) { return test_mix(x); }
 
 static inline uint64_t fuzz_hash(uint64_t a, uint64_t b) { return fuzz_mix(fuzz_mix(a) ^ b); }
 

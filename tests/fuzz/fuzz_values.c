@@ -20,18 +20,7 @@
 
 void fuzz_fill_bytes(unsigned char *buf, size_t n, uint64_t seed)
 {
-    uint64_t base = fuzz_mix(seed);
-    size_t w = 0;
-    /* One multiply per word (a bijection of base + w): megabytes stay cheap. */
-    for (; w * 8 + 8 <= n; w++) {
-        uint64_t v = (base + w) * 0x9e3779b97f4a7c15ull;
-        v ^= v >> 29;
-        memcpy(buf + w * 8, &v, 8);
-    }
-    if (w * 8 < n) {
-        uint64_t v = fuzz_mix(base + w);
-        memcpy(buf + w * 8, &v, n - w * 8);
-    }
+    test_fill_words(buf, n, fuzz_mix(seed));
 }
 
 /* Host MPI bugs the inputs keep clear of (shared/MACHINE-NOTES.md):

@@ -35,7 +35,11 @@ uint64_t test_mix(uint64_t x)
 
 void test_stream(unsigned char *out, size_t n, uint64_t seed, int src, int dst)
 {
-    uint64_t base = test_mix(seed ^ test_mix(((uint64_t)(src + 3) << 32) | (uint32_t)(dst + 3)));
+    test_fill_words(out, n, test_mix(seed ^ test_mix(((uint64_t)(src + 3) << 32) | (uint32_t)(dst + 3))));
+}
+
+void test_fill_words(unsigned char *out, size_t n, uint64_t base)
+{
     size_t w = 0;
     /* One multiply per word, a bijection of base + w: cheap for megabytes,
      * and no two words of one stream alike. */

@@ -32,6 +32,9 @@ uint64_t test_mix(uint64_t x);
 
 #define TO_ALL (-1) /* destination of a block every rank receives alike */
 
+/* n bytes that depend only on base, no two 8-byte words alike. */
+void test_fill_words(unsigned char *out, size_t n, uint64_t base);
+
 /* The n signature bytes rank src sends to rank dst in the case with seed. */
 void test_stream(unsigned char *out, size_t n, uint64_t seed, int src, int dst);
 
