@@ -109,6 +109,21 @@ struct scratch {
     double *x, *h, *z, *dz, *dh;
 };
 
+/* One sample's working vectors for model m. */
+static struct scratch scratch_alloc(const struct model *m)
+{
+    return (struct scratch){app_alloc("train", sizeof(double) * (size_t)m->inputs),
+                            app_alloc("train", sizeof(double) * (size_t)m->hidden),
+                            app_alloc("train", sizeof(double) * (size_t)m->classes),
+                            app_alloc("train", sizeof(double) * (size_t)m->classes),
+                            app_alloc("train", sizeof(double) * (size_t)m->hidden)};
+}
+
+static void scratch_free(struct scratch *t)
+{
+    free(t->x), free(t->h), free(t->z), free(t->dz), free(t->dh);
+}
+
 /* Adds sample s's loss and gradient terms (divided by batch) to grad, laid
  * out like the parameters, the loss after them. */
 static void accumulate(const struct model *m, uint64_t seed, long s, long batch, double *grad,
@@ -177,12 +192,7 @@ static int verify(const struct run *run, const double *theta, const double *loss
     struct model m = run->shape;
     double *ref = app_alloc("train", sizeof *ref * (size_t)m.params);
     double *grad = app_alloc("train", sizeof *grad * (size_t)(m.params + 1));
-    struct scratch t = {
-        app_alloc("train", sizeof(double) * (size_t)m.inputs),
-        app_alloc("train", sizeof(double) * (size_t)m.hidden),
-        app_alloc("train", sizeof(double) * (size_t)m.classes),
-        app_alloc("train", sizeof(double) * (size_t)m.classes),
-        app_alloc("train", sizeof(double) * (size_t)m.hidden)};
+    struct scratch t = scratch_alloc(&m);
     model_init(ref, &m, run->seed);
     model_view(&m, ref);
     int ok = 1;
@@ -216,7 +226,7 @@ static int verify(const struct run *run, const double *theta, const double *loss
                m.params);
     free(ref);
     free(grad);
-    free(t.x), free(t.h), free(t.z), free(t.dz), free(t.dh);
+    scratch_free(&t);
     return ok;
 }
 
@@ -314,12 +324,7 @@ int main(int argc, char **argv)
     double *theta = app_alloc("train", sizeof *theta * (size_t)m.params);
     double *grad = app_alloc("train", sizeof *grad * (size_t)count);
     double *losses = app_alloc("train", sizeof *losses * (size_t)run.steps);
-    struct scratch t = {
-        app_alloc("train", sizeof(double) * (size_t)m.inputs),
-        app_alloc("train", sizeof(double) * (size_t)m.hidden),
-        app_alloc("train", sizeof(double) * (size_t)m.classes),
-        app_alloc("train", sizeof(double) * (size_t)m.classes),
-        app_alloc("train", sizeof(double) * (size_t)m.hidden)};
+    struct scratch t = scratch_alloc(&m);
     model_init(theta, &m, run.seed);
     model_view(&m, theta);
     long lo, hi;
@@ -368,7 +373,7 @@ int main(int argc, char **argv)
         .params_json = params};
     int report_failed = app_report(comm, &result, json);
     free(theta), free(grad), free(losses);
-    free(t.x), free(t.h), free(t.z), free(t.dz), free(t.dh);
+    scratch_free(&t);
     MPI_Finalize();
     return report_failed || (rank == 0 && (verified == 0 || !agree)) ? 1 : 0;
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "blockdata.h"
+#include "pair_types.h"
 #include "interpose/route.h" /* enum strata_coll, strata_coll_name, strata_coll_parse */
 
 #define FUZZ_MAX_WORLD 1024
@@ -105,13 +106,6 @@ struct fuzz_base {
     struct { size_t off, len; } tmap[2];
 };
 
-/* The C layout of the pair types (MINLOC/MAXLOC). */
-struct p_float { float v; int i; };
-struct p_double { double v; int i; };
-struct p_long { long v; int i; };
-struct p_int { int v; int i; };
-struct p_short { short v; int i; };
-struct p_ldouble { long double v; int i; };
 
 /* Shapes built over every predefined type. */
 enum fuzz_shape {

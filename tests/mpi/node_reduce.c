@@ -23,6 +23,7 @@
 #include "coll/ops.h"
 #include "context/context.h"
 #include "interpose/route.h"
+#include "pair_types.h"
 #include "node_common.h"
 
 enum { GUARD = 64 };
@@ -64,13 +65,6 @@ static unsigned cat_ops(enum node_cat c)
 /* How an element is stored (the C type behind the MPI datatype). */
 enum vkind { VK_INT, VK_F32, VK_F64, VK_F80, VK_C32, VK_C64, VK_C80, VK_BOOL, VK_BYTE,
              VK_P_FLOAT, VK_P_DOUBLE, VK_P_LONG, VK_P_INT, VK_P_SHORT, VK_P_LDOUBLE };
-
-struct p_float { float v; int i; };
-struct p_double { double v; int i; };
-struct p_long { long v; int i; };
-struct p_int { int v; int i; };
-struct p_short { short v; int i; };
-struct p_ldouble { long double v; int i; };
 
 struct rtype {
     const char *name;
