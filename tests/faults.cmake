@@ -18,6 +18,23 @@ else()
   strata_mpi_test(NAME faults.bad-input.np2 TARGET test_bad_input RANKS 2)
   set_tests_properties(faults.bad-input.np2 PROPERTIES TIMEOUT 60)
 endif()
+# STRATA_CHECK_ARGS=1: signatures that differ across ranks go to the host MPI
+# on every rank and get its error; valid calls are still served.
+strata_test_program(test_check_args mpi/test_check_args.c)
+strata_mpi_test(NAME faults.check-args.np2 TARGET test_check_args RANKS 2)
+set(CHECK_TESTS faults.check-args.np2)
+if(STRATA_MPI STREQUAL "openmpi")
+  strata_mpi_test(NAME faults.check-args.np3 TARGET test_check_args RANKS 3)
+  strata_mpi_test(NAME faults.check-args.vnodes.np4 TARGET test_check_args RANKS 4
+                  ENV STRATA_VIRTUAL_NODES=2 ARGS --odd=3)
+  strata_mpi_test(NAME faults.check-args.verbose.np2 TARGET test_check_args RANKS 2
+                  ENV STRATA_VERBOSE=2)
+  set_tests_properties(faults.check-args.verbose.np2 PROPERTIES PASS_REGULAR_EXPRESSION
+    "MPI_Bcast on communicator #[0-9]+: host MPI \\(type signatures differ across ranks: rank 0 brings 32 bytes, rank 1 16\\)")
+  list(APPEND CHECK_TESTS faults.check-args.np3 faults.check-args.vnodes.np4
+       faults.check-args.verbose.np2)
+endif()
+set_tests_properties(${CHECK_TESTS} PROPERTIES TIMEOUT 60)
 strata_test_program(test_faults mpi/test_faults.c)
 strata_test_program(test_large_count mpi/test_large_count.c)
 

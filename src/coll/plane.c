@@ -39,6 +39,7 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
     p->cur_base = 0;
     p->all_entered = 0;
     p->ops = 0;
+    p->checks = 0;
     return 0;
 }
 

@@ -45,6 +45,14 @@ struct strata_rank_ctl {
         _Alignas(STRATA_CACHE_LINE) unsigned char data[STRATA_CACHE_LINE - sizeof(strata_flag)];
         strata_flag flag; /* base of the op the data is for */
     } tiny[2];
+    /* STRATA_CHECK_ARGS: what this rank brought to a call (check.c),
+     * double-buffered by the parity of the plane's checked calls. */
+    _Alignas(STRATA_CACHE_LINE) struct strata_call_sig {
+        int64_t bytes;  /* type signature (per block); -1: for the host MPI */
+        int32_t coll;   /* enum strata_coll */
+        int32_t root;   /* -1: unrooted */
+        strata_flag stamp; /* the checked call these fields are for */
+    } sig[2];
 };
 
 #define STRATA_TINY_MAX (STRATA_CACHE_LINE - sizeof(strata_flag))
@@ -77,6 +85,7 @@ struct strata_plane {
     uint64_t all_entered;          /* every rank is known to have entered this op */
     uint64_t prev_base;            /* base of the previous op (0: none) */
     uint64_t ops;                  /* ops so far (region parity) */
+    uint64_t checks;               /* calls checked so far (STRATA_CHECK_ARGS) */
     void *scratch;                 /* private, for CMA reductions */
     size_t scratch_bytes;
     int *tree_buf;                 /* [4 * size] ints for per-call trees */

@@ -62,6 +62,10 @@ static const struct strata_config_var vars[] = {
     {"STRATA_NET_REDUCE_LEADERS", "2", "1 or 2",
      "across nodes: Reduce and Allreduce use two leaders on nodes of three ranks or more "
      "(one reduces inside the node, the other talks to other nodes); 1: one does both"},
+    {"STRATA_CHECK_ARGS", "0", "0 or 1",
+     "1: before moving data, ranks agree that they called the same collective with the same "
+     "root and matching type signatures; a call they disagree on goes to the host MPI on every "
+     "rank, which reports the error as it would without strata"},
     {"STRATA_NET_TREE", "auto", "auto, chain, binomial or knomial:k (k from 1 to 64)",
      "across nodes: the tree among node leaders (auto: the cost model chooses)"},
     {"STRATA_SHM_MAX", "1G", "a size",
@@ -341,6 +345,12 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
                       var_row("STRATA_NET_REDUCE_LEADERS")->accepts, &v, err, errlen))
             return -1;
         cfg->net_reduce_leaders = (int)v;
+    }
+    if ((s = getenv("STRATA_CHECK_ARGS"))) {
+        if (parse_int("STRATA_CHECK_ARGS", s, 0, 1, var_row("STRATA_CHECK_ARGS")->accepts, &v,
+                      err, errlen))
+            return -1;
+        cfg->check_args = (int)v;
     }
     if ((s = getenv("STRATA_NET_TREE")) && parse_net_tree(cfg, s, err, errlen)) return -1;
     if ((s = getenv("STRATA_SPIN")) && strcasecmp(s, "auto")) {

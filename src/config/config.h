@@ -43,6 +43,7 @@ struct strata_config {
     int net_sends, net_recvs;    /* STRATA_NET_SENDS, STRATA_NET_RECVS */
     int net_tree, net_tree_k;    /* STRATA_NET_TREE: enum strata_net_shape, factor */
     int net_reduce_leaders;      /* STRATA_NET_REDUCE_LEADERS */
+    int check_args;              /* STRATA_CHECK_ARGS */
 };
 
 /* One row of the documented variable table (strata-info prints it). */

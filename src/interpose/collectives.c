@@ -21,6 +21,7 @@
 #include "coll/ops.h"
 #include "config/config.h"
 #include "context/context.h"
+#include "interpose/check.h"
 #include "interpose/route.h"
 #include "net/net.h"
 #include "util/log.h"
@@ -51,6 +52,24 @@ static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, 
     }
     return NULL;
 }
+
+/* The verdict on a call once this rank has read its own arguments: why
+ * (NULL: nothing) this rank leaves it to the host MPI.  With
+ * STRATA_CHECK_ARGS the ranks first agree (check.h), so that a call that is
+ * not the same on every rank goes to the host MPI on every rank. */
+static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                 long long bytes, const char *why)
+{
+    char disagreement[200];
+    if (strata_check_enabled() &&
+        !strata_check_call(ctx, coll, root, why ? -1 : bytes, disagreement,
+                           sizeof disagreement) &&
+        !why)
+        why = disagreement;
+    return why ? refuse(ctx, coll, why) : ctx;
+}
+
+static const char bad_arguments[] = "arguments left to the host MPI to check";
 
 /* STRATA_STATS: one served call of coll, run by `algorithm`. */
 static void count_algorithm(enum strata_coll coll, const char *algorithm)
@@ -188,9 +207,12 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
     long long bytes = ctx ? signature_bytes(count, datatype) : -1;
-    if (ctx && (bytes < 0 || root < 0 || root >= ctx->size ||
-                strata_route_bad_data(buffer, count, datatype)))
-        ctx = refuse(ctx, STRATA_COLL_BCAST, "arguments left to the host MPI to check");
+    if (ctx)
+        ctx = settle(ctx, STRATA_COLL_BCAST, root, bytes,
+                     bytes < 0 || root < 0 || root >= ctx->size ||
+                             strata_route_bad_data(buffer, count, datatype)
+                         ? bad_arguments
+                         : NULL);
     if (!ctx) return PMPI_Bcast(buffer, count, datatype, root, comm);
     if (bytes == 0) {
         count_algorithm(STRATA_COLL_BCAST, "nothing to move");
@@ -225,7 +247,7 @@ static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf
                                int count, MPI_Datatype type, MPI_Op op, int recv_used)
 {
     if (count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
-        return "arguments left to the host MPI to check";
+        return bad_arguments;
     a->fn = strata_reduce_kernel(op, type);
     if (!a->fn) return "a user-defined op, or a datatype strata has no kernel for";
     MPI_Aint lb, extent, true_lb, true_extent;
@@ -239,8 +261,8 @@ static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf
     if (recv_used ? recvbuf == MPI_IN_PLACE || (count && recvbuf == MPI_BOTTOM) ||
                         (sendbuf != MPI_IN_PLACE && (from > to ? from - to : to - from) < span)
                   : sendbuf == MPI_IN_PLACE)
-        return "arguments left to the host MPI to check";
-    if (count && sendbuf == MPI_BOTTOM) return "arguments left to the host MPI to check";
+        return bad_arguments;
+    if (count && sendbuf == MPI_BOTTOM) return bad_arguments;
     a->sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
     a->recvbuf = recvbuf;
     a->count = (size_t)count;
@@ -256,10 +278,10 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     struct strata_reduce_args a;
     if (ctx) {
         const char *why = root < 0 || root >= ctx->size
-                              ? "arguments left to the host MPI to check"
+                              ? bad_arguments
                               : reduce_args(&a, sendbuf, recvbuf, count, datatype, op,
                                             ctx->rank == root);
-        if (why) ctx = refuse(ctx, STRATA_COLL_REDUCE, why);
+        ctx = settle(ctx, STRATA_COLL_REDUCE, root, signature_bytes(count, datatype), why);
     }
     if (!ctx) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
@@ -279,7 +301,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     struct strata_reduce_args a;
     if (ctx) {
         const char *why = reduce_args(&a, sendbuf, recvbuf, count, datatype, op, 1);
-        if (why) ctx = refuse(ctx, STRATA_COLL_ALLREDUCE, why);
+        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, signature_bytes(count, datatype), why);
     }
     if (!ctx) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
@@ -295,6 +317,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 int MPI_Barrier(MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
+    if (ctx) ctx = settle(ctx, STRATA_COLL_BARRIER, -1, 0, NULL);
     if (!ctx) return PMPI_Barrier(comm);
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_BARRIER, 0,
@@ -436,10 +459,11 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
     if (ctx) {
         int at_root = ctx->rank == root, in_place = at_root && sendbuf == MPI_IN_PLACE;
         c.block = at_root ? signature_bytes(recvcount, recvtype) : signature_bytes(sendcount, sendtype);
-        if (root < 0 || root >= ctx->size || c.block < 0 || (!at_root && sendbuf == MPI_IN_PLACE) ||
-            block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place, recvbuf, recvcount,
-                           recvtype, at_root ? ctx->size : 0))
-            ctx = refuse(ctx, STRATA_COLL_GATHER, "arguments left to the host MPI to check");
+        int bad = root < 0 || root >= ctx->size || c.block < 0 ||
+                  (!at_root && sendbuf == MPI_IN_PLACE) ||
+                  block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place, recvbuf,
+                                 recvcount, recvtype, at_root ? ctx->size : 0);
+        ctx = settle(ctx, STRATA_COLL_GATHER, root, c.block, bad ? bad_arguments : NULL);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = sendcount;
         if (at_root) {
@@ -460,10 +484,11 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
     if (ctx) {
         int at_root = ctx->rank == root, in_place = at_root && recvbuf == MPI_IN_PLACE;
         c.block = at_root ? signature_bytes(sendcount, sendtype) : signature_bytes(recvcount, recvtype);
-        if (root < 0 || root >= ctx->size || c.block < 0 || (!at_root && recvbuf == MPI_IN_PLACE) ||
-            block_args_bad(c.block, sendbuf, sendcount, sendtype, at_root ? ctx->size : 0, recvbuf,
-                           recvcount, recvtype, !in_place))
-            ctx = refuse(ctx, STRATA_COLL_SCATTER, "arguments left to the host MPI to check");
+        int bad = root < 0 || root >= ctx->size || c.block < 0 ||
+                  (!at_root && recvbuf == MPI_IN_PLACE) ||
+                  block_args_bad(c.block, sendbuf, sendcount, sendtype, at_root ? ctx->size : 0,
+                                 recvbuf, recvcount, recvtype, !in_place);
+        ctx = settle(ctx, STRATA_COLL_SCATTER, root, c.block, bad ? bad_arguments : NULL);
         if (at_root) {
             c.sendbuf = sendbuf;
             c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
@@ -483,9 +508,9 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
     if (ctx) {
         int in_place = sendbuf == MPI_IN_PLACE;
         c.block = signature_bytes(recvcount, recvtype);
-        if (c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place,
-                                          recvbuf, recvcount, recvtype, ctx->size))
-            ctx = refuse(ctx, STRATA_COLL_ALLGATHER, "arguments left to the host MPI to check");
+        int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place,
+                                                recvbuf, recvcount, recvtype, ctx->size);
+        ctx = settle(ctx, STRATA_COLL_ALLGATHER, -1, c.block, bad ? bad_arguments : NULL);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = sendcount;
         c.recvbuf = recvbuf;
@@ -504,10 +529,10 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     if (ctx) {
         int in_place = sendbuf == MPI_IN_PLACE;
         c.block = signature_bytes(recvcount, recvtype);
-        if (c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype,
-                                          in_place ? 0 : ctx->size, recvbuf, recvcount, recvtype,
-                                          ctx->size))
-            ctx = refuse(ctx, STRATA_COLL_ALLTOALL, "arguments left to the host MPI to check");
+        int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype,
+                                                in_place ? 0 : ctx->size, recvbuf, recvcount,
+                                                recvtype, ctx->size);
+        ctx = settle(ctx, STRATA_COLL_ALLTOALL, -1, c.block, bad ? bad_arguments : NULL);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
         c.recvbuf = recvbuf;
