@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "coll/coll.h"
@@ -175,6 +176,29 @@ static int share_topology(MPI_Comm host_comm, int host_rank, char *err, size_t e
     return rc;
 }
 
+/* Which ranks' processes this one can watch for liveness (waits across
+ * nodes check them): those of this machine, seen through the same PID
+ * namespace, so that a pid names the same process here as there. */
+static int share_pids(MPI_Comm host_comm)
+{
+    struct stat ns;
+    long long mine[3] = {getpid(), rt.world_rank, -1};
+    if (stat("/proc/self/ns/pid", &ns) == 0) mine[2] = (long long)ns.st_ino;
+    PMPI_Bcast(&mine[1], 1, MPI_LONG_LONG, 0, host_comm); /* the machine: its first rank */
+    long long *all = malloc(sizeof mine * (size_t)rt.world_size);
+    rt.world_pid = calloc((size_t)rt.world_size, sizeof(pid_t));
+    int ok = all && rt.world_pid;
+    int all_ok;
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_ok)
+        PMPI_Allgather(mine, 3, MPI_LONG_LONG, all, 3, MPI_LONG_LONG, MPI_COMM_WORLD);
+    for (int r = 0; all_ok && r < rt.world_size; r++)
+        if (all[3 * r + 1] == mine[1] && all[3 * r + 2] == mine[2] && mine[2] != -1)
+            rt.world_pid[r] = (pid_t)all[3 * r];
+    free(all);
+    return all_ok ? 0 : -1;
+}
+
 static int setup_layout_and_locations(char *err, size_t errlen)
 {
     MPI_Comm host_comm, node_comm, leaders;
@@ -203,6 +227,10 @@ static int setup_layout_and_locations(char *err, size_t errlen)
     int rc = share_topology(host_comm, host_rank, err, errlen);
     probe_cma(host_comm, host_size);
     share_accounting(host_comm, host_rank);
+    if (share_pids(host_comm) && rc == 0) {
+        snprintf(err, errlen, "out of memory listing the ranks' processes");
+        rc = -1;
+    }
     PMPI_Comm_free(&node_comm);
     PMPI_Comm_free(&host_comm);
 
@@ -315,6 +343,8 @@ void strata_runtime_finalize(void)
     rt.topo = NULL;
     free(rt.world_loc);
     rt.world_loc = NULL;
+    free(rt.world_pid);
+    rt.world_pid = NULL;
     rt.ready = 0;
     if (self_keyval != MPI_KEYVAL_INVALID) PMPI_Comm_free_keyval(&self_keyval);
 }

@@ -7,6 +7,7 @@
 
 #include <hwloc.h>
 #include <mpi.h>
+#include <sys/types.h>
 
 #include "config/config.h"
 #include "topology/location.h"
@@ -23,6 +24,9 @@ struct strata_runtime {
     hwloc_topology_t topo;
     struct strata_levels levels;
     struct strata_location *world_loc; /* [world_size] */
+    /* [world_size] each rank's pid where this process can watch it (same
+     * machine and PID namespace: kill(pid, 0) says whether it lives), else 0. */
+    pid_t *world_pid;
     char binding[128];          /* this rank's binding, as a cpuset string */
     int cma_ok;                 /* CMA works between every pair of node peers */
     char cma_why[512];          /* why not, in words a user can act on */

@@ -161,6 +161,9 @@ void strata_engine_idle(struct strata_engine *e, int moved)
         return;
     }
     strata_backoff(e->round++);
+    if (e->peer_pid && strata_liveness_due(e->round))
+        for (int i = 0; i < e->nstreams; i++)
+            if (e->s[i].done < e->s[i].bytes) strata_peer_check_alive(e->peer_pid[e->s[i].peer]);
 }
 
 int strata_engine_drain(struct strata_engine *e)

@@ -22,6 +22,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "interpose/route.h" /* enum strata_coll, for strata_engine_count_as */
 
@@ -51,6 +52,11 @@ struct strata_engine {
     unsigned long round; /* polls without progress (back-off) */
     int stats_coll;    /* STRATA_STATS: the collective segment sends count for; -1: none */
     int stats_dist;    /* ... and their distance (enum strata_distance) */
+    /* [size of comm] pid of each peer this process can watch, else 0: an
+     * idle engine checks the peers of its open streams every few ms, so a
+     * peer killed on this machine ends the job instead of hanging it.  Peers
+     * on other machines are the host MPI's and the launcher's to watch. */
+    const pid_t *peer_pid;
 };
 
 /* Most segments one stream keeps in flight (the completion bitmap's width). */

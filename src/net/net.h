@@ -43,6 +43,7 @@ struct strata_net {
     unsigned char *contiguous; /* [nnodes] the node's ranks are consecutive */
     int max_node_size;
     int *tree_buf;           /* [nnodes] children of this node in a call's tree */
+    pid_t *peer_pid;         /* [size] pid of each rank this process can watch, else 0 */
     struct strata_engine engine;
     void *staging[2];        /* private buffers, grown on demand */
     size_t staging_bytes[2];

@@ -62,6 +62,10 @@ static int map_nodes(struct strata_net *net, const struct strata_ctx *ctx)
         if (len > net->max_node_size) net->max_node_size = len;
     }
     net->my_node = net->node_of[ctx->rank];
+    net->peer_pid = malloc(sizeof(pid_t) * (size_t)size);
+    if (!net->peer_pid) return -1;
+    for (int r = 0; r < size; r++) net->peer_pid[r] = rt->world_pid[ctx->world_rank[r]];
+    net->engine.peer_pid = net->peer_pid;
     return 0;
 }
 
@@ -139,6 +143,7 @@ void strata_net_free(struct strata_net *net)
     free(net->members);
     free(net->contiguous);
     free(net->tree_buf);
+    free(net->peer_pid);
     free(net->staging[0]);
     free(net->staging[1]);
     free(net);

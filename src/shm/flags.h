@@ -68,7 +68,12 @@ void strata_backoff(unsigned long round);
 /* The waiting policy (STRATA_SPIN polls before yielding). */
 void strata_flag_set_spin(unsigned polls);
 
-/* Checks that a peer process still exists; ends the job if it does not. */
+/* Checks that a peer process still exists; ends the job if it does not.
+ * pid 0: a process this one cannot watch (nothing is checked). */
 void strata_peer_check_alive(pid_t pid);
+
+/* Whether a wait loop at poll `round` (counted as for strata_backoff) is due
+ * to check its peers' liveness: every few milliseconds once it yields. */
+int strata_liveness_due(unsigned long round);
 
 #endif

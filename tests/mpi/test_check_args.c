@@ -49,10 +49,12 @@ static int gather_root_short(int pmpi, MPI_Comm c, int n)
     /* The odd rank is the root and expects half of each block. */
     return CALL(MPI_Gather, ibuf, n, MPI_INT, obuf, half(n), MPI_INT, odd, c);
 }
+#ifndef OPEN_MPI /* see the cases below */
 static int reduce_root_short(int pmpi, MPI_Comm c, int n)
 {
     return CALL(MPI_Reduce, ibuf, obuf, half(n), MPI_INT, MPI_SUM, odd, c);
 }
+#endif
 static int bcast_type_differs(int pmpi, MPI_Comm c, int n)
 {
     /* The same bytes in another type is a valid call: it must be served. */
@@ -74,8 +76,11 @@ static const struct mismatch cases[] = {
     /* The root returns at once; the host MPIs' senders of a large block wait. */
     {"Gather, the root (odd rank) expects half of each block", STRATA_COLL_GATHER, gather_root_short, 0,
      SMALL},
-    /* Open MPI 4.1.4 writes past its buffers on a large one (double free). */
+#ifndef OPEN_MPI
+    /* Open MPI 4.1.4 writes past its own buffers on this call (a double free
+     * at 2 ranks, "unaligned tcache chunk" at 4), with or without strata. */
     {"Reduce, the root (odd rank) reduces half", STRATA_COLL_REDUCE, reduce_root_short, 0, SMALL},
+#endif
     {"Bcast, the odd rank as long long (same bytes)", STRATA_COLL_BCAST, bcast_type_differs, 1, LARGE},
 };
 
