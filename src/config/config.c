@@ -12,6 +12,9 @@
 
 #include <hwloc.h>
 
+#include "topology/location.h"
+#include "util/stats.h"
+
 static const struct strata_config_var vars[] = {
     {"STRATA_DISABLE", "0", "0 or 1",
      "1 makes strata a pure pass-through to the host MPI"},
@@ -183,6 +186,38 @@ static int check_hierarchy(const char *value, char *err, size_t errlen)
     return 0;
 }
 
+/* Each entry of an explicit STRATA_MAP list is type:index, with a type a
+ * rank can be placed on (strata_hw_type_parse's names but cluster) and an
+ * index of 0 or more.  (The list holds a ':', so it has an entry.) */
+static int check_map_list(const char *value, char *err, size_t errlen)
+{
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", value);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(tok, ':'), *end = NULL;
+        long index = -1;
+        int type = STRATA_HW_UNKNOWN;
+        if (colon) {
+            *colon = '\0';
+            type = strata_hw_type_parse(tok);
+            errno = 0;
+            index = strtol(colon + 1, &end, 10);
+            if (errno || end == colon + 1 || *end) index = -1;
+            *colon = ':';
+        }
+        int placeable = type == STRATA_HW_MACHINE || (type >= 0 && type < STRATA_HW_NTYPES);
+        if (!placeable || index < 0) {
+            snprintf(err, errlen,
+                     "STRATA_MAP=\"%s\" is not valid: entry \"%s\" is not type:index (type one "
+                     "of machine, package, numa, l3, l2, l1, core, pu; index 0 or more); it "
+                     "accepts %s", value, tok, vars[4].accepts);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int parse_map(struct strata_config *cfg, const char *value, char *err,
                      size_t errlen)
 {
@@ -198,10 +233,13 @@ static int parse_map(struct strata_config *cfg, const char *value, char *err,
         }
     }
     if (strchr(value, ':')) {
-        /* Entries are validated against the topology when it is loaded. */
+        /* The form of each entry is checked here; whether the object it
+         * names exists, once the machine is known (strata_binding). */
         cfg->map = STRATA_MAP_LIST;
-        return copy_string("STRATA_MAP", value, cfg->map_list,
-                           sizeof cfg->map_list, err, errlen);
+        if (copy_string("STRATA_MAP", value, cfg->map_list, sizeof cfg->map_list, err,
+                        errlen))
+            return -1;
+        return check_map_list(value, err, errlen);
     }
     snprintf(err, errlen, "STRATA_MAP=\"%s\" is not valid: it accepts %s",
              value, vars[4].accepts);
@@ -440,4 +478,40 @@ int strata_config_parse(struct strata_config *cfg, char *err, size_t errlen)
         cfg->test_refuse_rank = (int)v;
     }
     return parse_data_plane(cfg, err, errlen);
+}
+
+int strata_config_check_job(struct strata_config *cfg, int world_size, int writes_stats,
+                            char *err, size_t errlen)
+{
+    const char *s = getenv("STRATA_TEST_REFUSE_RANK");
+    if (cfg->test_refuse_rank >= world_size) {
+        snprintf(err, errlen, "STRATA_TEST_REFUSE_RANK=\"%s\" is not valid: MPI_COMM_WORLD "
+                 "has %d rank%s (0 to %d); it accepts %s", s ? s : "", world_size,
+                 world_size == 1 ? "" : "s", world_size - 1,
+                 var_row("STRATA_TEST_REFUSE_RANK")->accepts);
+        return -1;
+    }
+    if (!writes_stats || !cfg->stats[0] || !strcmp(cfg->stats, "stderr")) return 0;
+    /* The report is written at MPI_Finalize, where the application may
+     * have changed directory: a relative path is taken from here, the
+     * directory the path was checked in. */
+    if (cfg->stats[0] != '/') {
+        char cwd[sizeof cfg->stats], *at = getcwd(cwd, sizeof cwd);
+        int n = at ? snprintf(cfg->stats, sizeof cfg->stats, "%s/%s", cwd,
+                              getenv("STRATA_STATS"))
+                   : -1;
+        if (n < 0 || (size_t)n >= sizeof cfg->stats) {
+            snprintf(err, errlen, "STRATA_STATS=\"%s\" is not valid: its absolute path is "
+                     "too long (at most %zu characters); it accepts %s", getenv("STRATA_STATS"),
+                     sizeof cfg->stats - 1, var_row("STRATA_STATS")->accepts);
+            return -1;
+        }
+    }
+    if (strata_stats_try_destination(cfg->stats)) {
+        snprintf(err, errlen, "STRATA_STATS=\"%s\" is not valid: %s cannot be written (%s); "
+                 "it accepts %s", getenv("STRATA_STATS"), cfg->stats, strerror(errno),
+                 var_row("STRATA_STATS")->accepts);
+        return -1;
+    }
+    return 0;
 }

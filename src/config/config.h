@@ -58,6 +58,15 @@ struct strata_config_var {
  * the variable, the value and what is accepted into err and returns -1. */
 int strata_config_parse(struct strata_config *cfg, char *err, size_t errlen);
 
+/* The checks that need to know the job, after strata_config_parse: that
+ * STRATA_TEST_REFUSE_RANK names a rank of MPI_COMM_WORLD (of world_size
+ * ranks), and, on the rank that writes the STRATA_STATS report
+ * (writes_stats), that its file can be written (a relative path is made
+ * absolute, so that the report goes where it was checked).  0, or -1 with a
+ * message as above. */
+int strata_config_check_job(struct strata_config *cfg, int world_size, int writes_stats,
+                            char *err, size_t errlen);
+
 /* The table of variables, terminated by a row whose name is NULL. */
 const struct strata_config_var *strata_config_vars(void);
 

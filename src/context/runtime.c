@@ -199,7 +199,15 @@ static int share_pids(MPI_Comm host_comm)
     return all_ok ? 0 : -1;
 }
 
-static int setup_layout_and_locations(char *err, size_t errlen)
+/* How setting up the layout and locations ended, agreed over the world: the
+ * lowest wins, so one rank's bad value stops the whole job. */
+enum setup_outcome {
+    SETUP_BAD_VALUE = -1, /* a STRATA_ value the machine cannot honour: the job stops */
+    SETUP_FAILED = 0,     /* strata cannot run here: every call goes to the host MPI */
+    SETUP_DONE = 1
+};
+
+static enum setup_outcome setup_layout_and_locations(char *err, size_t errlen)
 {
     MPI_Comm host_comm, node_comm, leaders;
     int host_rank, host_size;
@@ -238,12 +246,15 @@ static int setup_layout_and_locations(char *err, size_t errlen)
      * the same hierarchy even on nodes that differ. */
     struct strata_location mine;
     memset(&mine, 0, sizeof mine);
-    int ok = rc == 0;
-    if (ok) {
+    int outcome = rc == 0 ? SETUP_DONE : SETUP_FAILED;
+    if (outcome == SETUP_DONE) {
         strata_levels_from_topology(rt.topo, &rt.levels);
         PMPI_Bcast(&rt.levels, sizeof rt.levels, MPI_BYTE, 0, MPI_COMM_WORLD);
         hwloc_bitmap_t set = hwloc_bitmap_alloc();
-        if (strata_binding(rt.topo, &cfg, rt.local_rank, set, err, errlen)) ok = 0;
+        /* Only an explicit STRATA_MAP list fails here: an object it names
+         * that this machine lacks (or a malformed entry) is a bad value. */
+        if (strata_binding(rt.topo, &cfg, rt.local_rank, set, err, errlen))
+            outcome = SETUP_BAD_VALUE;
         hwloc_bitmap_list_snprintf(rt.binding, sizeof rt.binding, set);
         strata_location_from_binding(rt.topo, &rt.levels, set, &mine);
         hwloc_bitmap_free(set);
@@ -252,14 +263,17 @@ static int setup_layout_and_locations(char *err, size_t errlen)
     }
     mine.node = rt.node;
     rt.world_loc = malloc(sizeof(struct strata_location) * (size_t)rt.world_size);
-    if (!rt.world_loc) return -1;
+    if (!rt.world_loc) return SETUP_FAILED;
     PMPI_Allgather(&mine, sizeof mine, MPI_BYTE, rt.world_loc, sizeof mine, MPI_BYTE,
                    MPI_COMM_WORLD);
     /* Every rank must agree that set-up worked, or nobody uses strata. */
-    int all_ok;
-    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (ok && !all_ok) snprintf(err, errlen, "another rank could not set up its topology");
-    return all_ok ? 0 : -1;
+    int mine_outcome = outcome, all_outcome;
+    PMPI_Allreduce(&mine_outcome, &all_outcome, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (all_outcome == SETUP_FAILED && outcome == SETUP_DONE)
+        snprintf(err, errlen, "another rank could not set up its topology");
+    /* A job stopped by another rank's bad value: that rank says why. */
+    if (all_outcome == SETUP_BAD_VALUE && outcome != SETUP_BAD_VALUE) err[0] = '\0';
+    return (enum setup_outcome)all_outcome;
 }
 
 void strata_runtime_init(int thread_level)
@@ -275,7 +289,10 @@ void strata_runtime_init(int thread_level)
      * stops with a message naming it.  Agreed, then MPI_Finalize and exit(1)
      * rather than MPI_Abort, because MPICH's launcher often drops what an
      * aborting process last wrote to stderr, message included. */
-    int parsed = strata_config_parse(&cfg, err, sizeof err) == 0, all_parsed;
+    int parsed = strata_config_parse(&cfg, err, sizeof err) == 0 &&
+                 strata_config_check_job(&cfg, rt.world_size, rt.world_rank == 0, err,
+                                         sizeof err) == 0;
+    int all_parsed;
     PMPI_Allreduce(&parsed, &all_parsed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_parsed) {
         if (!parsed) strata_error("%s", err);
@@ -312,13 +329,22 @@ void strata_runtime_init(int thread_level)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
     PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
 
-    int layout_failed = setup_layout_and_locations(err, sizeof err);
+    enum setup_outcome layout = setup_layout_and_locations(err, sizeof err);
+    if (layout == SETUP_BAD_VALUE) {
+        /* Stopped like a bad variable above.  Disabled first: finalize then
+         * releases what set-up made (the shared counter's segment) without
+         * writing a STRATA_STATS report of a job that never ran. */
+        if (err[0]) strata_error("%s", err);
+        disable("a bad STRATA_ value");
+        PMPI_Finalize();
+        exit(1);
+    }
     /* With more ranks than cores, a spinning waiter burns the time slice the
      * rank it waits for needs: yield almost at once.  The real cores count,
      * whatever machine STRATA_TOPOLOGY imposes. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cfg.spin < 0 && cores > 0 && rt.host_local_size > cores) strata_flag_set_spin(4);
-    if (layout_failed) {
+    if (layout != SETUP_DONE) {
         if (err[0]) strata_error("%s; strata passes every call to the host MPI", err);
         disable(err[0] ? err : "topology set-up failed");
         return;

@@ -186,44 +186,86 @@ static int bind_round_robin(hwloc_topology_t topo, hwloc_obj_type_t type, int lo
     return 0;
 }
 
-/* Entry number `local_rank` (wrapping) of a list "type:index,type:index". */
+/* What STRATA_MAP accepts, as strata-info --config documents it. */
+static const char *map_accepts(void)
+{
+    for (const struct strata_config_var *v = strata_config_vars(); v->name; v++)
+        if (!strcmp(v->name, "STRATA_MAP")) return v->accepts;
+    return "";
+}
+
+/* The object one entry "type:index" of a STRATA_MAP list names, in *obj
+ * (the machine's root for machine:0).  -1 with a message naming the list,
+ * the entry and what is accepted when the entry is malformed or names an
+ * object this machine does not have. */
+static int map_entry_object(hwloc_topology_t topo, const char *list, const char *entry,
+                            hwloc_obj_t *obj, char *err, size_t errlen)
+{
+    char type_name[32];
+    const char *colon = strchr(entry, ':');
+    size_t type_len = colon ? (size_t)(colon - entry) : 0;
+    char *end = NULL;
+    long index = colon ? strtol(colon + 1, &end, 10) : -1;
+    int type = STRATA_HW_UNKNOWN;
+    if (colon && type_len < sizeof type_name) {
+        memcpy(type_name, entry, type_len);
+        type_name[type_len] = '\0';
+        type = strata_hw_type_parse(type_name);
+    }
+    if (!colon || end == colon + 1 || *end || index < 0 ||
+        !(type == STRATA_HW_MACHINE || (type >= 0 && type < STRATA_HW_NTYPES))) {
+        snprintf(err, errlen, "STRATA_MAP=\"%s\" is not valid: entry \"%s\" is not type:index "
+                 "(type one of machine, package, numa, l3, l2, l1, core, pu; index 0 or "
+                 "more); it accepts %s", list, entry, map_accepts());
+        return -1;
+    }
+    /* hwloc counts -1 objects for a type found at several depths: none
+     * addressable by one index. */
+    int count = type == STRATA_HW_MACHINE
+                    ? 1
+                    : hwloc_get_nbobjs_by_type(topo, hw_types[type].hwloc);
+    if (index >= (count > 0 ? count : 0)) {
+        char range[64];
+        if (count > 0) snprintf(range, sizeof range, "%s 0 to %d", type_name, count - 1);
+        else snprintf(range, sizeof range, "it has no %s", type_name);
+        snprintf(err, errlen, "STRATA_MAP=\"%s\" is not valid: entry \"%s\" names an object "
+                 "this machine does not have (%s); it accepts %s", list, entry, range,
+                 map_accepts());
+        return -1;
+    }
+    *obj = type == STRATA_HW_MACHINE
+               ? hwloc_get_root_obj(topo)
+               : hwloc_get_obj_by_type(topo, hw_types[type].hwloc, (unsigned)index);
+    return 0;
+}
+
+/* Entry number `local_rank` (wrapping) of a list "type:index,type:index".
+ * Every entry is checked, not only this rank's, so that every rank of the
+ * machine judges the list alike whatever its local rank. */
 static int bind_from_list(hwloc_topology_t topo, const char *list, int local_rank,
                           hwloc_bitmap_t set, char *err, size_t errlen)
 {
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", list);
-    char *entries[256];
+    hwloc_obj_t objs[256];
     int n = 0;
-    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok && n < 256;
-         tok = strtok_r(NULL, ",", &save))
-        entries[n++] = tok;
-    if (n == 0) goto bad;
-    char *entry = entries[local_rank % n];
-    char *colon = strchr(entry, ':');
-    if (!colon) goto bad;
-    *colon = '\0';
-    char *end;
-    long index = strtol(colon + 1, &end, 10);
-    int type = strata_hw_type_parse(entry);
-    if (*end || index < 0) goto bad;
-    if (type == STRATA_HW_MACHINE) {
-        hwloc_bitmap_copy(set, hwloc_topology_get_topology_cpuset(topo));
-        return 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        if (n == 256) {
+            snprintf(err, errlen, "STRATA_MAP=\"%s\" is not valid: more than 256 entries; it "
+                     "accepts %s", list, map_accepts());
+            return -1;
+        }
+        if (map_entry_object(topo, list, tok, &objs[n], err, errlen)) return -1;
+        n++;
     }
-    if (type < 0 || type >= STRATA_HW_NTYPES) goto bad;
-    hwloc_obj_t obj = hwloc_get_obj_by_type(topo, hw_types[type].hwloc, (unsigned)index);
-    if (!obj) {
-        snprintf(err, errlen, "STRATA_MAP entry \"%s:%ld\" names an object this "
-                 "machine does not have", entry, index);
+    if (n == 0) {
+        snprintf(err, errlen, "STRATA_MAP=\"%s\" is not valid: the list has no entry; it "
+                 "accepts %s", list, map_accepts());
         return -1;
     }
-    hwloc_bitmap_copy(set, obj->cpuset);
+    hwloc_bitmap_copy(set, objs[local_rank % n]->cpuset);
     return 0;
-bad:
-    snprintf(err, errlen, "STRATA_MAP=\"%s\" is not valid: a list accepts entries "
-             "type:index (type one of machine, package, numa, l3, l2, l1, core, "
-             "pu), one per local rank", list);
-    return -1;
 }
 
 int strata_binding(hwloc_topology_t topo, const struct strata_config *cfg,

@@ -12,6 +12,13 @@
 
 static size_t max_per_call = (size_t)1 << 30;
 
+/* The process this thread's last failed copy addressed, for the message
+ * that ends the job (the caller knows the peer only by its rank in a node
+ * plane, which means nothing to a user). */
+static _Thread_local pid_t failed_pid;
+
+pid_t strata_cma_failed_pid(void) { return failed_pid; }
+
 void strata_cma_set_max_per_call(size_t bytes) { max_per_call = bytes ? bytes : 1; }
 
 /* The kernel may move fewer bytes than asked (page faults, signals, the
@@ -27,9 +34,11 @@ static int cma_transfer(pid_t pid, void *remote, void *local, size_t len, int wr
                           : process_vm_readv(pid, &l, 1, &r, 1, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
+            failed_pid = pid;
             return -1;
         }
         if (n == 0) {
+            failed_pid = pid;
             errno = EFAULT; /* no progress: the remote range is not mapped */
             return -1;
         }

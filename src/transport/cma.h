@@ -16,6 +16,10 @@ int strata_cma_read(pid_t pid, const void *remote, void *local, size_t len);
 /* Copies len bytes from local into (pid, remote).  0, or -1 with errno. */
 int strata_cma_write(pid_t pid, void *remote, const void *local, size_t len);
 
+/* The pid the calling thread's last failed strata_cma_read/write addressed
+ * (0 if none failed). */
+pid_t strata_cma_failed_pid(void);
+
 /* Largest number of bytes one system call is asked to move (default: 1 GiB,
  * below the kernel's ~2 GiB limit); tests lower it to exercise the loop. */
 void strata_cma_set_max_per_call(size_t bytes);

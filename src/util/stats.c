@@ -1,12 +1,15 @@
 /* Traffic counters and their report at MPI_Finalize. */
 #include "util/stats.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "context/runtime.h"
@@ -332,6 +335,22 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
         }
         if (!first) fprintf(f, "\n");
     }
+}
+
+int strata_stats_try_destination(const char *path)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+        close(fd);
+        return unlink(path);
+    }
+    if (errno != EEXIST) return -1;
+    /* It exists (a file, /dev/null, ...).  O_NONBLOCK: a FIFO without a
+     * reader fails (ENXIO) rather than blocking MPI_Init. */
+    fd = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
 }
 
 void strata_stats_report(void)

@@ -59,6 +59,13 @@ void strata_stats_algorithm(int coll, const char *algorithm);
 /* Whether counting is on (STRATA_STATS set). */
 int strata_stats_enabled(void);
 
+/* Whether the report's file `path` can be written, tried at MPI_Init so
+ * that a bad path stops the job there rather than losing the report at
+ * MPI_Finalize: the file is opened for writing, without truncating it; one
+ * that did not exist is created and removed again, so a job that ends early
+ * leaves nothing behind.  0, or -1 with errno. */
+int strata_stats_try_destination(const char *path);
+
 /* At finalize: sums every rank's counters and has world rank 0 write them
  * (JSON to the file STRATA_STATS names, or a table on stderr for "stderr").
  * Collective over MPI_COMM_WORLD. */

@@ -69,6 +69,12 @@ expect_rejected STRATA_VERBOSE 7 "0, 1 or 2"
 expect_rejected STRATA_HIERARCHY l3,bogus '"bogus" is not a level' l3 numa socket node
 expect_rejected STRATA_VIRTUAL_NODES 0 "1 to 4096"
 expect_rejected STRATA_MAP sideways actual core numa none
+# A list is checked against the machine once its topology is known: an
+# object it lacks stops the job like any bad value.
+expect_rejected STRATA_MAP core:0,core:999 '"core:999" names an object this machine does not have' \
+  "core 0 to"
+# A rank of MPI_COMM_WORLD: checked once the job's size is known.
+expect_rejected STRATA_TEST_REFUSE_RANK "$ranks" "MPI_COMM_WORLD has $ranks rank" "0 to $((ranks - 1))"
 
 # ---- Every variable, with a bad value (one rank each: quick).
 # VAR|value|how|words: how is "doc" (the message repeats the documented
@@ -101,7 +107,7 @@ STRATA_CHECK_ARGS|yes|doc
 STRATA_NET_TREE|knomial:0|doc
 STRATA_SHM_MAX|12Q|doc
 STRATA_CMA_MAX_PER_CALL|2G|doc
-STRATA_STATS|/nonexistent-dir/s.json|known|STRATA_STATS: cannot write /nonexistent-dir/s.json
+STRATA_STATS|/nonexistent-dir/s.json|doc|cannot be written (No such file or directory)
 STRATA_MODEL|/nonexistent-dir/model.conf|own|cannot open
 STRATA_CALIBRATE|1|doc
 STRATA_TUNING_FILE|/nonexistent-dir/tuning.json|own|cannot be opened
