@@ -50,7 +50,8 @@ if(STRATA_MPI STREQUAL "openmpi")
   strata_mpi_test(NAME foundation.agreement.disable_rank1.np3 TARGET test_agreement RANKS 3
                   ARGS --disable-rank 1)
   strata_mpi_test(NAME foundation.agreement.rank_env.np3 TARGET test_agreement RANKS 3
-                  ARGS --rank-env 1 STRATA_CMA=0 --rank-env 2 STRATA_CICO_MAX=1M)
+                  ARGS --rank-env 1 STRATA_CMA=0 --rank-env 2 STRATA_CICO_MAX=1M
+                       --rank-env 1 STRATA_CHECK_ARGS=1 --rank-env 2 STRATA_STATS=stderr)
   strata_mpi_test(NAME foundation.agreement.rank_env_hierarchy.np5 TARGET test_agreement
                   RANKS 5 ENV "${FD_FAKE_MACHINE}"
                   ARGS --rank-env 2 STRATA_HIERARCHY=node --rank-env 3 STRATA_CHUNK=1K)
@@ -81,7 +82,8 @@ else()
   strata_mpi_test(NAME foundation.agreement.disable_rank1.np2 TARGET test_agreement RANKS 2
                   ARGS --disable-rank 1)
   strata_mpi_test(NAME foundation.agreement.rank_env.np2 TARGET test_agreement RANKS 2
-                  ARGS --rank-env 1 STRATA_CMA=0 --rank-env 1 STRATA_CICO_MAX=64)
+                  ARGS --rank-env 1 STRATA_CMA=0 --rank-env 1 STRATA_CICO_MAX=64
+                       --rank-env 1 STRATA_CHECK_ARGS=1)
   strata_mpi_test(NAME foundation.passthrough.np2 TARGET test_passthrough RANKS 2)
   strata_mpi_test(NAME foundation.passthrough.quick.np3 TARGET test_passthrough RANKS 3
                   ARGS --quick)

@@ -112,6 +112,26 @@ static void apply_tuning(void)
         strata_warn("STRATA_CICO_MAX, STRATA_CHUNK, STRATA_REDUCE_CHUNK, STRATA_REDUCE_MIN_SLICE, "
                     "STRATA_THROTTLE or STRATA_NET_* differ from rank 0's: rank 0's apply");
     strata_tuning_set(&t);
+    /* The argument check is a collective step of every call, and the
+     * STRATA_STATS report a reduction at MPI_Finalize: rank 0's settings
+     * are everyone's too (only rank 0 writes the report). */
+    struct {
+        int check_args;
+        char stats[sizeof cfg.stats];
+    } own, first;
+    memset(&own, 0, sizeof own);
+    own.check_args = cfg.check_args;
+    memcpy(own.stats, cfg.stats, sizeof own.stats);
+    first = own;
+    PMPI_Bcast(&first, sizeof first, MPI_BYTE, 0, MPI_COMM_WORLD);
+    if (first.check_args != own.check_args)
+        strata_warn("STRATA_CHECK_ARGS=%d differs from rank 0's (%d): rank 0's applies",
+                    own.check_args, first.check_args);
+    if (strcmp(first.stats, own.stats))
+        strata_warn("STRATA_STATS=\"%s\" differs from rank 0's (\"%s\"): rank 0's applies",
+                    own.stats, first.stats);
+    cfg.check_args = first.check_args;
+    memcpy(cfg.stats, first.stats, sizeof cfg.stats);
     strata_flag_set_spin(cfg.spin >= 0 ? (unsigned)cfg.spin : STRATA_SPIN_DEFAULT);
     strata_segment_set_cap(cfg.shm_max);
     strata_cma_set_max_per_call(cfg.cma_max_per_call);

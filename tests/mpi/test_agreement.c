@@ -25,6 +25,7 @@
 #include "context/context.h"
 #include "context/runtime.h"
 #include "testutil.h"
+#include "util/stats.h"
 
 static int world_rank, world_size;
 static int refuse_rank = -1; /* -1: nobody refuses */
@@ -130,7 +131,7 @@ static void check_settings_agreed(void)
 {
     struct settings {
         size_t cico_max, chunk0, reduce_chunk, min_slice;
-        int throttle, cma_ok;
+        int throttle, cma_ok, check_args, stats;
         char hierarchy[sizeof strata_config()->hierarchy];
     } my, *all = malloc(sizeof my * (size_t)world_size);
     CHECK(all, "out of memory");
@@ -142,6 +143,8 @@ static void check_settings_agreed(void)
     my.min_slice = t->min_slice;
     my.throttle = t->throttle;
     my.cma_ok = strata_runtime()->cma_ok;
+    my.check_args = strata_config()->check_args;
+    my.stats = strata_stats_enabled();
     memcpy(my.hierarchy, strata_config()->hierarchy, sizeof my.hierarchy);
     MPI_Allgather(&my, (int)sizeof my, MPI_BYTE, all, (int)sizeof my, MPI_BYTE, MPI_COMM_WORLD);
     for (int r = 0; r < world_size; r++) {
@@ -153,6 +156,10 @@ static void check_settings_agreed(void)
               all[0].cico_max, all[0].chunk0);
         CHECK(all[r].cma_ok == all[0].cma_ok, "rank %d %s CMA, rank 0 %s", r,
               all[r].cma_ok ? "uses" : "does not use", all[0].cma_ok ? "does" : "does not");
+        CHECK(all[r].check_args == all[0].check_args && all[r].stats == all[0].stats,
+              "rank %d: STRATA_CHECK_ARGS %d, STRATA_STATS %s; rank 0: %d, %s", r,
+              all[r].check_args, all[r].stats ? "on" : "off", all[0].check_args,
+              all[0].stats ? "on" : "off");
         CHECK(!strcmp(all[r].hierarchy, all[0].hierarchy),
               "rank %d builds hierarchies from \"%s\", rank 0 from \"%s\"", r,
               all[r].hierarchy, all[0].hierarchy);
