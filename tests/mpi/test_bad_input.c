@@ -28,6 +28,7 @@
 
 #include "context/context.h"
 #include "interpose/route.h"
+#include "route_check.h"
 #include "testutil.h"
 #include "util/stats.h"
 
@@ -318,30 +319,6 @@ static const struct bad_case cases[] = {
     {"Barrier MPI_COMM_NULL", STRATA_COLL_BARRIER, barrier_comm_null, ANY, NULL, 0},
 };
 
-static int error_class(int rc)
-{
-    int cls = rc;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-    return cls;
-}
-
-static unsigned long long calls(enum strata_coll coll, int served)
-{
-    return strata_stats_local_calls(coll, served);
-}
-
-/* A call strata serves, checked: the communicator still works. */
-static void check_still_served(MPI_Comm c, const char *after)
-{
-    unsigned long long served = calls(STRATA_COLL_ALLREDUCE, 1);
-    int mine = rank + 1, sum = 0;
-    int rc = MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, c);
-    CHECK(rc == MPI_SUCCESS && sum == size * (size + 1) / 2,
-          "after %s: Allreduce rc %d sum %d, expected %d", after, rc, sum, size * (size + 1) / 2);
-    CHECK(calls(STRATA_COLL_ALLREDUCE, 1) == served + 1,
-          "after %s: strata no longer serves the communicator", after);
-}
-
 static void run_bad_cases(MPI_Comm c)
 {
     int tried = 0;
@@ -352,18 +329,18 @@ static void run_bad_cases(MPI_Comm c)
             continue;
         }
         if (verbose && rank == 0) printf("case: %s\n", k->name), fflush(stdout);
-        unsigned long long served = calls(k->coll, 1), handed = calls(k->coll, 0);
+        unsigned long long served = route_calls(k->coll, 1), handed = route_calls(k->coll, 0);
         int through_strata = k->call(0, c);
         int through_host = k->call(1, c);
         CHECK(through_host != MPI_SUCCESS || (k->accepted & THIS_HOST),
               "%s: the host MPI accepts it here; the case is wrong", k->name);
-        CHECK(error_class(through_strata) == error_class(through_host),
+        CHECK(route_error_class(through_strata) == route_error_class(through_host),
               "%s: strata returned error class %d, the host MPI %d", k->name,
-              error_class(through_strata), error_class(through_host));
-        CHECK(calls(k->coll, 1) == served && calls(k->coll, 0) == handed + 1,
+              route_error_class(through_strata), route_error_class(through_host));
+        CHECK(route_calls(k->coll, 1) == served && route_calls(k->coll, 0) == handed + 1,
               "%s: not handed to the host MPI (served %llu -> %llu, handed %llu -> %llu)",
-              k->name, served, calls(k->coll, 1), handed, calls(k->coll, 0));
-        check_still_served(c, k->name);
+              k->name, served, route_calls(k->coll, 1), handed, route_calls(k->coll, 0));
+        route_check_still_served(c, k->name);
         tried++;
     }
     if (rank == 0) printf("ok: %d erroneous calls return the host MPI's error class\n", tried);
@@ -374,10 +351,10 @@ static void run_bad_cases(MPI_Comm c)
 /* Runs `what` (a valid call of coll) and checks strata served it. */
 #define SERVED(coll, what, call)                                                          \
     do {                                                                                  \
-        unsigned long long before_ = calls((coll), 1);                                    \
+        unsigned long long before_ = route_calls((coll), 1);                                    \
         int rc_ = (call);                                                                 \
         CHECK(rc_ == MPI_SUCCESS, "%s: rc %d", (what), rc_);                              \
-        CHECK(calls((coll), 1) == before_ + 1, "%s: strata did not serve it", (what));    \
+        CHECK(route_calls((coll), 1) == before_ + 1, "%s: strata did not serve it", (what));    \
     } while (0)
 
 static void run_valid_cases(MPI_Comm c)
@@ -481,13 +458,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Type_contiguous(2, MPI_INT, &uncommitted);
 
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    MPI_Barrier(c);
-    struct strata_ctx *ctx = strata_ctx_get(c);
-    CHECK(ctx && (ctx->plane || ctx->net), "strata must serve the test communicator: %s",
-          ctx ? ctx->plane_why : "no context");
+    struct strata_ctx *ctx;
+    MPI_Comm c = route_served_dup(&ctx);
     run_bad_cases(c);
     run_valid_cases(c);
 

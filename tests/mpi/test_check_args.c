@@ -19,6 +19,7 @@
 
 #include "context/context.h"
 #include "interpose/route.h"
+#include "route_check.h"
 #include "testutil.h"
 #include "util/stats.h"
 
@@ -84,51 +85,28 @@ static const struct mismatch cases[] = {
     {"Bcast, the odd rank as long long (same bytes)", STRATA_COLL_BCAST, bcast_type_differs, 1, LARGE},
 };
 
-static int error_class(int rc)
-{
-    int cls = rc;
-    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
-    return cls;
-}
-
-static unsigned long long calls(enum strata_coll coll, int served)
-{
-    return strata_stats_local_calls(coll, served);
-}
-
-static void check_still_served(MPI_Comm c, const char *after)
-{
-    unsigned long long served = calls(STRATA_COLL_ALLREDUCE, 1);
-    int mine = rank + 1, sum = 0;
-    int rc = MPI_Allreduce(&mine, &sum, 1, MPI_INT, MPI_SUM, c);
-    CHECK(rc == MPI_SUCCESS && sum == size * (size + 1) / 2,
-          "after %s: Allreduce rc %d sum %d, expected %d", after, rc, sum, size * (size + 1) / 2);
-    CHECK(calls(STRATA_COLL_ALLREDUCE, 1) == served + 1,
-          "after %s: strata no longer serves the communicator", after);
-}
-
 static void run_mismatches(MPI_Comm c)
 {
     int tried = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct mismatch *k = &cases[i];
         for (int n = SMALL; n <= k->largest; n *= LARGE / SMALL) {
-            unsigned long long served = calls(k->coll, 1), handed = calls(k->coll, 0);
+            unsigned long long served = route_calls(k->coll, 1), handed = route_calls(k->coll, 0);
             if (verbose && rank == 0) printf("case: %s, %d ints\n", k->name, n), fflush(stdout);
             int through_host = k->call(1, c, n);
             int through_strata = k->call(0, c, n);
-            CHECK(error_class(through_strata) == error_class(through_host),
+            CHECK(route_error_class(through_strata) == route_error_class(through_host),
                   "%s, %d ints: strata returned error class %d, the host MPI %d", k->name, n,
-                  error_class(through_strata), error_class(through_host));
+                  route_error_class(through_strata), route_error_class(through_host));
             if (k->valid)
-                CHECK(through_strata == MPI_SUCCESS && calls(k->coll, 1) == served + 1,
+                CHECK(through_strata == MPI_SUCCESS && route_calls(k->coll, 1) == served + 1,
                       "%s, %d ints: a valid call was not served (rc %d)", k->name, n,
                       through_strata);
             else
-                CHECK(calls(k->coll, 1) == served && calls(k->coll, 0) == handed + 1,
+                CHECK(route_calls(k->coll, 1) == served && route_calls(k->coll, 0) == handed + 1,
                       "%s, %d ints: not handed to the host MPI (served %llu -> %llu)", k->name,
-                      n, served, calls(k->coll, 1));
-            check_still_served(c, k->name);
+                      n, served, route_calls(k->coll, 1));
+            route_check_still_served(c, k->name);
             tried++;
         }
     }
@@ -171,7 +149,7 @@ static void run_valid(MPI_Comm c, int across_nodes)
     CHECK(MPI_Barrier(c) == MPI_SUCCESS, "Barrier");
     /* Alltoall across nodes is the host MPI's (strata has no composition). */
     for (int k = STRATA_COLL_BCAST; k < STRATA_NCOLLS; k++)
-        CHECK(calls((enum strata_coll)k, 1) > 0 || (k == STRATA_COLL_ALLTOALL && across_nodes), "%s was never served",
+        CHECK(route_calls((enum strata_coll)k, 1) > 0 || (k == STRATA_COLL_ALLTOALL && across_nodes), "%s was never served",
               strata_coll_name((enum strata_coll)k));
     if (rank == 0) printf("ok: valid calls of every collective are served with the check on\n");
 }
@@ -195,13 +173,8 @@ int main(int argc, char **argv)
     obuf = calloc((size_t)MAXC * size, sizeof(int));
     CHECK(ibuf && obuf, "out of memory");
 
-    MPI_Comm c;
-    MPI_Comm_dup(MPI_COMM_WORLD, &c);
-    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
-    MPI_Barrier(c);
-    struct strata_ctx *ctx = strata_ctx_get(c);
-    CHECK(ctx && (ctx->plane || ctx->net), "strata must serve the test communicator: %s",
-          ctx ? ctx->plane_why : "no context");
+    struct strata_ctx *ctx;
+    MPI_Comm c = route_served_dup(&ctx);
     run_valid(c, ctx->net != NULL);
     run_mismatches(c);
 
