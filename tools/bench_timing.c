@@ -184,10 +184,17 @@ static double time_variant(struct bench *b, struct bench_row *r, enum bench_vari
 /* Iteration i runs every contestant once, with the same root.  Native and
  * strata swap places every iteration, so each goes first half the time and
  * each follows the other as often; the CMA copy, when timed, always comes
- * last, so that it precedes (and disturbs) both of them alike. */
+ * last, so that it precedes (and disturbs) both of them alike.  With the
+ * root rotating, they swap every round of roots instead: swapping every
+ * iteration would tie the order to the root's parity (at 2 ranks, native
+ * always first with root 0 and strata with root 1), and then only strata
+ * ever followed a copy in the other direction, which costs a cross-process
+ * read here about 1.7x (measured: strata's Bcast minimum 13 µs at 64 KiB
+ * against native's 8; both 13 without the copy contestant). */
 static void time_one_iteration(struct bench *b, struct bench_row *r, int i, double *times)
 {
-    enum bench_variant first = i % 2 ? V_STRATA : V_NATIVE;
+    int round = b->opt.root_shift ? i / b->size : i;
+    enum bench_variant first = round % 2 ? V_STRATA : V_NATIVE;
     enum bench_variant order[NVARIANTS] = {first, first == V_NATIVE ? V_STRATA : V_NATIVE, V_COPY};
     b->root = root_of_iteration(b, i);
     for (int k = 0; k < r->nvariants; k++)
