@@ -12,6 +12,8 @@
 # runs; strata: 1 in 8): the lone rank of the second host spins in
 # ucp_worker_progress flushing its TCP endpoints while the others wait in the
 # PMI barrier, UCX 1.13's TCP cleanup bug (openucx/ucx#8738), so it is not run.
+# The 1,2 layout hits the same hang in about one run in five; there it comes
+# after every check has passed, and the run counts (check_layout).
 # The other form runs PROG under the host MPI's launcher across the hosts;
 # every STRATA_ variable of the environment reaches the ranks, --preload LIB
 # puts LIB (a libstrata.so) in every rank's LD_PRELOAD, and TMPDIR is a
@@ -240,8 +242,19 @@ check_layout() {
     --comms="$comms" --roots=some --ops=sum,minloc --sizes=0,7,4099,64K+5,1M "${options[@]}" \
     >"$tmp/out" 2>"$tmp/err"
   local status=$?
-  [ $status -eq 124 ] && fail "$spec: test_net_colls timed out after 60 s"
-  [ $status -eq 0 ] || fail "$spec: test_net_colls failed (status $status)"
+  # MPICH's MPI_Finalize hangs in some runs of every layout with a host of
+  # one rank, with or without strata (1,2 here: 4 in 15 runs at commit
+  # c4e9e5f, 2 in 15 at 8dea9b7, before this session's changes): UCX 1.13's
+  # TCP cleanup bug (see the top).  Every check has passed by then (PASS is
+  # printed after a barrier of all ranks, and MPI_Finalize is the program's
+  # next and last call), so such a run counts, with a note.
+  if [ $status -eq 124 ] && [ "$mpi" = mpich ] && grep -q '^PASS' "$tmp/out"; then
+    echo "note: $spec: every check passed, then MPICH's MPI_Finalize hung until the timeout" \
+         "(UCX TCP cleanup, openucx/ucx#8738; also without strata)"
+  else
+    [ $status -eq 124 ] && fail "$spec: test_net_colls timed out after 60 s"
+    [ $status -eq 0 ] || fail "$spec: test_net_colls failed (status $status)"
+  fi
 
   grep -q "^strata\[0\]: strata .*: $total ranks on $nhosts nodes\$" "$tmp/err" ||
     fail "$spec: strata did not report $total ranks on $nhosts nodes"
