@@ -74,6 +74,8 @@ openmpi_configs=(
   "nodes4-knomial|5|STRATA_VIRTUAL_NODES=4;STRATA_NET_TREE=knomial:2"
   "nodes2-cma0|4|STRATA_VIRTUAL_NODES=2;STRATA_VIRTUAL_LAYOUT=cyclic;STRATA_CMA=0"
   "nodes2-topo2|4|STRATA_VIRTUAL_NODES=2;$topo2;STRATA_MAP=core"
+  "check-args|4|STRATA_CHECK_ARGS=1"
+  "nodes2-check-args|5|STRATA_VIRTUAL_NODES=2;STRATA_CHECK_ARGS=1"
 )
 # MPICH never yields: 2 ranks (3 for two nodes, with a third of the calls).
 mpich_configs=(
@@ -83,6 +85,7 @@ mpich_configs=(
   "topo2-socket|2|$topo2;STRATA_MAP=socket"
   "cico64|2|STRATA_CICO_MAX=64"
   "nodes2|3|STRATA_VIRTUAL_NODES=2"
+  "check-args|2|STRATA_CHECK_ARGS=1"
 )
 
 mpis=()
