@@ -1,7 +1,8 @@
 /* A preloaded library for tests/scripts/bench_run.sh: counts the roots the
  * host MPI's rooted collectives (PMPI_Bcast, PMPI_Reduce, PMPI_Gather,
  * PMPI_Scatter) get on MPI_COMM_WORLD, and at exit prints one line per rank
- * that made any:
+ * that made any (to ROOT_PROBE_DIR/root-probe.R when that is set, else to
+ * stdout):
  *
  *   root-probe rank R: bcast 0=N 1=N ... reduce ... gather ... scatter ...
  *
@@ -84,12 +85,23 @@ __attribute__((destructor)) static void report(void)
     if (!any) return; /* the launcher, or a process without such calls */
     const char *rank = getenv("OMPI_COMM_WORLD_RANK");
     if (!rank) rank = getenv("PMI_RANK");
-    printf("root-probe rank %s:", rank ? rank : "?");
-    for (int k = 0; k < NKINDS; k++) {
-        printf(" %s", kind_names[k]);
-        for (int r = 0; r < MAX_ROOTS; r++)
-            if (counts[k][r]) printf(" %d=%ld", r, counts[k][r]);
+    /* One file per rank in ROOT_PROBE_DIR: on a shared stdout the launcher
+     * may cut one rank's line with another's (seen with MPICH's). */
+    const char *dir = getenv("ROOT_PROBE_DIR");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/root-probe.%s", dir ? dir : ".", rank ? rank : "unknown");
+    FILE *f = dir ? fopen(path, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "root-probe: cannot write %s\n", path);
+        return;
     }
-    printf("\n");
-    fflush(stdout);
+    fprintf(f, "root-probe rank %s:", rank ? rank : "?");
+    for (int k = 0; k < NKINDS; k++) {
+        fprintf(f, " %s", kind_names[k]);
+        for (int r = 0; r < MAX_ROOTS; r++)
+            if (counts[k][r]) fprintf(f, " %d=%ld", r, counts[k][r]);
+    }
+    fprintf(f, "\n");
+    if (f == stdout) fflush(stdout);
+    else fclose(f);
 }

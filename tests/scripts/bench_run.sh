@@ -26,8 +26,12 @@ iters=10
 
 # bench ARGS...: the 2-rank run, the probe preloaded; output in $tmp/out, $tmp/err.
 bench() {
-  env LD_PRELOAD="$probe${LD_PRELOAD:+:$LD_PRELOAD}" "$run" --native -n "$ranks" "$bench" "$@" \
-    >"$tmp/out" 2>"$tmp/err"
+  rm -f "$tmp"/root-probe.*
+  env LD_PRELOAD="$probe${LD_PRELOAD:+:$LD_PRELOAD}" ROOT_PROBE_DIR="$tmp" \
+    "$run" --native -n "$ranks" "$bench" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  cat "$tmp"/root-probe.* >>"$tmp/out" 2>/dev/null
+  return $rc
 }
 
 bench --sizes 24,4K --iters "$iters" --root-shift --json "$tmp/b.json" --csv "$tmp/b.csv" ||
