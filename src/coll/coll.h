@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "coll/plane.h"
+#include "coll/user_op.h"
 
 /* Tuning of the data plane (STRATA_ variables), fixed at MPI_Init. */
 struct strata_tuning {
@@ -51,8 +52,20 @@ struct strata_reduce_args {
     size_t extent;
     size_t true_extent;
     void (*fn)(void *dst, const void *a, const void *restrict b, size_t count);
+    /* A user-defined op (user_op.h), used instead of fn; its elements have
+     * no padding the buffers lack (true_extent == extent). */
+    struct strata_user_op_call *user;
     int root;
 };
+
+/* dst = x op y over n elements (fn's contract: dst may be x; x comes from
+ * lower ranks than y). */
+static inline void strata_combine(const struct strata_reduce_args *a, void *dst, const void *x,
+                                  const void *restrict y, size_t n)
+{
+    if (a->user) strata_user_op_apply(a->user, dst, x, y, n);
+    else a->fn(dst, x, y, n);
+}
 int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);
 
 /* Allreduce of at most STRATA_TINY_MAX bytes through the flag lines. */

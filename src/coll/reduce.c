@@ -195,7 +195,7 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
                 operand = into;
             }
             if (i == 0) operand0 = operand;
-            else a->fn(acc, i == 1 ? operand0 : acc, operand, elems);
+            else strata_combine(a, acc, i == 1 ? operand0 : acc, operand, elems);
         }
         if (r->n == 1 && operand0 != acc) memcpy(acc, operand0, bytes);
         if (acc == dst) {
@@ -353,7 +353,7 @@ static void reduce_cico(struct strata_plane *p, const struct strata_reduce_args 
                 const unsigned char *src =
                     strata_plane_region(p, q, l == 0 ? STRATA_REGION_IN : STRATA_REGION_ACC0 + l - 1);
                 if (i == 0) memcpy(dst, src + off, len);
-                else a->fn(dst, dst, src + off, hi - lo);
+                else strata_combine(a, dst, dst, src + off, hi - lo);
                 if (p->stats && q != p->rank) strata_stats_bytes(coll_of(a), p->dist[q], len);
             }
         }

@@ -55,8 +55,8 @@ int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_arg
             if (n == 1) continue;
             /* who[0] leads the group (root 0: leaders are lowest ranks), so
              * res may alias the first operand but never a later one. */
-            a->fn(res, value[who[0]], value[who[1]], a->count);
-            for (int i = 2; i < n; i++) a->fn(res, res, value[who[i]], a->count);
+            strata_combine(a, res, value[who[0]], value[who[1]], a->count);
+            for (int i = 2; i < n; i++) strata_combine(a, res, res, value[who[i]], a->count);
             value[who[0]] = res;
         }
     }

@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "context/context.h"
 #include "interpose/check.h"
+#include "interpose/reduce_op.h"
 #include "interpose/route.h"
 #include "net/net.h"
 #include "util/log.h"
@@ -243,13 +244,15 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 }
 
 /* Fills a reduction's arguments, or returns why strata leaves the call. */
-static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf, void *recvbuf,
-                               int count, MPI_Datatype type, MPI_Op op, int recv_used)
+static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
+                               struct strata_reduce_op *r, char *why, size_t whylen,
+                               const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
+                               MPI_Op op, int recv_used)
 {
     if (count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
         return bad_arguments;
-    a->fn = strata_reduce_kernel(op, type);
-    if (!a->fn) return "a user-defined op, or a datatype strata has no kernel for";
+    const char *no_op = strata_reduce_op_choose(ctx, op, type, count, a, r, why, whylen);
+    if (no_op) return no_op;
     MPI_Aint lb, extent, true_lb, true_extent;
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
@@ -271,27 +274,39 @@ static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf
     return NULL;
 }
 
+/* Runs a reduction strata serves (Reduce, or Allreduce when a->root < 0). */
+static int run_reduce(struct strata_ctx *ctx, enum strata_coll coll, struct strata_reduce_args *a)
+{
+    if (ctx->net)
+        RUN_ACROSS_NODES(ctx, coll, a->count * a->extent,
+                         a->root < 0 ? strata_net_allreduce(ctx, a, d_, sizeof desc_)
+                                     : strata_net_reduce(ctx, a, d_, sizeof desc_));
+    const char *path = strata_route_path(ctx->plane, a->count * a->extent);
+    count_algorithm(coll, path);
+    strata_route_served(ctx, coll, path, a->count * a->extent);
+    return strata_reduce(ctx->plane, a);
+}
+
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                MPI_Op op, int root, MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
     struct strata_reduce_args a;
+    struct strata_reduce_op r;
+    char reason[400];
     if (ctx) {
         const char *why = root < 0 || root >= ctx->size
                               ? bad_arguments
-                              : reduce_args(&a, sendbuf, recvbuf, count, datatype, op,
-                                            ctx->rank == root);
+                              : reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf,
+                                            count, datatype, op, ctx->rank == root);
         ctx = settle(ctx, STRATA_COLL_REDUCE, root, signature_bytes(count, datatype), why);
     }
     if (!ctx) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
-    if (ctx->net)
-        RUN_ACROSS_NODES(ctx, STRATA_COLL_REDUCE, a.count * a.extent,
-                         strata_net_reduce(ctx, &a, d_, sizeof desc_));
-    const char *path = strata_route_path(ctx->plane, a.count * a.extent);
-    count_algorithm(STRATA_COLL_REDUCE, path);
-    strata_route_served(ctx, STRATA_COLL_REDUCE, path, a.count * a.extent);
-    return strata_reduce(ctx->plane, &a);
+    strata_reduce_op_begin(&a, &r, ctx->rank == root);
+    int rc = run_reduce(ctx, STRATA_COLL_REDUCE, &a);
+    strata_reduce_op_end(&r);
+    return rc;
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
@@ -299,19 +314,19 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
     struct strata_reduce_args a;
+    struct strata_reduce_op r;
+    char reason[400];
     if (ctx) {
-        const char *why = reduce_args(&a, sendbuf, recvbuf, count, datatype, op, 1);
+        const char *why = reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf, count,
+                                      datatype, op, 1);
         ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, signature_bytes(count, datatype), why);
     }
     if (!ctx) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
-    if (ctx->net)
-        RUN_ACROSS_NODES(ctx, STRATA_COLL_ALLREDUCE, a.count * a.extent,
-                         strata_net_allreduce(ctx, &a, d_, sizeof desc_));
-    const char *path = strata_route_path(ctx->plane, a.count * a.extent);
-    count_algorithm(STRATA_COLL_ALLREDUCE, path);
-    strata_route_served(ctx, STRATA_COLL_ALLREDUCE, path, a.count * a.extent);
-    return strata_reduce(ctx->plane, &a);
+    strata_reduce_op_begin(&a, &r, 1);
+    int rc = run_reduce(ctx, STRATA_COLL_ALLREDUCE, &a);
+    strata_reduce_op_end(&r);
+    return rc;
 }
 
 int MPI_Barrier(MPI_Comm comm)

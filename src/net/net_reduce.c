@@ -44,14 +44,14 @@ static void combine(const struct strata_reduce_args *a, unsigned char *out,
                     const unsigned char *x, const unsigned char *y, size_t first, size_t n)
 {
     int tail = a->true_extent < a->extent && first + n == a->count;
-    if (n - (size_t)tail) a->fn(out, x, y, n - (size_t)tail);
+    if (n - (size_t)tail) strata_combine(a, out, x, y, n - (size_t)tail);
     if (!tail) return;
     /* Predefined types only reach here: 32 bytes (long double + int) at most. */
     _Alignas(64) unsigned char tx[64], ty[64];
     size_t last = (n - 1) * a->extent;
     memcpy(tx, x + last, a->true_extent);
     memcpy(ty, y + last, a->true_extent);
-    a->fn(tx, tx, ty, 1);
+    strata_combine(a, tx, tx, ty, 1);
     memcpy(out + last, tx, a->true_extent);
 }
 
