@@ -117,6 +117,11 @@ static void announce(const struct strata_ctx *ctx)
                        ctx->serial, len ? " " : "", name, ctx->size, ctx->reason);
         return;
     }
+    if (ctx->size == 1) {
+        strata_verbose(1, "communicator #%lu%s%s (size 1): strata serves every collective "
+                       "locally (a copy, or nothing)", ctx->serial, len ? " " : "", name);
+        return;
+    }
     if (ctx->size > 1 && !ctx->plane && !ctx->net) {
         strata_verbose(1, "communicator #%lu%s%s (size %d): host MPI for every collective: %s",
                        ctx->serial, len ? " " : "", name, ctx->size, ctx->plane_why);

@@ -72,6 +72,10 @@ static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, 
 
 static const char bad_arguments[] = "arguments left to the host MPI to check";
 
+/* What a one-rank communicator's collectives do (STRATA_STATS, verbose). */
+static const char one_rank_copy[] = "one rank: local copy";
+static const char one_rank_nothing[] = "one rank: nothing to move";
+
 /* STRATA_STATS: one served call of coll, run by `algorithm`. */
 static void count_algorithm(enum strata_coll coll, const char *algorithm)
 {
@@ -215,9 +219,10 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
                          ? bad_arguments
                          : NULL);
     if (!ctx) return PMPI_Bcast(buffer, count, datatype, root, comm);
-    if (bytes == 0) {
-        count_algorithm(STRATA_COLL_BCAST, "nothing to move");
-        strata_route_served(ctx, STRATA_COLL_BCAST, "nothing to move", 0);
+    if (bytes == 0 || ctx->size == 1) {
+        const char *what = bytes == 0 ? "nothing to move" : one_rank_nothing;
+        count_algorithm(STRATA_COLL_BCAST, what);
+        strata_route_served(ctx, STRATA_COLL_BCAST, what, (size_t)bytes);
         return MPI_SUCCESS;
     }
     struct strata_choice ch;
@@ -277,6 +282,16 @@ static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduc
 /* Runs a reduction strata serves (Reduce, or Allreduce when a->root < 0). */
 static int run_reduce(struct strata_ctx *ctx, enum strata_coll coll, struct strata_reduce_args *a)
 {
+    if (ctx->size == 1) {
+        /* The result is the operand: copied unless in place.  (A datatype
+         * with holes was staged: the copy back writes only its data.) */
+        const char *what = a->sendbuf && a->count ? one_rank_copy : one_rank_nothing;
+        if (a->sendbuf && a->count)
+            memcpy(a->recvbuf, a->sendbuf, (a->count - 1) * a->extent + a->true_extent);
+        count_algorithm(coll, what);
+        strata_route_served(ctx, coll, what, a->count * a->extent);
+        return MPI_SUCCESS;
+    }
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, coll, a->count * a->extent,
                          a->root < 0 ? strata_net_allreduce(ctx, a, d_, sizeof desc_)
@@ -334,6 +349,11 @@ int MPI_Barrier(MPI_Comm comm)
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
     if (ctx) ctx = settle(ctx, STRATA_COLL_BARRIER, -1, 0, NULL);
     if (!ctx) return PMPI_Barrier(comm);
+    if (ctx->size == 1) {
+        count_algorithm(STRATA_COLL_BARRIER, "one rank: nothing to wait for");
+        strata_route_served(ctx, STRATA_COLL_BARRIER, "one rank: nothing to wait for", 0);
+        return MPI_SUCCESS;
+    }
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_BARRIER, 0,
                          (snprintf(desc_, sizeof desc_, "across nodes: node barrier, "
@@ -412,6 +432,12 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
     struct strata_choice ch;
     struct run_view sv = {0}, rv = {0};
     size_t b = (size_t)c->block;
+    if (size == 1 && !(c->sendbuf && c->recvbuf)) {
+        /* In place: the data already is where it belongs. */
+        count_algorithm(c->coll, one_rank_nothing);
+        strata_route_served(ctx, c->coll, one_rank_nothing, b);
+        return MPI_SUCCESS;
+    }
     /* Views: the send side is packed in, the receive side unpacked out. */
     if (c->sendbuf) {
         size_t sbytes = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_ALLTOALL
@@ -423,7 +449,13 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
         view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes, c->pack_recv_in, 1);
     }
     int rc;
-    if (ctx->net) {
+    if (size == 1) {
+        /* Views in memory order on both sides: one copy of the block. */
+        memcpy(rv.run, sv.run, b);
+        count_algorithm(c->coll, one_rank_copy);
+        strata_route_served(ctx, c->coll, one_rank_copy, b);
+        rc = MPI_SUCCESS;
+    } else if (ctx->net) {
         char desc[320], *d = net_desc(desc);
         struct strata_block_args a = {sv.run, rv.run, b, c->root, 1};
         count_algorithm(c->coll, STRATA_STATS_ACROSS_NODES);

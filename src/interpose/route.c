@@ -41,7 +41,9 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
     if (!ctx) return "strata is off or this is not an intracommunicator";
     if (!ctx->served) return ctx->reason;
     if (!colls[coll].built) return "not yet built in strata";
-    if (ctx->size == 1) return "a single-rank communicator has nothing to exchange";
+    /* One rank: every collective is a local copy or nothing, served by the
+     * entry points themselves (no plane, no peers). */
+    if (ctx->size == 1) return NULL;
     if (ctx->net) {
         /* Alltoall's traffic is all between nodes: a node level adds a copy
          * and takes nothing off the network. */

@@ -45,7 +45,7 @@ void node_check_route(MPI_Comm comm, const char *what)
               ctx->plane ? "a data plane" : ctx->plane_why, node_opt.host_reason);
     for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) {
         const char *refusal = strata_route_refusal(ctx, colls[i]);
-        if (size == 1 || node_opt.expect_host)
+        if (node_opt.expect_host)
             CHECK(refusal != NULL, "%s: strata serves %s, expected the host MPI", what,
                   strata_coll_name(colls[i]));
         else

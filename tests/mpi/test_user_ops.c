@@ -339,7 +339,13 @@ static void one_case(const struct comm_info *c, int t, MPI_Op op, int commute, s
      * (large payloads) allocates its buffers as if the datatype's data
      * started at its origin, and overruns them on the shifted type: no host
      * reference there (the independent one above still holds). */
-    if (!strcmp(STRATA_HOST_MPI, "openmpi") && t == T_SHIFTED && root < 0 && bytes >= 4096) {
+    int ompi_bug = !strcmp(STRATA_HOST_MPI, "openmpi") && t == T_SHIFTED && root < 0 &&
+                   bytes >= 4096;
+    /* MPICH 4.0.2: in-place MPI_Reduce at a root other than 0 segfaults from
+     * 4 KiB up (shared/MACHINE-NOTES.md), and with a user-defined op from
+     * 2400 bytes (MPI_2INT, 300 elements) at least. */
+    int mpich_bug = !strcmp(STRATA_HOST_MPI, "mpich") && root > 0 && in_place && bytes >= 1024;
+    if (ompi_bug || mpich_bug) {
         free(in); free(out); free(host); free(want);
         cases++;
         return;
