@@ -117,3 +117,20 @@ stats_test(bcast.socket2 2 ENV "${STATS_TOPO2}" STRATA_MAP=socket STRATA_BCAST_A
            --algorithm=pipelined)
 stats_json(socket2 2 2 1048576 1 pipelined ${STATS_SOCKET2} ${STATS_SOCKET2_MSGS}
            "${STATS_TOPO2}" STRATA_MAP=socket STRATA_BCAST_ALGORITHM=pipelined)
+
+# ---- Host calls grouped by reason: each rank's counters for the exact
+# sentence, then the JSON file's host_reasons (tests/mpi/test_host_reasons.c).
+strata_test_program(test_host_reasons mpi/test_host_reasons.c)
+function(stats_reasons name ranks)
+  strata_mpi_test(NAME stats.reasons.${name} TARGET test_host_reasons RANKS ${ranks}
+                  ENV STRATA_STATS=${CMAKE_CURRENT_BINARY_DIR}/reasons-${name}.json ${ARGN})
+  set_tests_properties(stats.reasons.${name} PROPERTIES TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "PASS host_reasons JSON"
+                       FAIL_REGULAR_EXPRESSION "FAIL rank")
+endfunction()
+stats_reasons(np2 2)
+stats_reasons(vnodes.np2 2 STRATA_VIRTUAL_NODES=2)
+if(STRATA_MPI STREQUAL "openmpi")
+  stats_reasons(vnodes.np4 4 "${STATS_TOPO2}" STRATA_MAP=core STRATA_VIRTUAL_NODES=2)
+  stats_reasons(topo2.np4 4 "${STATS_TOPO2}" STRATA_MAP=core)
+endif()

@@ -206,7 +206,8 @@ static void explain(const struct explain_request *rq, int world_size)
            rq->coll == STRATA_COLL_BCAST ? "" : " per rank block", shape.size, shape_from,
            shape.groups, shape.groups == 1 ? "" : "s", shape.largest_group, cma, shape.region);
     if (shape.size == 1)
-        printf("  (a single-rank communicator goes to the host MPI: nothing to exchange)\n");
+        printf("  (a single-rank communicator: strata serves every collective locally, a "
+               "copy or nothing, whatever the model says below)\n");
 
     struct strata_prediction all[STRATA_NALGOS];
     int n = strata_select_explain(strata_select_model(), &shape, rq->coll, rq->block, all,

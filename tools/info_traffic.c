@@ -272,13 +272,16 @@ static int traffic(const struct traffic_request *rq, int world_size)
     printf("hierarchy:\n%s", desc);
 
     const char *host = real ? strata_route_refusal(world, STRATA_COLL_BCAST) : NULL;
-    if (!host && n == 1) host = "a single rank: nothing to exchange";
+    int alone = !host && n == 1; /* strata serves it locally: no traffic */
     if (!host && h.nnodes > 1 && h.nnodes == n) host = "every node holds a single rank";
     struct traffic t;
     memset(&t, 0, sizeof t);
     int rc = 0, print = n <= 64;
     if (host) {
         printf("the host MPI serves this call (%s): strata counts nothing\n", host);
+    } else if (alone) {
+        printf("a single rank: strata serves the call locally (nothing to move for a "
+               "broadcast): no traffic\n");
     } else if (rq->bytes == 0) {
         printf("nothing to move\n");
     } else if (h.nnodes > 1) {
@@ -299,7 +302,7 @@ static int traffic(const struct traffic_request *rq, int world_size)
     }
     if (rc) fprintf(stderr, "strata-info: out of memory\n");
     else print_traffic_table(&t);
-    if (!print && !host) printf("(the %d transfers are not listed above 64 ranks)\n", n - 1);
+    if (!print && !host && !alone) printf("(the %d transfers are not listed above 64 ranks)\n", n - 1);
     strata_hier_free(&h);
     free(rank_of);
     free(assumed);

@@ -22,6 +22,7 @@
 #include "config/config.h"
 #include "context/context.h"
 #include "interpose/check.h"
+#include "interpose/reasons.h"
 #include "interpose/reduce_op.h"
 #include "interpose/route.h"
 #include "net/net.h"
@@ -33,13 +34,16 @@
 static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 {
     struct strata_ctx *ctx = strata_ctx_get(comm);
-    const char *refusal = strata_route_refusal(ctx, coll);
+    const char *refusal = ctx ? strata_route_refusal(ctx, coll) : strata_reason_no_context(comm);
     if (!refusal) {
         if (strata_stats_enabled()) strata_stats_call(coll, 1);
         return ctx;
     }
     strata_route_to_host(ctx, coll, refusal);
-    if (strata_stats_enabled()) strata_stats_call(coll, 0);
+    if (strata_stats_enabled()) {
+        strata_stats_call(coll, 0);
+        strata_stats_host_reason(coll, refusal);
+    }
     return NULL;
 }
 
@@ -50,6 +54,7 @@ static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, 
     if (strata_stats_enabled()) {
         strata_stats_call(coll, 0);
         strata_stats_call_unserve(coll);
+        strata_stats_host_reason(coll, why);
     }
     return NULL;
 }
@@ -69,8 +74,6 @@ static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, 
         why = disagreement;
     return why ? refuse(ctx, coll, why) : ctx;
 }
-
-static const char bad_arguments[] = "arguments left to the host MPI to check";
 
 /* What a one-rank communicator's collectives do (STRATA_STATS, verbose). */
 static const char one_rank_copy[] = "one rank: local copy";
@@ -216,7 +219,8 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
         ctx = settle(ctx, STRATA_COLL_BCAST, root, bytes,
                      bytes < 0 || root < 0 || root >= ctx->size ||
                              strata_route_bad_data(buffer, count, datatype)
-                         ? bad_arguments
+                         ? strata_reason_bad_args(1, root, ctx->size, STRATA_SIDE_RECV, NULL, 0,
+                                                  MPI_DATATYPE_NULL, buffer, count, datatype, -1)
                          : NULL);
     if (!ctx) return PMPI_Bcast(buffer, count, datatype, root, comm);
     if (bytes == 0 || ctx->size == 1) {
@@ -254,8 +258,10 @@ static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduc
                                const void *sendbuf, void *recvbuf, int count, MPI_Datatype type,
                                MPI_Op op, int recv_used)
 {
-    if (count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
-        return bad_arguments;
+    if (op == MPI_OP_NULL) return "op is MPI_OP_NULL";
+    if (count < 0 || type == MPI_DATATYPE_NULL)
+        return strata_reason_bad_args(0, 0, 0, STRATA_SIDE_SEND, sendbuf, count, type, NULL, 0,
+                                      MPI_DATATYPE_NULL, -1);
     const char *no_op = strata_reduce_op_choose(ctx, op, type, count, a, r, why, whylen);
     if (no_op) return no_op;
     MPI_Aint lb, extent, true_lb, true_extent;
@@ -266,11 +272,13 @@ static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduc
      * same type on both sides, overlapping spans share data. */
     uintptr_t from = (uintptr_t)sendbuf, to = (uintptr_t)recvbuf;
     size_t span = count ? (size_t)(count - 1) * (size_t)extent + (size_t)true_extent : 0;
-    if (recv_used ? recvbuf == MPI_IN_PLACE || (count && recvbuf == MPI_BOTTOM) ||
-                        (sendbuf != MPI_IN_PLACE && (from > to ? from - to : to - from) < span)
-                  : sendbuf == MPI_IN_PLACE)
-        return bad_arguments;
-    if (count && sendbuf == MPI_BOTTOM) return bad_arguments;
+    if (recv_used && recvbuf == MPI_IN_PLACE) return "recvbuf is MPI_IN_PLACE (it is for sendbuf)";
+    if (recv_used && count && recvbuf == MPI_BOTTOM) return "recvbuf is address 0 (MPI_BOTTOM)";
+    if (recv_used && sendbuf != MPI_IN_PLACE && (from > to ? from - to : to - from) < span)
+        return "sendbuf and recvbuf overlap";
+    if (!recv_used && sendbuf == MPI_IN_PLACE)
+        return "sendbuf is MPI_IN_PLACE on a rank other than the root";
+    if (count && sendbuf == MPI_BOTTOM) return "sendbuf is address 0 (MPI_BOTTOM)";
     a->sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
     a->recvbuf = recvbuf;
     a->count = (size_t)count;
@@ -311,7 +319,9 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     char reason[400];
     if (ctx) {
         const char *why = root < 0 || root >= ctx->size
-                              ? bad_arguments
+                              ? strata_reason_bad_args(1, root, ctx->size, 0, NULL, 0,
+                                                       MPI_DATATYPE_NULL, NULL, 0,
+                                                       MPI_DATATYPE_NULL, -1)
                               : reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf,
                                             count, datatype, op, ctx->rank == root);
         ctx = settle(ctx, STRATA_COLL_REDUCE, root, signature_bytes(count, datatype), why);
@@ -510,7 +520,13 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
                   (!at_root && sendbuf == MPI_IN_PLACE) ||
                   block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place, recvbuf,
                                  recvcount, recvtype, at_root ? ctx->size : 0);
-        ctx = settle(ctx, STRATA_COLL_GATHER, root, c.block, bad ? bad_arguments : NULL);
+        ctx = settle(ctx, STRATA_COLL_GATHER, root, c.block,
+                     bad ? strata_reason_bad_args(1, root, ctx->size,
+                                                  (in_place ? 0 : STRATA_SIDE_SEND) |
+                                                      (at_root ? STRATA_SIDE_RECV : 0),
+                                                  sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                  recvtype, c.block)
+                         : NULL);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = sendcount;
         if (at_root) {
@@ -535,7 +551,13 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                   (!at_root && recvbuf == MPI_IN_PLACE) ||
                   block_args_bad(c.block, sendbuf, sendcount, sendtype, at_root ? ctx->size : 0,
                                  recvbuf, recvcount, recvtype, !in_place);
-        ctx = settle(ctx, STRATA_COLL_SCATTER, root, c.block, bad ? bad_arguments : NULL);
+        ctx = settle(ctx, STRATA_COLL_SCATTER, root, c.block,
+                     bad ? strata_reason_bad_args(1, root, ctx->size,
+                                                  (at_root ? STRATA_SIDE_SEND : 0) |
+                                                      (in_place ? 0 : STRATA_SIDE_RECV),
+                                                  sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                  recvtype, c.block)
+                         : NULL);
         if (at_root) {
             c.sendbuf = sendbuf;
             c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
@@ -557,7 +579,12 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         c.block = signature_bytes(recvcount, recvtype);
         int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place,
                                                 recvbuf, recvcount, recvtype, ctx->size);
-        ctx = settle(ctx, STRATA_COLL_ALLGATHER, -1, c.block, bad ? bad_arguments : NULL);
+        ctx = settle(ctx, STRATA_COLL_ALLGATHER, -1, c.block,
+                     bad ? strata_reason_bad_args(0, 0, 0,
+                                                  (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
+                                                  sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                  recvtype, c.block)
+                         : NULL);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = sendcount;
         c.recvbuf = recvbuf;
@@ -579,7 +606,12 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype,
                                                 in_place ? 0 : ctx->size, recvbuf, recvcount,
                                                 recvtype, ctx->size);
-        ctx = settle(ctx, STRATA_COLL_ALLTOALL, -1, c.block, bad ? bad_arguments : NULL);
+        ctx = settle(ctx, STRATA_COLL_ALLTOALL, -1, c.block,
+                     bad ? strata_reason_bad_args(0, 0, 0,
+                                                  (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
+                                                  sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                  recvtype, c.block)
+                         : NULL);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
         c.recvbuf = recvbuf;

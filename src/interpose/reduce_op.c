@@ -12,12 +12,16 @@
 #include "util/log.h"
 #include "util/mpi_names.h"
 
-/* "user-defined op #2 (MPI_Op 0x...)" */
-static const char *user_op_name(MPI_Op op, const struct strata_user_op *u, char *out, size_t len)
+/* "#2, user-defined": the op's creation order, the same on every rank
+ * that creates its ops alike (the handle is an address in Open MPI), so
+ * that STRATA_STATS sums the ranks' reasons into one. */
+static const char *user_op_name(const struct strata_user_op *u, char *out, size_t len)
 {
-    char hex[32];
-    snprintf(out, len, "user-defined op #%lu (MPI_Op %s)", u->serial,
-             strata_handle_hex(&op, sizeof op, hex, sizeof hex));
+    snprintf(out, len, "#%lu (the %lu%s MPI_Op_create of this process)", u->serial, u->serial,
+             u->serial % 10 == 1 && u->serial % 100 != 11   ? "st"
+             : u->serial % 10 == 2 && u->serial % 100 != 12 ? "nd"
+             : u->serial % 10 == 3 && u->serial % 100 != 13 ? "rd"
+                                                            : "th");
     return out;
 }
 
@@ -44,14 +48,14 @@ const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI
                  "linked to the host's PMPI_ symbols)", strata_op_name(op, opn, sizeof opn));
         return why;
     }
-    user_op_name(op, &u, opn, sizeof opn);
+    user_op_name(&u, opn, sizeof opn);
     if (!u.commute && ctx->net) {
-        snprintf(why, len, "op %s is non-commutative, and across nodes strata combines the "
+        snprintf(why, len, "op %s is user-defined and non-commutative, and across nodes strata combines the "
                  "nodes' results in tree order, not rank order", opn);
         return why;
     }
     if (!u.commute && !strata_user_op_rank_ordered(&ctx->hier)) {
-        snprintf(why, len, "op %s is non-commutative, and the communicator's groups of ranks "
+        snprintf(why, len, "op %s is user-defined and non-commutative, and the communicator's groups of ranks "
                  "sharing a cache or socket are not runs of consecutive ranks, so strata "
                  "cannot combine in rank order", opn);
         return why;

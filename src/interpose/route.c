@@ -2,6 +2,7 @@
 #include "interpose/route.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <strings.h>
 
@@ -47,9 +48,13 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
     if (ctx->net) {
         /* Alltoall's traffic is all between nodes: a node level adds a copy
          * and takes nothing off the network. */
-        if (coll == STRATA_COLL_ALLTOALL)
-            return "Alltoall across nodes is left to the host MPI (every block crosses the "
-                   "network anyway)";
+        if (coll == STRATA_COLL_ALLTOALL) {
+            static _Thread_local char why[160];
+            snprintf(why, sizeof why, "communicator spans %d nodes, and MPI_Alltoall's blocks "
+                     "between nodes all cross the network: a node level would add a copy",
+                     ctx->hier.nnodes);
+            return why;
+        }
         return NULL;
     }
     if (!ctx->plane) return ctx->plane_why;

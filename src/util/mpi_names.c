@@ -91,11 +91,14 @@ const char *strata_type_name(MPI_Datatype type, char *out, size_t len)
         snprintf(out, len, "%s", name); /* the standard names every predefined type */
         return out;
     }
+    /* A name the application gave is the same on every rank, unlike the
+     * handle (an address in Open MPI): STRATA_STATS then sums the ranks'
+     * reasons into one. */
+    if (name_len > 0) {
+        snprintf(out, len, "derived datatype '%s' (%s)", name, combiner_name(combiner));
+        return out;
+    }
     strata_handle_hex(&type, sizeof type, hex, sizeof hex);
-    if (name_len > 0)
-        snprintf(out, len, "derived datatype %s (%s, named \"%s\")", hex,
-                 combiner_name(combiner), name);
-    else
         snprintf(out, len, "derived datatype %s (%s)", hex, combiner_name(combiner));
     return out;
 }

@@ -13,9 +13,10 @@ const char *strata_predefined_op_name(MPI_Op op);
 /* Writes op's name into out: "MPI_MAXLOC", "MPI_Op 0x55d3c0a0". */
 const char *strata_op_name(MPI_Op op, char *out, size_t len);
 
-/* Writes type's name into out: "MPI_DOUBLE_INT", or for a derived type its
- * constructor, handle and any name the application gave it:
- * "derived datatype 0x9c000001 (struct, named \"particle\")". */
+/* Writes type's name into out: "MPI_DOUBLE_INT", or for a derived type
+ * the name the application gave it (MPI_Type_set_name) or its handle, and
+ * its constructor: "derived datatype 'particle' (struct)", "derived
+ * datatype 0x9c000001 (vector)". */
 const char *strata_type_name(MPI_Datatype type, char *out, size_t len);
 
 /* "0x..." for a handle of `size` bytes (pointers in Open MPI, integers in

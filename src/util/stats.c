@@ -25,13 +25,15 @@ static _Atomic unsigned long long bytes_moved[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long calls[STRATA_NCOLLS][2];
 
-/* Calls per (collective, algorithm name).  Names are whatever the router
- * reports, so the table fills as calls come; entries are appended under a
- * lock and never removed, so readers scan the published prefix without it. */
-#define MAX_ALGOS 96
-#define ALGO_NAME 80
+/* Calls per (collective, algorithm name), and host calls per (collective,
+ * reason).  Names are whatever the router reports, so the table fills as
+ * calls come; entries are appended under a lock and never removed, so
+ * readers scan the published prefix without it. */
+#define MAX_ALGOS 128
+#define ALGO_NAME 256
 struct algo_count {
     int coll;
+    int host; /* 1: a reason the host MPI served calls, 0: an algorithm */
     char name[ALGO_NAME];
     _Atomic unsigned long long calls;
 };
@@ -93,38 +95,45 @@ void strata_stats_call_unserve(int coll)
     atomic_fetch_sub_explicit(&calls[coll][1], 1, memory_order_relaxed);
 }
 
-static int find_algo(int coll, const char *name, int n)
+static int find_algo(int coll, int host, const char *name, int n)
 {
     /* nalgos is MAX_ALGOS + 1 once the table overflowed (the warning's
      * mark), one past the last entry. */
     if (n > MAX_ALGOS) n = MAX_ALGOS;
     for (int i = 0; i < n; i++)
-        if (algos[i].coll == coll && !strncmp(algos[i].name, name, ALGO_NAME - 1)) return i;
+        if (algos[i].coll == coll && algos[i].host == host &&
+            !strncmp(algos[i].name, name, ALGO_NAME - 1))
+            return i;
     return -1;
 }
 
-void strata_stats_algorithm(int coll, const char *algorithm)
+static void count_name(int coll, int host, const char *algorithm)
 {
-    int i = find_algo(coll, algorithm, atomic_load_explicit(&nalgos, memory_order_acquire));
+    int i = find_algo(coll, host, algorithm, atomic_load_explicit(&nalgos, memory_order_acquire));
     if (i < 0) {
         pthread_mutex_lock(&algos_lock);
         int n = atomic_load_explicit(&nalgos, memory_order_relaxed);
-        i = find_algo(coll, algorithm, n);
+        i = find_algo(coll, host, algorithm, n);
         if (i < 0 && n < MAX_ALGOS) {
             algos[n].coll = coll;
+            algos[n].host = host;
             snprintf(algos[n].name, sizeof algos[n].name, "%s", algorithm);
             atomic_store_explicit(&nalgos, n + 1, memory_order_release);
             i = n;
         } else if (i < 0 && n == MAX_ALGOS) {
             atomic_store_explicit(&nalgos, n + 1, memory_order_release); /* say it once */
-            strata_warn("STRATA_STATS: more than %d algorithm names; \"%s\" and later ones "
-                        "are not counted by algorithm", MAX_ALGOS, algorithm);
+            strata_warn("STRATA_STATS: more than %d algorithm names and reasons; \"%s\" and "
+                        "later ones are not counted by name", MAX_ALGOS, algorithm);
         }
         pthread_mutex_unlock(&algos_lock);
         if (i < 0) return;
     }
     atomic_fetch_add_explicit(&algos[i].calls, 1, memory_order_relaxed);
 }
+
+void strata_stats_algorithm(int coll, const char *algorithm) { count_name(coll, 0, algorithm); }
+
+void strata_stats_host_reason(int coll, const char *reason) { count_name(coll, 1, reason); }
 
 unsigned long long strata_stats_local_bytes(int coll, enum strata_distance d)
 {
@@ -141,11 +150,21 @@ unsigned long long strata_stats_local_calls(int coll, int served)
     return atomic_load_explicit(&calls[coll][served ? 1 : 0], memory_order_relaxed);
 }
 
-unsigned long long strata_stats_local_algorithm(int coll, const char *algorithm)
+static unsigned long long local_named(int coll, int host, const char *name)
 {
     int n = atomic_load_explicit(&nalgos, memory_order_acquire);
-    int i = find_algo(coll, algorithm, n < MAX_ALGOS ? n : MAX_ALGOS);
+    int i = find_algo(coll, host, name, n < MAX_ALGOS ? n : MAX_ALGOS);
     return i < 0 ? 0 : atomic_load_explicit(&algos[i].calls, memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_algorithm(int coll, const char *algorithm)
+{
+    return local_named(coll, 0, algorithm);
+}
+
+unsigned long long strata_stats_local_host_reason(int coll, const char *reason)
+{
+    return local_named(coll, 1, reason);
 }
 
 /* ---- The report: every rank's counters summed at world rank 0. */
@@ -155,7 +174,7 @@ struct totals {
     unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long calls[STRATA_NCOLLS][2];
     struct merged_algo {
-        int coll;
+        int coll, host;
         char name[ALGO_NAME];
         unsigned long long calls;
     } *algos;
@@ -174,27 +193,30 @@ static void snapshot(struct totals *t)
     }
 }
 
-/* This process's algorithm counts as text, one "coll calls name" per line
- * (names vary between ranks, so they travel as text). */
+/* This process's algorithm and reason counts as text, one "coll host calls
+ * name" per line (names vary between ranks, so they travel as text). */
 static char *algos_text(int *len)
 {
     int n = atomic_load_explicit(&nalgos, memory_order_acquire);
     if (n > MAX_ALGOS) n = MAX_ALGOS;
-    size_t cap = (size_t)n * (ALGO_NAME + 48) + 1, used = 0;
+    size_t cap = (size_t)n * (ALGO_NAME + 56) + 1, used = 0;
     char *text = malloc(cap);
     if (!text) return NULL;
     for (int i = 0; i < n; i++)
-        used += (size_t)snprintf(text + used, cap - used, "%d %llu %s\n", algos[i].coll,
+        used += (size_t)snprintf(text + used, cap - used, "%d %d %llu %s\n", algos[i].coll,
+                                 algos[i].host,
                                  atomic_load_explicit(&algos[i].calls, memory_order_relaxed),
                                  algos[i].name);
     *len = (int)used;
     return text;
 }
 
-static int merge_algo(struct totals *t, int coll, const char *name, unsigned long long calls)
+static int merge_algo(struct totals *t, int coll, int host, const char *name,
+                      unsigned long long calls)
 {
     for (int i = 0; i < t->nalgos; i++)
-        if (t->algos[i].coll == coll && !strcmp(t->algos[i].name, name)) {
+        if (t->algos[i].coll == coll && t->algos[i].host == host &&
+            !strcmp(t->algos[i].name, name)) {
             t->algos[i].calls += calls;
             return 0;
         }
@@ -202,6 +224,7 @@ static int merge_algo(struct totals *t, int coll, const char *name, unsigned lon
     if (!grown) return -1;
     t->algos = grown;
     grown[t->nalgos].coll = coll;
+    grown[t->nalgos].host = host;
     snprintf(grown[t->nalgos].name, sizeof grown[t->nalgos].name, "%s", name);
     grown[t->nalgos++].calls = calls;
     return 0;
@@ -210,7 +233,8 @@ static int merge_algo(struct totals *t, int coll, const char *name, unsigned lon
 static int by_coll_then_name(const void *a, const void *b)
 {
     const struct merged_algo *x = a, *y = b;
-    return x->coll != y->coll ? x->coll - y->coll : strcmp(x->name, y->name);
+    if (x->coll != y->coll) return x->coll - y->coll;
+    return x->host != y->host ? x->host - y->host : strcmp(x->name, y->name);
 }
 
 /* Gathers every rank's algorithm lines to rank 0 and sums them there.
@@ -246,10 +270,10 @@ static int gather_algos(struct totals *t, int rank, int size)
         end = strchr(line, '\n');
         if (!end) break;
         *end = '\0';
-        int coll, at = 0;
+        int coll, host, at = 0;
         unsigned long long n;
-        if (sscanf(line, "%d %llu %n", &coll, &n, &at) == 2 && at > 0 && coll >= 0 &&
-            coll < STRATA_NCOLLS && merge_algo(t, coll, line + at, n))
+        if (sscanf(line, "%d %d %llu %n", &coll, &host, &n, &at) == 3 && at > 0 && coll >= 0 &&
+            coll < STRATA_NCOLLS && merge_algo(t, coll, host, line + at, n))
             all_ok = 0;
     }
     if (t->algos) qsort(t->algos, (size_t)t->nalgos, sizeof *t->algos, by_coll_then_name);
@@ -263,12 +287,14 @@ static int gather_algos(struct totals *t, int rank, int size)
 static unsigned long long across_nodes(const struct totals *t, int coll)
 {
     for (int i = 0; i < t->nalgos; i++)
-        if (t->algos[i].coll == coll && !strcmp(t->algos[i].name, STRATA_STATS_ACROSS_NODES))
+        if (t->algos[i].coll == coll && !t->algos[i].host &&
+            !strcmp(t->algos[i].name, STRATA_STATS_ACROSS_NODES))
             return t->algos[i].calls;
     return 0;
 }
 
-/* A JSON string: algorithm names are strata's own, but escape anyway. */
+/* A JSON string: names are strata's own, but reasons quote the names an
+ * application gave its datatypes: escaped. */
 static void json_string(FILE *f, const char *s)
 {
     fputc('"', f);
@@ -296,15 +322,19 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
         fprintf(f, "    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
                 "\"calls_across_nodes\": %llu,\n      \"algorithms\": {",
                 strata_coll_name(k), t->calls[k][1], t->calls[k][0], across_nodes(t, k));
-        int first = 1;
-        for (int i = 0; i < t->nalgos; i++) {
-            if (t->algos[i].coll != k) continue;
-            fprintf(f, "%s", first ? "" : ", ");
-            json_string(f, t->algos[i].name);
-            fprintf(f, ": %llu", t->algos[i].calls);
-            first = 0;
+        for (int host = 0; host < 2; host++) {
+            if (host) fprintf(f, "\n      \"host_reasons\": {");
+            int first = 1;
+            for (int i = 0; i < t->nalgos; i++) {
+                if (t->algos[i].coll != k || t->algos[i].host != host) continue;
+                fprintf(f, "%s", first ? "" : host ? ",\n        " : ", ");
+                json_string(f, t->algos[i].name);
+                fprintf(f, ": %llu", t->algos[i].calls);
+                first = 0;
+            }
+            fprintf(f, "},");
         }
-        fprintf(f, "},\n");
+        fprintf(f, "\n");
         json_distances(f, "bytes", t->bytes[k]);
         fprintf(f, ",\n");
         json_distances(f, "messages", t->messages[k]);
@@ -328,12 +358,16 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
         fprintf(f, "\n");
         int first = 1;
         for (int i = 0; i < t->nalgos; i++) {
-            if (t->algos[i].coll != k) continue;
+            if (t->algos[i].coll != k || t->algos[i].host) continue;
             fprintf(f, "%s%s %llu", first ? "  served by: " : ", ", t->algos[i].name,
                     t->algos[i].calls);
             first = 0;
         }
         if (!first) fprintf(f, "\n");
+        /* One line per reason: they are sentences. */
+        for (int i = 0; i < t->nalgos; i++)
+            if (t->algos[i].coll == k && t->algos[i].host)
+                fprintf(f, "  host MPI, %llu: %s\n", t->algos[i].calls, t->algos[i].name);
     }
 }
 

@@ -56,6 +56,10 @@ void strata_stats_call_unserve(int coll);
  * STRATA_STATS_ACROSS_NODES. */
 void strata_stats_algorithm(int coll, const char *algorithm);
 
+/* Counts one call of `coll` handed to the host MPI for `reason` (the
+ * sentence STRATA_VERBOSE=2 prints); the report groups host calls by it. */
+void strata_stats_host_reason(int coll, const char *reason);
+
 /* Whether counting is on (STRATA_STATS set). */
 int strata_stats_enabled(void);
 
@@ -77,5 +81,7 @@ unsigned long long strata_stats_local_messages(int coll, enum strata_distance d)
 unsigned long long strata_stats_local_calls(int coll, int served);
 /* Calls of coll counted for `algorithm` (0 if none). */
 unsigned long long strata_stats_local_algorithm(int coll, const char *algorithm);
+/* Calls of coll handed to the host MPI for `reason` (0 if none). */
+unsigned long long strata_stats_local_host_reason(int coll, const char *reason);
 
 #endif
