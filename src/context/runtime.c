@@ -1,6 +1,7 @@
 /* Process-wide set-up: configuration, node layout, topology, locations. */
 #include "context/runtime.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -296,9 +297,16 @@ static enum setup_outcome setup_layout_and_locations(char *err, size_t errlen)
     return (enum setup_outcome)all_outcome;
 }
 
+/* Whether strata_runtime_init ever ran in this process (the runtime state
+ * itself is reset by each set-up and by finalize). */
+static _Atomic int attempted;
+
+int strata_runtime_attempted(void) { return attempted; }
+
 void strata_runtime_init(int thread_level)
 {
     char err[1024] = "";
+    attempted = 1;
     memset(&rt, 0, sizeof rt);
     rt.thread_level = thread_level;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);

@@ -37,6 +37,10 @@ struct strata_runtime {
  * A bad STRATA_ variable aborts the job with a message naming it. */
 void strata_runtime_init(int thread_level);
 
+/* Whether strata_runtime_init ran in this process at all, successfully or
+ * not (never: MPI_Init reached the host MPI without strata). */
+int strata_runtime_attempted(void);
+
 /* Tears everything down (from the MPI_COMM_SELF attribute at finalize). */
 void strata_runtime_finalize(void);
 
