@@ -1,6 +1,7 @@
 /* Traffic counters and their report at MPI_Finalize. */
 #include "util/stats.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -211,12 +212,56 @@ static char *algos_text(int *len)
     return text;
 }
 
+/* Whether two reasons are the same but for handle values ("0x..."): an
+ * op's handle is an address in Open MPI, different on every rank. */
+static int same_but_handles(const char *a, const char *b)
+{
+    for (;;) {
+        if (a[0] == '0' && a[1] == 'x' && b[0] == '0' && b[1] == 'x') {
+            a += 2;
+            b += 2;
+            /* "0x..." (UTF-8 ellipsis) is a handle already merged. */
+            if (!strncmp(a, "\u2026", 3)) a += 3;
+            else while (isxdigit((unsigned char)*a)) a++;
+            if (!strncmp(b, "\u2026", 3)) b += 3;
+            else while (isxdigit((unsigned char)*b)) b++;
+            continue;
+        }
+        if (*a != *b) return 0;
+        if (!*a) return 1;
+        a++;
+        b++;
+    }
+}
+
+/* name with every handle value written "0x..." (they differ between ranks). */
+static void blank_handles(char *name)
+{
+    char out[ALGO_NAME];
+    size_t o = 0;
+    for (const char *p = name; *p && o + 6 < sizeof out;) {
+        if (p[0] == '0' && p[1] == 'x') {
+            memcpy(out + o, "0x\u2026", 5);
+            o += 5;
+            p += 2;
+            if (!strncmp(p, "\u2026", 3)) p += 3;
+            else while (isxdigit((unsigned char)*p)) p++;
+        } else {
+            out[o++] = *p++;
+        }
+    }
+    out[o] = '\0';
+    memcpy(name, out, o + 1);
+}
+
 static int merge_algo(struct totals *t, int coll, int host, const char *name,
                       unsigned long long calls)
 {
     for (int i = 0; i < t->nalgos; i++)
         if (t->algos[i].coll == coll && t->algos[i].host == host &&
-            !strcmp(t->algos[i].name, name)) {
+            (!strcmp(t->algos[i].name, name) ||
+             (host && same_but_handles(t->algos[i].name, name)))) {
+            if (strcmp(t->algos[i].name, name)) blank_handles(t->algos[i].name);
             t->algos[i].calls += calls;
             return 0;
         }
