@@ -13,3 +13,22 @@ if(STRATA_HAVE_LARGE_COUNT)
   set_tests_properties(mpi4.count-c.vnodes.np4 PROPERTIES TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "PASS count_c")
 endif()
+
+# ---- C++: one program built with this MPI's mpicxx wrapper (the library
+# itself is C), linked with libstrata like an application linking it.
+find_program(STRATA_MPICXX NAMES mpicxx.${STRATA_MPI} mpic++.${STRATA_MPI})
+if(STRATA_MPICXX)
+  set(CXX_TEST ${CMAKE_BINARY_DIR}/bin/test_cxx)
+  add_custom_command(OUTPUT ${CXX_TEST}
+    COMMAND ${STRATA_MPICXX} -std=c++17 -O2 -Wall -Wextra -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX
+            ${CMAKE_CURRENT_SOURCE_DIR}/cxx/test_cxx.cpp -o ${CXX_TEST}
+            -L$<TARGET_FILE_DIR:strata> -Wl,-rpath,$<TARGET_FILE_DIR:strata> -lstrata
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cxx/test_cxx.cpp strata
+    COMMENT "mpicxx: test_cxx")
+  add_custom_target(test_cxx_program ALL DEPENDS ${CXX_TEST})
+  add_test(NAME mpi4.cxx COMMAND ${STRATA_RUN} --native -n 3 ${CXX_TEST})
+  set_tests_properties(mpi4.cxx PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS cxx"
+                       ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+else()
+  message(STATUS "No mpicxx.${STRATA_MPI}: the C++ test (mpi4.cxx) is left out")
+endif()
