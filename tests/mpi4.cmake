@@ -32,3 +32,11 @@ if(STRATA_MPICXX)
 else()
   message(STATUS "No mpicxx.${STRATA_MPI}: the C++ test (mpi4.cxx) is left out")
 endif()
+
+# ---- mpi4py (scripts/install-mpi4py.sh builds one per MPI): the
+# collectives of a small script served and counted by STRATA_STATS; skipped,
+# saying so, where no mpi4py could be built for this MPI.
+add_test(NAME mpi4.mpi4py COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/mpi4py_stats.sh
+         ${STRATA_RUN} ${STRATA_MPI} 3 ${CMAKE_SOURCE_DIR}
+         STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf)
+set_tests_properties(mpi4.mpi4py PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
