@@ -11,3 +11,12 @@ else()
   strata_mpi_test(NAME fortran.types.np2 TARGET test_fortran_types RANKS 2
                   ENV STRATA_STATS=/dev/null)
 endif()
+
+# Set-up without MPI_Init: PMPI_Init, then the first collective over the
+# world sets strata up; a collective on part of the world before it is the
+# host's; racing threads set up once (tests/mpi/test_late_start.c).
+strata_test_program(test_late_start mpi/test_late_start.c)
+strata_mpi_test(NAME fortran.late-start.np3 TARGET test_late_start RANKS 3
+                ENV STRATA_STATS=/dev/null)
+strata_mpi_test(NAME fortran.late-start.threads.np2 TARGET test_late_start RANKS 2
+                ENV STRATA_STATS=/dev/null ARGS threads)
