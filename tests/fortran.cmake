@@ -20,3 +20,43 @@ strata_mpi_test(NAME fortran.late-start.np3 TARGET test_late_start RANKS 3
                 ENV STRATA_STATS=/dev/null)
 strata_mpi_test(NAME fortran.late-start.threads.np2 TARGET test_late_start RANKS 2
                 ENV STRATA_STATS=/dev/null ARGS threads)
+
+# Fortran programs (tests/fortran/colls.F90) with strata preloaded, as an
+# application gets it: use mpi, use mpi_f08, mpif.h, and mpif.h initialising
+# with PMPI_Init (strata's MPI_Init never runs).  Every served collective
+# checked, in place, Fortran and pair types, ierror; STRATA_STATS must count
+# each call under its C name (tests/scripts/fortran_stats.sh).
+if(STRATA_FORTRAN)
+  foreach(variant use_mpi f08 mpifh pmpi_init)
+    add_executable(fortran_colls_${variant} fortran/colls.F90)
+    set_target_properties(fortran_colls_${variant} PROPERTIES
+                          Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_${variant})
+    if(variant STREQUAL "f08")
+      target_compile_definitions(fortran_colls_${variant} PRIVATE F08)
+    elseif(variant STREQUAL "mpifh")
+      target_compile_definitions(fortran_colls_${variant} PRIVATE MPIFH)
+    elseif(variant STREQUAL "pmpi_init")
+      target_compile_definitions(fortran_colls_${variant} PRIVATE MPIFH PMPI_INIT)
+    endif()
+    # mpif.h declares no interfaces: gfortran 10+ rejects one routine
+    # called with buffers of different types unless told otherwise.
+    if(variant MATCHES "mpifh|pmpi_init")
+      target_compile_options(fortran_colls_${variant} PRIVATE -fallow-argument-mismatch)
+    endif()
+    if(STRATA_MPI STREQUAL "openmpi")
+      set(franks 3)
+    else()
+      set(franks 2)
+    endif()
+    add_test(NAME fortran.colls.${variant}.np${franks}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                     $<TARGET_FILE:fortran_colls_${variant}> ${franks})
+    set_tests_properties(fortran.colls.${variant}.np${franks} PROPERTIES TIMEOUT 150
+                         ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+  endforeach()
+  add_test(NAME fortran.colls.f08.nodes2.np4
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                   $<TARGET_FILE:fortran_colls_f08> 4 STRATA_VIRTUAL_NODES=2)
+  set_tests_properties(fortran.colls.f08.nodes2.np4 PROPERTIES TIMEOUT 150
+                       ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+endif()
