@@ -32,7 +32,7 @@ program cg
   integer(kind=8) :: h1, h2
   character(len=64) :: arg
   character(len=8) :: verdict
-  logical :: ok
+  logical :: ok = .true.
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)

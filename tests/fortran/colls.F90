@@ -47,6 +47,9 @@ program colls
   implicit none
   integer, parameter :: n = 37
   HANDLE(MPI_Comm) :: comm, errcomm
+  HANDLE(MPI_Datatype) :: absolute
+  integer(kind=MPI_ADDRESS_KIND) :: where(1)
+  integer, volatile :: ibot(n) ! changed behind the compiler's back (MPI_BOTTOM)
   integer :: ierr, root, i, j, r
   integer :: ibuf(n), iout(n), iexp(n)
   integer(kind=8) :: i8(n), i8out(n)
@@ -86,6 +89,19 @@ program colls
     n_bcast = n_bcast + 2
     call check(all(ibuf == [(i * 7 + root, i = 1, n)]), 'Bcast integer values')
     call check(all(dbuf == [(i * 0.5d0 + root, i = 1, n)]), 'Bcast double values')
+    ! MPI_BOTTOM with a type of absolute addresses: the Fortran sentinel
+    ! must become C's MPI_BOTTOM.
+    ibot = -1
+    if (rank == root) ibot = [(i * 3 - root, i = 1, n)]
+    call MPI_Get_address(ibot, where(1), ierr)
+    call MPI_Type_create_hindexed(1, [n], where, MPI_INTEGER, absolute, ierr)
+    call MPI_Type_commit(absolute, ierr)
+    ierr = -99
+    call MPI_Bcast(MPI_BOTTOM, 1, absolute, root, comm, ierr)
+    call check_ierr(ierr, 'Bcast MPI_BOTTOM')
+    call check(all(ibot == [(i * 3 - root, i = 1, n)]), 'Bcast MPI_BOTTOM values')
+    call MPI_Type_free(absolute, ierr)
+    n_bcast = n_bcast + 1
   end do
 
   ! ---- Allreduce and Reduce on Fortran types ----
