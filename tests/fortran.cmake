@@ -18,7 +18,8 @@ endif()
 strata_test_program(test_late_start mpi/test_late_start.c)
 strata_mpi_test(NAME fortran.late-start.np3 TARGET test_late_start RANKS 3
                 ENV STRATA_STATS=/dev/null)
-strata_mpi_test(NAME fortran.late-start.threads.np2 TARGET test_late_start RANKS 2
+# (threads.*: make tsan runs it under ThreadSanitizer.)
+strata_mpi_test(NAME threads.late-start.np2 TARGET test_late_start RANKS 2
                 ENV STRATA_STATS=/dev/null ARGS threads)
 
 # Fortran programs (tests/fortran/colls.F90) with strata preloaded, as an
