@@ -66,3 +66,10 @@ if(STRATA_FORTRAN)
   set_tests_properties(fortran.colls.f08.nodes2.np4 PROPERTIES TIMEOUT 150
                        ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
 endif()
+
+# The Fortran entry points under every name a compiler may call (mpi_x,
+# mpi_x_, mpi_x__, MPI_X, and the mpi_f08 ones), from C with Fortran
+# handles: served, values, ierror (tests/mpi/test_fortran_names.c).
+strata_test_program(test_fortran_names mpi/test_fortran_names.c)
+strata_mpi_test(NAME fortran.names.np2 TARGET test_fortran_names RANKS 2
+                ENV STRATA_STATS=/dev/null)
