@@ -62,6 +62,8 @@ program colls
   real :: rpair(2, n), rpout(2, n)
   double precision :: dpair(2, n), dpout(2, n)
   integer, allocatable :: gath(:), allexp(:), a2a(:), a2aout(:)
+  double precision, allocatable :: big(:), bigout(:), bigexp(:)
+  integer, parameter :: nbig = 300000 ! 2.4 MB: the pipelined, single-copy paths
 
 #if defined(PMPI_INIT)
   call PMPI_Init(ierr)
@@ -249,6 +251,24 @@ program colls
     call check_ierr(ierr, 'Reduce in place')
     n_reduce = n_reduce + 2
   end do
+
+  ! Large buffers: Allreduce in place and Bcast, values exact.
+  allocate(big(nbig), bigout(nbig), bigexp(nbig))
+  big = [(dble(mod(i + rank, 7)) - 3d0, i = 1, nbig)]
+  bigexp = 0
+  do r = 0, nranks - 1
+    bigexp = bigexp + [(dble(mod(i + r, 7)) - 3d0, i = 1, nbig)]
+  end do
+  bigout = big
+  call MPI_Allreduce(MPI_IN_PLACE, bigout, nbig, MPI_DOUBLE_PRECISION, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Allreduce large')
+  call check(all(bigout == bigexp), 'Allreduce large in place')
+  root = nranks - 1
+  if (rank /= root) bigout = 0
+  call MPI_Bcast(bigout, nbig, MPI_DOUBLE_PRECISION, root, comm, ierr)
+  call check(all(bigout == bigexp), 'Bcast large')
+  n_allreduce = n_allreduce + 1
+  n_bcast = n_bcast + 1
 
   ! ---- Block collectives ----
   allocate(gath(n * nranks), allexp(n * nranks), a2a(n * nranks), a2aout(n * nranks))
