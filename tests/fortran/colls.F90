@@ -4,9 +4,10 @@
 ! runs.  Every collective strata serves (up to 2.4 MB), with results
 ! checked against values computed here (exact in floating point), in-place
 ! forms, MPI_BOTTOM, Fortran types and pair types in every predefined
-! operation they take, and ierror set on success and on an error.  Rank 0 prints how many calls of each
-! collective each rank made ("EXPECT MPI_Bcast <strata> <host>"), for
-! tests/scripts/fortran_stats.sh to find in STRATA_STATS.
+! operation they take, and ierror set on success and on an error.  Rank 0
+! prints how many calls of each collective each rank made ("EXPECT
+! MPI_Bcast <strata> <host>"), for tests/scripts/fortran_stats.sh to find in
+! STRATA_STATS.
 #if defined(F08)
 #define HANDLE(kind) type(kind)
 #else
