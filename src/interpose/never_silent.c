@@ -3,10 +3,10 @@
  * strata to talk (STRATA_VERBOSE or STRATA_STATS): otherwise such a run
  * looks like strata served nothing for no reason.
  *
- * The usual cause is MPI_Init reaching the host MPI directly: the host's
- * Fortran bindings call PMPI_Init, and so does a library linked to the host
- * MPI ahead of libstrata.  Processes that never initialised MPI (the
- * launcher, a shell under LD_PRELOAD) stay quiet. */
+ * The cause is MPI_Init reaching the host MPI directly (a program or library
+ * calling PMPI_Init) with no collective over MPI_COMM_WORLD afterwards, where
+ * strata would set itself up late (runtime.h).  Processes that never
+ * initialised MPI (the launcher, a shell under LD_PRELOAD) stay quiet. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,11 +32,12 @@ __attribute__((destructor)) static void strata_never_set_up(void)
     char msg[1024];
     int len = snprintf(msg, sizeof msg,
         "strata: process %d loaded strata, but strata was never set up: MPI_Init reached the "
-        "host MPI without passing through strata (most likely through the PMPI layer, as the "
-        "host MPI's Fortran bindings and libraries linked to the host MPI do), so every "
-        "collective went to the host MPI%s.  To use strata, have MPI_Init or MPI_Init_thread "
-        "resolve to libstrata: launch with strata-run (or LD_PRELOAD=libstrata.so), or link "
-        "-lstrata before the MPI library; from Fortran, use strata's Fortran bindings.\n",
+        "host MPI without passing through strata (through the PMPI layer: a program or library "
+        "calling PMPI_Init), and no collective spanned MPI_COMM_WORLD, where strata would have "
+        "set itself up, so every collective went to the host MPI%s.  To use strata, have "
+        "MPI_Init resolve to libstrata (launch with strata-run or LD_PRELOAD=libstrata.so, or "
+        "link -lstrata before the MPI library), or make the first collective one over "
+        "MPI_COMM_WORLD.\n",
         (int)getpid(), asked("STRATA_STATS") ? " and no STRATA_STATS report was written" : "");
     if (len > 0) {
         ssize_t ignored = write(STDERR_FILENO, msg, (size_t)len < sizeof msg ? (size_t)len : sizeof msg - 1);

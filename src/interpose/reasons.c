@@ -20,11 +20,11 @@ static const char *say(const char *fmt, ...)
 }
 
 /* Why one side (prefix "send" or "recv") is for the host MPI, or NULL. */
-static const char *side_why(const char *p, const void *buf, int count, MPI_Datatype type,
+static const char *side_why(const char *p, const void *buf, long long count, MPI_Datatype type,
                             long long block)
 {
     char tn[192];
-    if (count < 0) return say("%scount %d is negative", p, count);
+    if (count < 0) return say("%scount %lld is negative", p, count);
     if (type == MPI_DATATYPE_NULL) return say("%stype is MPI_DATATYPE_NULL", p);
     static char some_data;
     if (strata_route_bad_data(&some_data, count, type))
@@ -37,15 +37,15 @@ static const char *side_why(const char *p, const void *buf, int count, MPI_Datat
     int size;
     PMPI_Type_size(type, &size);
     if (block >= 0 && (long long)count * size != block)
-        return say("%scount %d x %s (%lld bytes) does not match the other side's %lld bytes "
+        return say("%scount %lld x %s (%lld bytes) does not match the other side's %lld bytes "
                    "per rank", p, count, strata_type_name(type, tn, sizeof tn),
                    (long long)count * size, block);
     return NULL;
 }
 
 const char *strata_reason_bad_args(int root_used, int root, int size, int sides,
-                                   const void *sendbuf, int scount, MPI_Datatype stype,
-                                   const void *recvbuf, int rcount, MPI_Datatype rtype,
+                                   const void *sendbuf, long long scount, MPI_Datatype stype,
+                                   const void *recvbuf, long long rcount, MPI_Datatype rtype,
                                    long long block)
 {
     if (root_used && (root < 0 || root >= size))

@@ -15,8 +15,8 @@ enum { STRATA_SIDE_SEND = 1, STRATA_SIDE_RECV = 2 };
  * rank (block < 0: unknown), or the two sides sharing memory.  The text
  * lives in a per-thread buffer until the next call. */
 const char *strata_reason_bad_args(int root_used, int root, int size, int sides,
-                                   const void *sendbuf, int scount, MPI_Datatype stype,
-                                   const void *recvbuf, int rcount, MPI_Datatype rtype,
+                                   const void *sendbuf, long long scount, MPI_Datatype stype,
+                                   const void *recvbuf, long long rcount, MPI_Datatype rtype,
                                    long long block);
 
 /* Why a communicator has no strata context at all (strata off or not set

@@ -26,7 +26,7 @@ static const char *user_op_name(const struct strata_user_op *u, char *out, size_
 }
 
 const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI_Datatype type,
-                                    int count, struct strata_reduce_args *a,
+                                    long long count, struct strata_reduce_args *a,
                                     struct strata_reduce_op *r, char *why, size_t len)
 {
     *r = (struct strata_reduce_op){.count = count, .type = type, .comm = ctx->comm};
@@ -49,6 +49,11 @@ const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI
         return why;
     }
     user_op_name(&u, opn, sizeof opn);
+    if (count > INT_MAX) {
+        snprintf(why, len, "count %lld is more than op %s's function takes (an int len)", count,
+                 opn);
+        return why;
+    }
     if (!u.commute && ctx->net) {
         snprintf(why, len, "op %s is user-defined and non-commutative, and across nodes strata combines the "
                  "nodes' results in tree order, not rank order", opn);
@@ -83,7 +88,7 @@ const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI
      * application's buffers: such data moves through a private copy. */
     r->staged = !(true_lb == 0 && true_extent == size && extent == size);
     if (r->staged && (long long)count * size > INT_MAX) {
-        snprintf(why, len, "datatype %s has holes, and %d elements of it hold more than 2 GiB "
+        snprintf(why, len, "datatype %s has holes, and %lld elements of it hold more than 2 GiB "
                  "(strata copies them element by element through MPI_Pack)",
                  strata_type_name(type, tn, sizeof tn), count);
         return why;
@@ -99,14 +104,14 @@ static void copy_elements(const void *from, void *to, const struct strata_reduce
 {
     int size, in = 0, out = 0;
     PMPI_Type_size(r->type, &size);
-    int bytes = r->count * size;
+    int bytes = (int)r->count * size; /* at most INT_MAX: see strata_reduce_op_choose */
     void *packed = malloc(bytes ? (size_t)bytes : 1);
     if (!packed) {
         strata_error("out of memory copying a %d-byte reduction operand", bytes);
         PMPI_Abort(r->comm, 1);
     }
-    if (PMPI_Pack(from, r->count, r->type, packed, bytes, &in, r->comm) != MPI_SUCCESS ||
-        PMPI_Unpack(packed, bytes, &out, to, r->count, r->type, r->comm) != MPI_SUCCESS) {
+    if (PMPI_Pack(from, (int)r->count, r->type, packed, bytes, &in, r->comm) != MPI_SUCCESS ||
+        PMPI_Unpack(packed, bytes, &out, to, (int)r->count, r->type, r->comm) != MPI_SUCCESS) {
         strata_error("MPI_Pack or MPI_Unpack failed on a reduction's datatype");
         PMPI_Abort(r->comm, 1);
     }

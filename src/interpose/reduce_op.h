@@ -16,7 +16,7 @@ struct strata_reduce_op {
     int staged;      /* the datatype has holes: data moves through `stage` */
     void *stage;     /* count elements in the datatype's layout, private */
     void *user_recv; /* the application's receive buffer, filled from stage */
-    int count;
+    long long count;
     MPI_Datatype type;
     MPI_Comm comm;
 };
@@ -26,7 +26,7 @@ struct strata_reduce_op {
  * serves the call (naming the op or datatype), written into why[len].  The
  * choice depends only on arguments every rank passes alike. */
 const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI_Datatype type,
-                                    int count, struct strata_reduce_args *a,
+                                    long long count, struct strata_reduce_args *a,
                                     struct strata_reduce_op *r, char *why, size_t len);
 
 /* Once the call is strata's, with a's buffers set: a datatype with holes

@@ -1,6 +1,6 @@
-/* A program that initialises MPI through PMPI_Init, as the host MPI's
- * Fortran bindings do: strata is loaded (linked) but never set up, so
- * every collective goes to the host MPI.  With STRATA_VERBOSE or
+/* A program that initialises MPI through PMPI_Init and whose collectives
+ * never span MPI_COMM_WORLD (each rank alone in a split): strata is loaded
+ * (linked) but never set up, so every collective goes to the host MPI.  With STRATA_VERBOSE or
  * STRATA_STATS set, strata must say so once at exit (tests/never_silent.cmake
  * matches the message); without them, nothing. */
 #include <mpi.h>
@@ -18,9 +18,14 @@ int main(int argc, char **argv)
     int rank, size, sum = 0, one = 1;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    CHECK(sum == size, "Allreduce gave %d", sum);
-    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm alone;
+    MPI_Comm_split(MPI_COMM_WORLD, rank, 0, &alone);
+    MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, alone);
+    CHECK(sum == 1, "Allreduce gave %d", sum);
+    MPI_Barrier(alone);
+    MPI_Comm_free(&alone);
+    PMPI_Barrier(MPI_COMM_WORLD);
+    CHECK(!strata_runtime_attempted(), "strata was set up");
     if (rank == 0) printf("PASS never_set_up (the message, if any, comes at exit)\n");
     fflush(stdout);
     PMPI_Finalize();
