@@ -15,6 +15,8 @@
 # object files with nm and fails when
 #  - a function or variable defined in a higher folder is used from a lower
 #    one (a call that points up, e.g. through a local extern), or
+#  - a function is defined in another folder than the header of src/ that
+#    declares it (a prototype at the start of a line), or
 #  - the object files of one program or library use each other in a loop
 #    (file A uses a symbol of file B and B, directly or not, one of A's):
 #    such files cannot be understood or changed one at a time.
@@ -125,14 +127,22 @@ if [ -n "$objects" ]; then
   # Each target's objects: BUILD/.../CMakeFiles/<target>.dir/<source path>.o
   objlist="$(find "$objects" -path '*/CMakeFiles/*.dir/*' -name '*.o' | sort)"
   [ -n "$objlist" ] || { echo "check-layers: no object files under $objects"; exit 2; }
+  # Prototypes in the headers of src/ ("H name folder header"), then each
+  # object's symbols ("D target source name kind", "U target source name").
+  {
+  find src -name '*.h' | sort | while read -r h; do
+    sed -n 's/^[a-z][^(;=]*[ *]\([A-Za-z_][A-Za-z0-9_]*\)(.*/\1/p' "$h" |
+      awk -v f="$(echo "$h" | cut -d/ -f2)" -v h="$h" '{ print "H", $1, f, h }'
+  done
   while read -r o; do
     target="${o%%.dir/*}"; target="${target##*/}"
     src="${o#*.dir/}"; src="${src%.o}"
     case "$src" in src/*|tools/*) ;; *) continue ;; esac
     [ -f "$src" ] || continue          # an object of a file since removed
-    nm -P --defined-only -g "$o" | awk -v t="$target" -v s="$src" '$2 ~ /^[TDBRVWGS]$/ { print "D", t, s, $1 }'
+    nm -P --defined-only -g "$o" | awk -v t="$target" -v s="$src" '$2 ~ /^[TDBRVWGS]$/ { print "D", t, s, $1, $2 }'
     nm -P -u "$o" | awk -v t="$target" -v s="$src" '{ print "U", t, s, $1 }'
-  done <<< "$objlist" | awk -v order="$order" '
+  done <<< "$objlist"
+  } | awk -v order="$order" '
     BEGIN {
       n = split(order, names, " ")
       for (i = 1; i <= n; i++) rank[names[i]] = i
@@ -142,7 +152,18 @@ if [ -n "$objects" ]; then
       split(path, p, "/")
       return p[2]
     }
-    $1 == "D" { def[$2, $4] = $3; if ($3 ~ /^src\//) libdef[$4] = $3; next }
+    $1 == "H" { declared[$2] = $3; header[$2] = $4; next }
+    $1 == "D" {
+      def[$2, $4] = $3
+      if ($3 ~ /^src\//) {
+        libdef[$4] = $3
+        if ($5 == "T" && ($4 in declared) && declared[$4] != folder($3)) {
+          printf "%s: defines %s, declared in %s: a function belongs to the folder of its header\n", $3, $4, header[$4]
+          bad = 1
+        }
+      }
+      next
+    }
     $1 == "U" { use[++nu] = $2 " " $3 " " $4 }
     END {
       for (i = 1; i <= nu; i++) {

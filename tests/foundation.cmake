@@ -102,3 +102,7 @@ endif()
 add_test(NAME foundation.layering.selftest
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_layers_selftest.sh
                  ${CMAKE_SOURCE_DIR}/scripts/check-layers.sh ${CMAKE_C_COMPILER})
+# The real tree: includes and, from this build's object files, calls.
+add_test(NAME foundation.layering
+         COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-layers.sh --objects ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})

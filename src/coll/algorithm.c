@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "interpose/route.h"
+#include "util/colls.h"
 
 #define CMA STRATA_NEEDS_CMA
 static const struct strata_algorithm table[STRATA_NALGOS] = {

@@ -20,7 +20,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "transport/cma.h"
 #include "util/stats.h"
 

@@ -13,9 +13,8 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "coll/tree.h"
-#include "context/runtime.h"
 #include "transport/cma.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -24,10 +23,7 @@ void strata_cma_failed(const char *what, int peer_rank, int err)
     /* peer_rank is the peer's rank in the node plane; the user knows its
      * MPI_COMM_WORLD rank, found from the pid the failed copy addressed. */
     pid_t pid = strata_cma_failed_pid();
-    const struct strata_runtime *rt = strata_runtime_state();
-    int world_rank = -1;
-    for (int r = 0; pid > 0 && rt->world_pid && r < rt->world_size && world_rank < 0; r++)
-        if (rt->world_pid[r] == pid) world_rank = r;
+    int world_rank = strata_log_world_rank(pid);
     if (world_rank >= 0)
         strata_error("Cross-Memory Attach %s MPI_COMM_WORLD rank %d (pid %d) failed "
                      "mid-operation: %s", what, world_rank, (int)pid, strerror(err));

@@ -37,6 +37,10 @@ struct strata_runtime {
  * A bad STRATA_ variable aborts the job with a message naming it. */
 void strata_runtime_init(int thread_level);
 
+/* Registers what MPI_Finalize must release of the layers above the runtime
+ * (every live context) before the runtime tears itself down. */
+void strata_runtime_at_finalize(void (*release)(void));
+
 /* Tears everything down (from the MPI_COMM_SELF attribute at finalize). */
 void strata_runtime_finalize(void);
 

@@ -223,7 +223,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     void *run = contiguous_run(buffer, count, datatype, (size_t)bytes);
     if (run && ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_BCAST, (size_t)bytes,
-                         strata_net_bcast(ctx, run, (size_t)bytes, root, d_, sizeof desc_));
+                         strata_net_bcast(ctx->net, run, (size_t)bytes, root, d_, sizeof desc_));
     if (!ctx->net) choose(ctx, STRATA_COLL_BCAST, (size_t)bytes, &ch);
     if (run) return run_choice(ctx, &ch, run, run, (size_t)bytes, root);
     /* A layout with holes is packed on this rank alone: the others never
@@ -235,7 +235,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
     }
     if (ctx->rank == root) pack_user(buffer, count, datatype, packed, comm, 0);
     if (ctx->net) count_algorithm(STRATA_COLL_BCAST, STRATA_STATS_ACROSS_NODES);
-    int rc = ctx->net ? strata_net_bcast(ctx, packed, (size_t)bytes, root, NULL, 0)
+    int rc = ctx->net ? strata_net_bcast(ctx->net, packed, (size_t)bytes, root, NULL, 0)
                       : run_choice(ctx, &ch, packed, packed, (size_t)bytes, root);
     if (ctx->rank != root) pack_user(buffer, count, datatype, packed, comm, 1);
     free(packed);
@@ -287,7 +287,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     a.root = root;
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_REDUCE, a.count * a.extent,
-                         strata_net_reduce(ctx, &a, d_, sizeof desc_));
+                         strata_net_reduce(ctx->net, &a, d_, sizeof desc_));
     const char *path = strata_route_path(ctx->plane, a.count * a.extent);
     count_algorithm(STRATA_COLL_REDUCE, path);
     strata_route_served(ctx, STRATA_COLL_REDUCE, path, a.count * a.extent);
@@ -307,7 +307,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
     a.root = -1;
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_ALLREDUCE, a.count * a.extent,
-                         strata_net_allreduce(ctx, &a, d_, sizeof desc_));
+                         strata_net_allreduce(ctx->net, &a, d_, sizeof desc_));
     const char *path = strata_route_path(ctx->plane, a.count * a.extent);
     count_algorithm(STRATA_COLL_ALLREDUCE, path);
     strata_route_served(ctx, STRATA_COLL_ALLREDUCE, path, a.count * a.extent);
@@ -324,7 +324,7 @@ int MPI_Barrier(MPI_Comm comm)
                          (snprintf(desc_, sizeof desc_, "across nodes: node barrier, "
                                    "dissemination among %d leaders, node barrier",
                                    ctx->net->nnodes),
-                          strata_net_barrier(ctx)));
+                          strata_net_barrier(ctx->net)));
     count_algorithm(STRATA_COLL_BARRIER, "flag waves");
     strata_route_served(ctx, STRATA_COLL_BARRIER, "flag waves", 0);
     return strata_barrier(ctx->plane);
@@ -412,7 +412,7 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
         char desc[320], *d = net_desc(desc);
         struct strata_block_args a = {sv.run, rv.run, b, c->root, 1};
         count_algorithm(c->coll, STRATA_STATS_ACROSS_NODES);
-        rc = strata_net_block(ctx, c->coll, &a, d, sizeof desc);
+        rc = strata_net_block(ctx->net, c->coll, &a, d, sizeof desc);
         if (d) strata_route_served(ctx, c->coll, d, b);
     } else {
         choose(ctx, c->coll, b, &ch);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Self-test of scripts/check-layers.sh: a fake tree with one include that
-# points up, an include loop in src/ and one in tools/, a call that points up
-# and a loop of calls must fail, each named; the same tree without them must
+# points up, an include loop in src/ and one in tools/, a call that points up,
+# a function defined outside its header's folder and a loop of calls must
+# fail, each named; the same tree without them must
 # pass.  Usage: check_layers_selftest.sh CHECK_SCRIPT C_COMPILER
 set -u
 check="$1"
@@ -29,6 +30,9 @@ make_tree() { # make_tree DIR BAD(0|1)
     printf 'extern int high(void);\nint low(void) { return high(); }\n' > "$d/src/util/up.c"
     printf 'int tool_b(void);\nint tool_a(void) { return tool_b(); }\n' > "$d/tools/a.c"
     printf 'int tool_a(void);\nint tool_b(void) { return tool_a(); }\n' > "$d/tools/b.c"
+    # A function declared in util/ but defined in coll/.
+    printf 'int low(void);\nint misplaced(void);\n' > "$d/src/util/low.h"
+    printf '#include "util/low.h"\nint misplaced(void) { return 2; }\n' > "$d/src/coll/mis.c"
   else
     printf '#include "util/low.h"\nint low(void) { return 1; }\n' > "$d/src/util/low.c"
     : > "$d/src/coll/c1.h"
@@ -61,6 +65,8 @@ grep -q '^src/util/up.c: uses high, defined in src/coll/high.c: a call that poin
   fail "the call that points up is not found"
 grep -q 'loop of 2 files using each other' "$tmp/out" && grep -q 'tools/a.c -> tools/b.c (tool_b)' "$tmp/out" ||
   fail "the loop of calls in tools/ is not found"
+grep -q '^src/coll/mis.c: defines misplaced, declared in src/util/low.h' "$tmp/out" ||
+  fail "the function defined outside its header's folder is not found"
 # Without the object files, the include part alone still fails.
 bash "$check" "$tmp/bad" > "$tmp/out" 2>&1 && fail "the include check passes the bad tree"
 echo "check-layers self-test passed"
