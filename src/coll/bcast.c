@@ -57,11 +57,9 @@ static void bcast_cma(struct strata_plane *p, unsigned char *data, size_t bytes,
 {
     int parent, *children = p->tree_buf;
     int nchildren = strata_tree_links(p->hier, root, p->rank, &parent, children);
-    uint64_t base = strata_plane_begin(p, bytes);
+    /* The root holds every byte from the start. */
+    uint64_t base = strata_plane_enter_progress(p, bytes, data, NULL, p->rank == root ? bytes : 0);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)data);
-    strata_flag_set_relaxed(&me->progress, p->rank == root ? base + bytes : base);
-    strata_flag_publish(&me->seq, base); /* buf and progress above go with it */
 
     if (parent >= 0) {
         struct strata_rank_ctl *up = &p->ctl[parent];
@@ -101,9 +99,9 @@ static void bcast_cico(struct strata_plane *p, unsigned char *data, size_t bytes
 {
     int parent, *children = p->tree_buf;
     int nchildren = strata_tree_links(p->hier, root, p->rank, &parent, children);
-    uint64_t base = strata_plane_begin(p, bytes);
+    /* Entered: done reading older regions. */
+    uint64_t base = strata_plane_enter(p, bytes, NULL, NULL);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_publish(&me->seq, base); /* entered: done reading older regions */
     unsigned char *mine = strata_plane_region(p, p->rank, STRATA_REGION_IN);
     if (nchildren > 0) strata_plane_wait_regions_free(p);
 
@@ -142,11 +140,7 @@ int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uin
 {
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (p->size == 1 || bytes <= region || !p->use_cma) return 0;
-    *base = strata_plane_begin(p, bytes);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)data);
-    strata_flag_set_relaxed(&me->progress, *base);
-    strata_flag_publish(&me->seq, *base); /* buf and the empty progress go with it */
+    *base = strata_plane_enter_progress(p, bytes, data, NULL, 0);
     return 1;
 }
 

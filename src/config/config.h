@@ -6,6 +6,9 @@
 
 #include <stddef.h>
 
+/* If you add a value here, also update: the names parse_map accepts and
+ * STRATA_MAP's row of the variable table (src/config/config.c), and the
+ * placement in strata_binding (src/topology/location.c). */
 enum strata_map_kind {
     STRATA_MAP_CORE,     /* local rank i on the i-th core (wrapping) */
     STRATA_MAP_NUMA,     /* round-robin over NUMA nodes, then cores inside */

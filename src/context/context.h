@@ -15,6 +15,9 @@
 
 /* What each rank checks on its own before the agreement; a bit per check so
  * the agreement can say which check failed. */
+/* If you add a check here, also update: STRATA_CAP_CONTEXT (or the bits
+ * after it), capability_failure in src/context/context.c (the reason a user
+ * reads when the check fails), and what sets the bit there (local_capabilities). */
 enum strata_capability {
     STRATA_CAP_RUNTIME = 1 << 0,   /* strata set up on this rank */
     STRATA_CAP_IN_WORLD = 1 << 1,  /* every member is a rank of MPI_COMM_WORLD */

@@ -14,6 +14,9 @@
 
 #include <stddef.h>
 
+/* If you add a value here, also update: dist_names in src/util/stats.c (the
+ * report's keys, sized STRATA_NDIST), strata_distance (src/topology/location.c),
+ * the report's example in docs/USAGE.md, and the tests that read the report (tests/scripts/stats_json.sh, tests/mpi/test_node_stats.c). */
 enum strata_distance {
     STRATA_DIST_L3,       /* same L3 cache (or same core) */
     STRATA_DIST_NUMA,     /* same NUMA node, another L3 */
