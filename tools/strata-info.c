@@ -104,9 +104,17 @@ int main(int argc, char **argv)
         char *nl = strchr(version, '\n');
         if (nl) *nl = '\0';
         printf("strata %s\nHost MPI: %s (MPI %d.%d)\n", strata_version(), version, major, minor);
-        /* What this build intercepts beyond the C collectives: the host's
-         * MPI-4 additions, where CMake found them. */
-        printf("Entry points: the C collectives%s%s\n",
+        /* What this build intercepts beyond the C collectives: the Fortran
+         * bindings (src/fortran/calls.def), the host's MPI-4 additions where
+         * CMake found them. */
+        printf("Entry points: the C collectives; from Fortran, MPI_Init, MPI_Init_thread, "
+               "MPI_Finalize and the collectives (mpif.h and use mpi in every name mangling, "
+               "%s; counted under the C names)%s%s\n",
+#ifdef OPEN_MPI
+               "use mpi_f08",
+#else
+               "use mpi_f08's buffer-less calls, its others through the C functions",
+#endif
 #ifdef STRATA_HAVE_LARGE_COUNT
                ", their MPI-4 large-count forms (MPI_Bcast_c ... MPI_Alltoall_c, counted "
                "under the C names)",
