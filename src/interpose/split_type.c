@@ -61,6 +61,8 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return host(comm, split_type, key, info, newcomm, what,
                     "not an intracommunicator: the host MPI judges it");
+    /* A collective: strata's first sight of a process may be this one. */
+    strata_runtime_start_late(comm);
     if (!strata_runtime())
         return host(comm, split_type, key, info, newcomm, what, "strata is not set up");
 
