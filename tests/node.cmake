@@ -122,6 +122,20 @@ else()
   set(NODE_SHM_RANKS 2)
 endif()
 
+# ---- The matrix once per transport (src/transport/registry.c), chosen with
+# STRATA_TRANSPORT; --transport makes the program check that every plane
+# really moves its data with that one (no silent fallback), and results are
+# compared with the host MPI's.
+foreach(t cma segment)
+  if(STRATA_MPI STREQUAL "openmpi")
+    node_colls(transport.${t}.np3 3 150 ENV STRATA_TRANSPORT=${t}
+               ARGS ${NODE_SUITES} --comms=world,reversed --roots=some --transport=${t})
+  else()
+    node_colls(transport.${t}.np2 2 90 ENV STRATA_TRANSPORT=${t}
+               ARGS ${NODE_SUITES} --comms=world,reversed --transport=${t})
+  endif()
+endforeach()
+
 # ---- Traffic accounting on the 2-socket fake machine, 8 ranks, roots 0, 5,
 # 3 and 7 (both sockets), ranks placed by core and round-robin over NUMA.
 # Summed over ranks, for B bytes; the hierarchy is L3 pairs, sockets, node.

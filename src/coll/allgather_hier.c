@@ -18,16 +18,13 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "interpose/route.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
 static void read_blocks(struct strata_plane *p, int peer, const unsigned char *src,
                         unsigned char *dst, int first, int count, size_t b)
 {
     size_t off = (size_t)first * b, len = (size_t)count * b;
-    if (strata_cma_read(p->pid[peer], src + off, dst + off, len))
-        strata_cma_failed("read from", peer, errno);
-    if (p->stats) strata_stats_bytes(STRATA_COLL_ALLGATHER, p->dist[peer], len);
+    strata_plane_pull(p, STRATA_COLL_ALLGATHER, peer, src + off, dst + off, len);
 }
 
 /* ---- hier-leader ----
@@ -106,9 +103,7 @@ static void member_side(struct strata_plane *p, const struct strata_block_args *
      * it cannot leave the operation before this rank acknowledges. */
     strata_flag_wait_ge(&lead->seq, base, lead_pid);
     unsigned char *acc = (void *)(uintptr_t)strata_flag_read(&lead->acc);
-    if (strata_cma_write(lead_pid, acc + (size_t)me * b, own_block, b))
-        strata_cma_failed("write into", leader, errno);
-    if (p->stats) strata_stats_bytes(STRATA_COLL_ALLGATHER, p->dist[leader], b);
+    strata_plane_push(p, STRATA_COLL_ALLGATHER, leader, acc + (size_t)me * b, own_block, b);
     /* Release: the block is in the leader's buffer. */
     strata_flag_publish(&mine->progress, base + 1);
 

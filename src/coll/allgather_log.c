@@ -22,7 +22,6 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "interpose/route.h"
-#include "transport/cma.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -49,8 +48,7 @@ static void pull_after(struct strata_plane *p, int peer, uint64_t base, int step
     strata_flag_wait_ge(&c->seq, base, pid);
     strata_flag_wait_ge(&c->progress, base + (uint64_t)steps, pid);
     const unsigned char *remote = (const void *)(uintptr_t)strata_flag_read(&c->buf);
-    if (strata_cma_read(pid, remote + off, local, len)) strata_cma_failed("read from", peer, errno);
-    if (p->stats) strata_stats_bytes(STRATA_COLL_ALLGATHER, p->dist[peer], len);
+    strata_plane_pull(p, STRATA_COLL_ALLGATHER, peer, remote + off, local, len);
 }
 
 int strata_allgather_recursive_doubling(struct strata_plane *p, const struct strata_block_args *a)

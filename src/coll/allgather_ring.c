@@ -21,7 +21,6 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "interpose/route.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
 /* The exposed address of a peer, once it has entered this operation.  The
@@ -38,9 +37,7 @@ static unsigned char *peer_address(struct strata_plane *p, int peer, uint64_t ba
 static void pull(struct strata_plane *p, int peer, const unsigned char *remote,
                  unsigned char *local, size_t len)
 {
-    if (strata_cma_read(p->pid[peer], remote, local, len))
-        strata_cma_failed("read from", peer, errno);
-    if (p->stats) strata_stats_bytes(STRATA_COLL_ALLGATHER, p->dist[peer], len);
+    strata_plane_pull(p, STRATA_COLL_ALLGATHER, peer, remote, local, len);
 }
 
 /* Every other rank's ack: all of them read from or wrote into this rank. */
@@ -129,9 +126,7 @@ int strata_allgather_ring_source_write(struct strata_plane *p, const struct stra
     for (int i = 1; i < size; i++) {
         int q = (me + i) % size;
         unsigned char *dst = peer_address(p, q, base, 1);
-        if (strata_cma_write(p->pid[q], dst + (size_t)me * b, mine, b))
-            strata_cma_failed("write into", q, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_ALLGATHER, p->dist[q], b);
+        strata_plane_push(p, STRATA_COLL_ALLGATHER, q, dst + (size_t)me * b, mine, b);
     }
     /* Release: the writes have returned, so a rank that sees every ack
      * finds every block in its buffer. */

@@ -17,7 +17,6 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "interpose/route.h"
-#include "transport/cma.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -63,9 +62,8 @@ int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_a
          * peer cannot leave the operation before this rank acknowledges. */
         strata_flag_wait_ge(&p->ctl[peer].seq, base, p->pid[peer]);
         const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
-        if (strata_cma_read(p->pid[peer], src + (size_t)me * b, a->recv + (size_t)peer * b, b))
-            strata_cma_failed("read from", peer, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_ALLTOALL, p->dist[peer], b);
+        strata_plane_pull(p, STRATA_COLL_ALLTOALL, peer, src + (size_t)me * b,
+                          a->recv + (size_t)peer * b, b);
     }
 
     /* Release: done reading every peer's send buffer. */

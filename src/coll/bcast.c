@@ -14,28 +14,9 @@
 #include "coll/coll.h"
 #include "coll/tree.h"
 #include "context/runtime.h"
-#include "transport/cma.h"
 #include "interpose/route.h"
 #include "util/log.h"
 #include "util/stats.h"
-
-void strata_cma_failed(const char *what, int peer_rank, int err)
-{
-    /* peer_rank is the peer's rank in the node plane; the user knows its
-     * MPI_COMM_WORLD rank, found from the pid the failed copy addressed. */
-    pid_t pid = strata_cma_failed_pid();
-    const struct strata_runtime *rt = strata_runtime_state();
-    int world_rank = -1;
-    for (int r = 0; pid > 0 && rt->world_pid && r < rt->world_size && world_rank < 0; r++)
-        if (rt->world_pid[r] == pid) world_rank = r;
-    if (world_rank >= 0)
-        strata_error("Cross-Memory Attach %s MPI_COMM_WORLD rank %d (pid %d) failed "
-                     "mid-operation: %s", what, world_rank, (int)pid, strerror(err));
-    else
-        strata_error("Cross-Memory Attach %s rank %d of the node (pid %d) failed "
-                     "mid-operation: %s", what, peer_rank, (int)pid, strerror(err));
-    abort();
-}
 
 /* The sibling this rank must let finish a chunk before reading it (the
  * throttle: at most k children of one parent read the same chunk at once),
@@ -57,7 +38,7 @@ static void wait_children_ack(struct strata_plane *p, const int *children, int n
         strata_flag_wait_ge(&p->ctl[children[i]].ack, base, p->pid[children[i]]);
 }
 
-static void bcast_cma(struct strata_plane *p, unsigned char *data, size_t bytes, int root)
+static void bcast_single_copy(struct strata_plane *p, unsigned char *data, size_t bytes, int root)
 {
     int parent, *children = p->tree_buf;
     int nchildren = strata_tree_links(p->hier, root, p->rank, &parent, children);
@@ -88,9 +69,7 @@ static void bcast_cma(struct strata_plane *p, unsigned char *data, size_t bytes,
             if (whole) len = strata_flag_read(&up->progress) - base - off;
             if (sibling >= 0)
                 strata_flag_wait_ge(&p->ctl[sibling].progress, base + off + len, p->pid[sibling]);
-            if (strata_cma_read(up_pid, src + off, data + off, len))
-                strata_cma_failed("read from", parent, errno);
-            if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[parent], len);
+            strata_plane_pull(p, STRATA_COLL_BCAST, parent, src + off, data + off, len);
             /* The bytes just copied are in this rank's buffer: children may
              * read them once they see the new count. */
             strata_flag_publish(&me->progress, base + off + len);
@@ -131,8 +110,8 @@ int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int roo
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (bytes <= region) {
         bcast_cico(p, data, bytes, root);
-    } else if (p->use_cma) {
-        bcast_cma(p, data, bytes, root);
+    } else if (strata_plane_single_copy(p)) {
+        bcast_single_copy(p, data, bytes, root);
     } else {
         for (size_t off = 0; off < bytes; off += p->region) {
             size_t len = bytes - off < p->region ? bytes - off : p->region;
@@ -145,7 +124,7 @@ int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int roo
 int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uint64_t *base)
 {
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
-    if (p->size == 1 || bytes <= region || !p->use_cma) return 0;
+    if (p->size == 1 || bytes <= region || !strata_plane_single_copy(p)) return 0;
     *base = strata_plane_begin(p, bytes);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
     strata_flag_set_relaxed(&me->buf, (uintptr_t)data);

@@ -18,17 +18,14 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "interpose/route.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
 /* Copies len bytes at `remote` in rank peer into `local`, counting them. */
 static void pull(struct strata_plane *p, int peer, const unsigned char *remote,
                  unsigned char *local, size_t len)
 {
-    if (len == 0) return;
-    if (strata_cma_read(p->pid[peer], remote, local, len))
-        strata_cma_failed("read from", peer, errno);
-    if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[peer], len);
+    if (len == 0) return; /* nothing to copy, nothing to count */
+    strata_plane_pull(p, STRATA_COLL_BCAST, peer, remote, local, len);
 }
 
 static const unsigned char *exposed_buf(struct strata_plane *p, int peer)
@@ -95,9 +92,7 @@ int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_
          * progress below, so the buffer stays valid until the write ends. */
         strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
         void *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r].acc);
-        if (strata_cma_write(p->pid[r], dst, a->send, a->block))
-            strata_cma_failed("write to", r, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[r], a->block);
+        strata_plane_push(p, STRATA_COLL_BCAST, r, dst, a->send, a->block);
         strata_flag_publish(&me->progress, base + (uint64_t)d); /* r's copy is complete */
     }
     strata_flag_publish(&me->ack, base); /* uniformity: every rank acks */

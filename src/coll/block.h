@@ -39,9 +39,9 @@
  *    ack of every rank that may still read or write its buffers (the user
  *    may reuse them as soon as the call returns).
  *  - Waits use strata_flag_wait_ge(flag, value, p->pid[owner]) (spin, then
- *    yield, and notice dead peers).  A failed CMA copy ends the job through
- *    strata_cma_failed.  With p->stats set, count pulled or pushed bytes
- *    with strata_stats_bytes(coll, p->dist[peer], bytes). */
+ *    yield, and notice dead peers).  Every copy from or into a peer goes
+ *    through strata_plane_pull/push (plane.h): the plane's transport moves
+ *    the bytes, STRATA_STATS counts them, a failure ends the job. */
 #ifndef STRATA_BLOCK_H
 #define STRATA_BLOCK_H
 

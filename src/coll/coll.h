@@ -26,6 +26,7 @@ struct strata_tuning {
 const struct strata_tuning *strata_tuning(void);
 void strata_tuning_set(const struct strata_tuning *t);
 
+/* Broadcast of `bytes` at data from `root` (coll/bcast.c), blocking. */
 int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root);
 
 /* A node broadcast from this rank whose payload arrives progressively (from
@@ -57,9 +58,5 @@ int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);
 
 /* Allreduce of at most STRATA_TINY_MAX bytes through the flag lines. */
 int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a);
-
-/* Ends the job with a message when a CMA copy fails mid-operation (the
- * probe at start-up said it works, so this is a bad buffer or a dead peer). */
-void strata_cma_failed(const char *what, int peer_rank, int err);
 
 #endif

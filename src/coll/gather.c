@@ -20,7 +20,6 @@
 #include "coll/coll.h"
 #include "coll/turns.h"
 #include "interpose/route.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
 /* The root's own block, unless it is already in place. */
@@ -46,9 +45,8 @@ static int write_blocks(struct strata_plane *p, const struct strata_block_args *
          * root cannot leave it before this rank acknowledges. */
         strata_flag_wait_ge(&p->ctl[root].seq, base, p->pid[root]);
         unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[root].acc);
-        if (strata_cma_write(p->pid[root], dst + (size_t)p->rank * a->block, a->send, a->block))
-            strata_cma_failed("write to", root, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_GATHER, p->dist[root], a->block);
+        strata_plane_push(p, STRATA_COLL_GATHER, root, dst + (size_t)p->rank * a->block, a->send,
+                          a->block);
     }
     /* Release: this rank's block is in the root's buffer (the root may
      * return once it has them all); hands the turn on to turn + k. */
@@ -83,9 +81,8 @@ int strata_gather_sequential_read(struct strata_plane *p, const struct strata_bl
              * leave before the progress below tells it its block was read. */
             strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
             const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[r].buf);
-            if (strata_cma_read(p->pid[r], src, a->recv + (size_t)r * a->block, a->block))
-                strata_cma_failed("read from", r, errno);
-            if (p->stats) strata_stats_bytes(STRATA_COLL_GATHER, p->dist[r], a->block);
+            strata_plane_pull(p, STRATA_COLL_GATHER, r, src, a->recv + (size_t)r * a->block,
+                              a->block);
             /* Release: turn t's send buffer is free again; it may return. */
             strata_flag_publish(&me->progress, base + (uint64_t)t);
         }

@@ -20,7 +20,6 @@
 
 #include "coll/coll.h"
 #include "coll/tree.h"
-#include "transport/cma.h"
 #include "interpose/route.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -116,8 +115,7 @@ static void fetch(struct reduce_call *c, int l, int q, size_t off, void *dst, si
         memcpy(dst, src + off, bytes);
         return;
     }
-    if (strata_cma_read(p->pid[q], src + off, dst, bytes)) strata_cma_failed("read from", q, errno);
-    if (p->stats) strata_stats_bytes(coll_of(c->a), p->dist[q], bytes);
+    strata_plane_pull(p, coll_of(c->a), q, src + off, dst, bytes);
 }
 
 /* Scratch region i (0, 1 or 2) for a slice of `bytes`: page-aligned, with a
@@ -202,10 +200,8 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
             /* already in place */
         } else if (target == p->rank) {
             memcpy(dst, acc, bytes);
-        } else if (strata_cma_write(p->pid[target], dst, acc, bytes)) {
-            strata_cma_failed("write to", target, errno);
-        } else if (p->stats) {
-            strata_stats_bytes(coll_of(a), p->dist[target], bytes);
+        } else {
+            strata_plane_push(p, coll_of(a), target, dst, acc, bytes);
         }
     }
     /* Release: the target buffer holds this slice before anyone sees it. */
@@ -266,7 +262,7 @@ static void wait_group_reducers(struct reduce_call *c)
     }
 }
 
-static int reduce_cma(struct strata_plane *p, const struct strata_reduce_args *a)
+static int reduce_single_copy(struct strata_plane *p, const struct strata_reduce_args *a)
 {
     int allreduce = a->root < 0;
     struct reduce_call c = {.p = p, .a = a, .top_root = allreduce ? 0 : a->root};
@@ -384,8 +380,8 @@ int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)
         strata_allreduce_tiny(p, a);
     } else if (bytes <= region) {
         reduce_cico(p, a);
-    } else if (p->use_cma) {
-        return reduce_cma(p, a);
+    } else if (strata_plane_single_copy(p)) {
+        return reduce_single_copy(p, a);
     } else {
         /* Without CMA, the segment carries the vector in rounds. */
         size_t per_round = p->region / a->extent;

@@ -19,7 +19,6 @@
 #include "coll/coll.h"
 #include "coll/turns.h"
 #include "interpose/route.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
 /* The root's own block, unless it is already in place. */
@@ -45,9 +44,8 @@ static int read_blocks(struct strata_plane *p, const struct strata_block_args *a
          * root cannot leave it before this rank acknowledges. */
         strata_flag_wait_ge(&p->ctl[root].seq, base, p->pid[root]);
         const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[root].buf);
-        if (strata_cma_read(p->pid[root], src + (size_t)p->rank * a->block, a->recv, a->block))
-            strata_cma_failed("read from", root, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_SCATTER, p->dist[root], a->block);
+        strata_plane_pull(p, STRATA_COLL_SCATTER, root, src + (size_t)p->rank * a->block, a->recv,
+                          a->block);
     }
     /* Release: done with the root's buffer; hands the turn on to turn + k. */
     strata_flag_publish(&me->ack, base);
@@ -80,9 +78,8 @@ int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_
              * leave before the progress below tells it its block is there. */
             strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
             unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r].acc);
-            if (strata_cma_write(p->pid[r], dst, a->send + (size_t)r * a->block, a->block))
-                strata_cma_failed("write to", r, errno);
-            if (p->stats) strata_stats_bytes(STRATA_COLL_SCATTER, p->dist[r], a->block);
+            strata_plane_push(p, STRATA_COLL_SCATTER, r, dst, a->send + (size_t)r * a->block,
+                              a->block);
             /* Release: turn t's block is in its buffer; it may return. */
             strata_flag_publish(&me->progress, base + (uint64_t)t);
         }
