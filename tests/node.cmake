@@ -205,3 +205,22 @@ foreach(mode churn abort abort-create)
                    ${NODE_SHM_RANKS} ${mode})
   set_tests_properties(node.shm-leftovers.${mode} PROPERTIES TIMEOUT 60)
 endforeach()
+
+# ---- Resumable operations (coll/op.h): two collectives on two communicators
+# driven by alternating single progress steps from one thread, every
+# converted operation, sizes on both sides of the copy-in/copy-out limit,
+# once per transport (with the segment, large payloads go in rounds).
+strata_test_program(test_op_alternate mpi/test_op_alternate.c)
+foreach(t cma segment)
+  strata_mpi_test(NAME node.op-alternate.${t}.np2 TARGET test_op_alternate RANKS 2
+                  ENV STRATA_TRANSPORT=${t})
+  set_tests_properties(node.op-alternate.${t}.np2 PROPERTIES TIMEOUT 60)
+  if(STRATA_MPI STREQUAL "openmpi")
+    strata_mpi_test(NAME node.op-alternate.${t}.np3 TARGET test_op_alternate RANKS 3
+                    ENV STRATA_TRANSPORT=${t})
+    set_tests_properties(node.op-alternate.${t}.np3 PROPERTIES TIMEOUT 90)
+  endif()
+endforeach()
+strata_mpi_test(NAME node.op-alternate.topo2.np4 TARGET test_op_alternate RANKS 4
+                ENV "${NODE_TOPO2}" STRATA_MAP=core STRATA_CHUNK=4K)
+set_tests_properties(node.op-alternate.topo2.np4 PROPERTIES TIMEOUT 120)
