@@ -8,7 +8,8 @@
  *
  *   test_op_alternate [--colls=LIST] [--sizes=LIST]
  *
- * Every converted operation (bcast, barrier, allreduce-tiny, reduce, allreduce) at every size of the list (by
+ * Every converted operation (bcast, barrier, allreduce-tiny, reduce, allreduce,
+ * and "block": every block algorithm with a resumable form) at every size of the list (by
  * default sizes on both sides of the copy-in/copy-out limit, so that both the
  * segment and the single-copy paths run), with the first and last rank as
  * roots, on MPI_COMM_WORLD's duplicate and a reversed split.  Each result is
@@ -20,16 +21,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/algorithm.h"
+#include "coll/block.h"
 #include "coll/coll.h"
 #include "coll/op.h"
 #include "coll/ops.h"
 #include "context/context.h"
+#include "interpose/route.h"
 #include "shm/flags.h"
 #include "testutil.h"
 
-enum { COLL_BCAST, COLL_BARRIER, COLL_ALLREDUCE_TINY, COLL_REDUCE, COLL_ALLREDUCE, NCOLLS };
+enum { COLL_BCAST, COLL_BARRIER, COLL_ALLREDUCE_TINY, COLL_REDUCE, COLL_ALLREDUCE, COLL_BLOCK,
+       NCOLLS };
 static const char *coll_names[NCOLLS] = {"bcast", "barrier", "allreduce-tiny", "reduce",
-                                         "allreduce"};
+                                         "allreduce", "block"};
 
 /* One operation in flight on one communicator, with its buffers. */
 struct slot {
@@ -44,7 +49,10 @@ struct slot {
         struct strata_barrier_op barrier;
         struct strata_tiny_op tiny;
         struct strata_reduce_op reduce;
+        struct strata_block_op block;
     } u;
+    const struct strata_algorithm *al; /* COLL_BLOCK: the block algorithm */
+    unsigned char *bsend;              /* ... its send buffer */
     int *send;       /* reductions: this rank's operand (count ints) */
     size_t count;
     struct strata_op *op;
@@ -96,6 +104,26 @@ static void start(struct slot *s)
         }
         break;
     }
+    case COLL_BLOCK: {
+        /* Send: size blocks at the root of Scatter and for Alltoall, one
+         * block otherwise; every byte tells its sender, block and place. */
+        int many = s->al->coll == STRATA_COLL_SCATTER || s->al->coll == STRATA_COLL_ALLTOALL;
+        size_t nsend = many ? (size_t)s->size * s->bytes : s->bytes;
+        size_t nrecv = many && s->al->coll == STRATA_COLL_SCATTER ? s->bytes
+                                                                  : (size_t)s->size * s->bytes;
+        s->bsend = malloc(nsend ? nsend : 1);
+        s->buf = malloc(nrecv ? nrecv : 1);
+        CHECK(s->bsend && s->buf, "out of memory");
+        for (size_t i = 0; i < nsend; i++) s->bsend[i] = pattern(s->seed + (unsigned)s->rank, i);
+        memset(s->buf, 0xee, nrecv);
+        struct strata_block_args a = {.send = s->bsend, .recv = s->buf, .block = s->bytes,
+                                      .root = s->root, .k = s->al->k_default};
+        if (s->al->coll == STRATA_COLL_ALLGATHER || s->al->coll == STRATA_COLL_ALLTOALL)
+            a.root = -1;
+        strata_block_starter((int)s->al->id)(&s->u.block, s->plane, &a);
+        s->op = &s->u.block.op;
+        break;
+    }
     }
 }
 
@@ -132,6 +160,36 @@ static void check(struct slot *s, const char *what)
         s->send = NULL;
         break;
     }
+    case COLL_BLOCK: {
+        int many = s->al->coll == STRATA_COLL_SCATTER || s->al->coll == STRATA_COLL_ALLTOALL;
+        size_t nrecv = many && s->al->coll == STRATA_COLL_SCATTER ? s->bytes
+                                                                  : (size_t)s->size * s->bytes;
+        unsigned char *want = malloc(nrecv ? nrecv : 1);
+        CHECK(want, "out of memory");
+        int n = (int)s->bytes, judged = 1;
+        switch (s->al->coll) {
+        case STRATA_COLL_GATHER:
+            PMPI_Gather(s->bsend, n, MPI_BYTE, want, n, MPI_BYTE, s->root, s->comm);
+            judged = s->rank == s->root;
+            break;
+        case STRATA_COLL_SCATTER:
+            PMPI_Scatter(s->bsend, n, MPI_BYTE, want, n, MPI_BYTE, s->root, s->comm);
+            break;
+        case STRATA_COLL_ALLGATHER:
+            PMPI_Allgather(s->bsend, n, MPI_BYTE, want, n, MPI_BYTE, s->comm);
+            break;
+        default:
+            PMPI_Alltoall(s->bsend, n, MPI_BYTE, want, n, MPI_BYTE, s->comm);
+            break;
+        }
+        for (size_t i = 0; judged && i < nrecv; i++)
+            CHECK(s->buf[i] == want[i], "%s (%s): byte %zu is %d, the host MPI gives %d", what,
+                  s->al->name, i, s->buf[i], want[i]);
+        free(want);
+        free(s->bsend);
+        s->bsend = NULL;
+        break;
+    }
     case COLL_BARRIER:
         /* Nothing to compare: completing on every rank (without deadlock)
          * is the result; the host's barrier keeps the next case apart. */
@@ -164,6 +222,38 @@ static unsigned parse_colls(const char *list)
         set |= 1u << found;
     }
     return set;
+}
+
+/* Starts a then b, drives both by alternating single progress steps (odd
+ * ranks begin with b) until both are done, and checks both results.
+ * Returns the number of steps that said "not yet". */
+static long alternate(struct slot *a, struct slot *b, int wrank, const char *what)
+{
+    long pending = 0;
+    start(a);
+    start(b);
+    struct slot *order[2] = {wrank % 2 ? b : a, wrank % 2 ? a : b};
+    unsigned long round = 0;
+    while (!a->done || !b->done) {
+        int moved = 0;
+        for (int k = 0; k < 2; k++) {
+            struct slot *s = order[k];
+            if (s->done) continue;
+            int rc = strata_op_step(s->op);
+            if (rc == STRATA_OP_PENDING) {
+                pending++;
+            } else {
+                CHECK(rc == MPI_SUCCESS, "%s: progress failed (%d)", what, rc);
+                s->done = 1;
+                moved = 1;
+            }
+        }
+        /* Yield now and then: more ranks than cores must progress. */
+        if (!moved) strata_backoff(round++);
+    }
+    check(a, what);
+    check(b, what);
+    return pending;
 }
 
 int main(int argc, char **argv)
@@ -203,7 +293,7 @@ int main(int argc, char **argv)
 
     long pending = 0, cases = 0;
     for (int c = 0; c < NCOLLS; c++) {
-        if (!(colls & (1u << c))) continue;
+        if (!(colls & (1u << c)) || c == COLL_BLOCK) continue;
         int sized = c == COLL_BCAST;
         /* Tiny Allreduce: 1, 3 and the most ints a flag line holds. */
         size_t tiny_counts[3] = {1, 3, STRATA_TINY_MAX / sizeof(int)};
@@ -223,37 +313,43 @@ int main(int argc, char **argv)
                 b.root = ri ? 0 : b.size / 2; /* another rank than a's */
                 a.seed = (unsigned)(si * 4 + ri);
                 b.seed = a.seed + 2;
-                start(&a);
-                start(&b);
-                /* Alternate single steps; odd ranks begin with b. */
-                struct slot *order[2] = {wrank % 2 ? &b : &a, wrank % 2 ? &a : &b};
-                unsigned long round = 0;
-                while (!a.done || !b.done) {
-                    int moved = 0;
-                    for (int k = 0; k < 2; k++) {
-                        struct slot *s = order[k];
-                        if (s->done) continue;
-                        int rc = strata_op_step(s->op);
-                        if (rc == STRATA_OP_PENDING) {
-                            pending++;
-                        } else {
-                            CHECK(rc == MPI_SUCCESS, "%s: progress failed (%d)", coll_names[c], rc);
-                            s->done = 1;
-                            moved = 1;
-                        }
-                    }
-                    /* Yield now and then: more ranks than cores must progress. */
-                    if (!moved) strata_backoff(round++);
-                }
                 char what[128];
                 snprintf(what, sizeof what, "%s, %zu bytes (%zu elements), roots %d/%d, dup then "
                          "reversed", coll_names[c], a.bytes, a.count, a.root, b.root);
-                check(&a, what);
-                check(&b, what);
+                pending += alternate(&a, &b, wrank, what);
                 cases++;
             }
         }
         if (wrank == 0) printf("PASS %s alternated on two communicators\n", coll_names[c]);
+    }
+    /* Every block algorithm that has a resumable form and can run here, at
+     * block sizes below and above the copy-in/copy-out limit. */
+    size_t blocks[3] = {8, 3001, 70001};
+    for (int id = 0; (colls & (1u << COLL_BLOCK)) && id < STRATA_NALGOS; id++) {
+        const struct strata_algorithm *al = strata_algorithm((enum strata_algo)id);
+        if (!strata_block_starter(id) || al->coll == STRATA_COLL_BCAST) continue;
+        if (strata_algorithm_refusal(al, a.size, strata_plane_single_copy(a.plane),
+                                     al->k_default)) {
+            if (wrank == 0) printf("SKIP %s: refused here\n", al->name);
+            continue;
+        }
+        for (int si = 0; si < 3; si++) {
+            a.coll = b.coll = COLL_BLOCK;
+            a.al = b.al = al;
+            a.bytes = b.bytes = blocks[si];
+            a.root = si % 2 ? a.size - 1 : 0;
+            b.root = b.size / 2;
+            a.seed = (unsigned)si;
+            b.seed = a.seed + 5;
+            char what[160];
+            snprintf(what, sizeof what, "%s %s, %zu-byte blocks, roots %d/%d",
+                     strata_coll_name(al->coll), al->name, a.bytes, a.root, b.root);
+            pending += alternate(&a, &b, wrank, what);
+            cases++;
+        }
+        if (wrank == 0)
+            printf("PASS %s %s alternated on two communicators\n", strata_coll_name(al->coll),
+                   al->name);
     }
     /* Some step must have returned "not yet" somewhere, or nothing was
      * really interleaved (e.g. a progress function that spins inside). */

@@ -1,0 +1,35 @@
+/* The resumable forms of the block algorithms, keyed by enum strata_algo,
+ * and the blocking runner they share. */
+#include "coll/algorithm.h"
+
+/* If you add an algorithm to enum strata_algo, also add its start function
+ * here once it is resumable (NULL: only the blocking form exists). */
+static const strata_block_start_fn starters[STRATA_NALGOS] = {
+    [STRATA_ALGO_SCATTER_CICO] = strata_scatter_cico_start,
+    [STRATA_ALGO_SCATTER_PARALLEL_READ] = strata_scatter_parallel_read_start,
+    [STRATA_ALGO_SCATTER_SEQUENTIAL_WRITE] = strata_scatter_sequential_write_start,
+    [STRATA_ALGO_SCATTER_THROTTLED_READ] = strata_scatter_throttled_read_start,
+    [STRATA_ALGO_GATHER_CICO] = strata_gather_cico_start,
+    [STRATA_ALGO_GATHER_PARALLEL_WRITE] = strata_gather_parallel_write_start,
+    [STRATA_ALGO_GATHER_SEQUENTIAL_READ] = strata_gather_sequential_read_start,
+    [STRATA_ALGO_GATHER_THROTTLED_WRITE] = strata_gather_throttled_write_start,
+    [STRATA_ALGO_ALLTOALL_CICO] = strata_alltoall_cico_start,
+    [STRATA_ALGO_ALLTOALL_PAIRWISE] = strata_alltoall_pairwise_start,
+    [STRATA_ALGO_ALLGATHER_CICO] = strata_allgather_cico_start,
+};
+
+_Static_assert(sizeof starters / sizeof starters[0] == STRATA_NALGOS,
+               "one entry per enum strata_algo");
+
+strata_block_start_fn strata_block_starter(int algo)
+{
+    return algo >= 0 && algo < STRATA_NALGOS ? starters[algo] : NULL;
+}
+
+int strata_block_run(strata_block_start_fn start, struct strata_plane *p,
+                     const struct strata_block_args *a)
+{
+    struct strata_block_op o;
+    start(&o, p, a);
+    return strata_op_run(&o.op);
+}
