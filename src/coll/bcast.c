@@ -216,6 +216,23 @@ void strata_bcast_feed_close(struct strata_plane *p, uint64_t base)
     strata_flag_publish(&p->ctl[p->rank].ack, base);
 }
 
+static int pipelined_progress(struct strata_op *op)
+{
+    struct strata_block_op *o =
+        (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    STRATA_OP_BEGIN(op);
+    STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_pipelined_start(struct strata_block_op *o, struct strata_plane *p,
+                                  const struct strata_block_args *a)
+{
+    o->a = *a;
+    strata_op_init(&o->op, p, pipelined_progress);
+    strata_bcast_start(&o->bcast, p, a->recv, a->block, a->root);
+}
+
 int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a)
 {
     return strata_bcast_bytes(p, a->recv, a->block, a->root);

@@ -47,6 +47,7 @@
 
 #include <stddef.h>
 
+#include "coll/coll.h"
 #include "coll/op.h"
 #include "coll/plane.h"
 
@@ -85,6 +86,7 @@ struct strata_block_op {
     const unsigned char *send;  /* what peers read (the send buffer or a private copy) */
     void *owned;                /* memory the operation frees when it completes */
     struct strata_cico_exchange x;
+    struct strata_bcast_op bcast; /* the pipelined Bcast (coll.h), run as a sub-step */
 };
 
 typedef void (*strata_block_start_fn)(struct strata_block_op *o, struct strata_plane *p,
@@ -148,8 +150,22 @@ int strata_allgather_ring_source_read(struct strata_plane *p, const struct strat
 int strata_allgather_ring_source_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_recursive_doubling(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_bruck(struct strata_plane *p, const struct strata_block_args *a);
+void strata_allgather_ring_neighbour_start(struct strata_block_op *o, struct strata_plane *p,
+                                           const struct strata_block_args *a);
+void strata_allgather_ring_source_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                             const struct strata_block_args *a);
+void strata_allgather_ring_source_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                              const struct strata_block_args *a);
+void strata_allgather_recursive_doubling_start(struct strata_block_op *o, struct strata_plane *p,
+                                               const struct strata_block_args *a);
+void strata_allgather_bruck_start(struct strata_block_op *o, struct strata_plane *p,
+                                  const struct strata_block_args *a);
 int strata_allgather_hier_leader(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_hier_ring(struct strata_plane *p, const struct strata_block_args *a);
+void strata_allgather_hier_leader_start(struct strata_block_op *o, struct strata_plane *p,
+                                        const struct strata_block_args *a);
+void strata_allgather_hier_ring_start(struct strata_block_op *o, struct strata_plane *p,
+                                      const struct strata_block_args *a);
 
 /* Bcast variants (paper V-B), beside XHC's pipelined pull (bcast.c). */
 int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a);
@@ -157,5 +173,15 @@ int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_a
 int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args *a);
 int strata_bcast_scatter_allgather(struct strata_plane *p, const struct strata_block_args *a);
+void strata_bcast_pipelined_start(struct strata_block_op *o, struct strata_plane *p,
+                                  const struct strata_block_args *a);
+void strata_bcast_direct_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                    const struct strata_block_args *a);
+void strata_bcast_direct_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                     const struct strata_block_args *a);
+void strata_bcast_knomial_start(struct strata_block_op *o, struct strata_plane *p,
+                                const struct strata_block_args *a);
+void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct strata_plane *p,
+                                          const struct strata_block_args *a);
 
 #endif

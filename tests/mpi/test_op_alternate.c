@@ -108,15 +108,19 @@ static void start(struct slot *s)
         /* Send: size blocks at the root of Scatter and for Alltoall, one
          * block otherwise; every byte tells its sender, block and place. */
         int many = s->al->coll == STRATA_COLL_SCATTER || s->al->coll == STRATA_COLL_ALLTOALL;
+        int bcast = s->al->coll == STRATA_COLL_BCAST;
         size_t nsend = many ? (size_t)s->size * s->bytes : s->bytes;
-        size_t nrecv = many && s->al->coll == STRATA_COLL_SCATTER ? s->bytes
-                                                                  : (size_t)s->size * s->bytes;
+        size_t nrecv = bcast || (many && s->al->coll == STRATA_COLL_SCATTER)
+                           ? s->bytes : (size_t)s->size * s->bytes;
         s->bsend = malloc(nsend ? nsend : 1);
         s->buf = malloc(nrecv ? nrecv : 1);
         CHECK(s->bsend && s->buf, "out of memory");
         for (size_t i = 0; i < nsend; i++) s->bsend[i] = pattern(s->seed + (unsigned)s->rank, i);
         memset(s->buf, 0xee, nrecv);
-        struct strata_block_args a = {.send = s->bsend, .recv = s->buf, .block = s->bytes,
+        /* Bcast: the payload is recv (== send), the root's pattern. */
+        if (bcast && s->rank == s->root) memcpy(s->buf, s->bsend, nrecv);
+        struct strata_block_args a = {.send = bcast ? s->buf : s->bsend, .recv = s->buf,
+                                      .block = s->bytes,
                                       .root = s->root, .k = s->al->k_default};
         if (s->al->coll == STRATA_COLL_ALLGATHER || s->al->coll == STRATA_COLL_ALLTOALL)
             a.root = -1;
@@ -162,8 +166,9 @@ static void check(struct slot *s, const char *what)
     }
     case COLL_BLOCK: {
         int many = s->al->coll == STRATA_COLL_SCATTER || s->al->coll == STRATA_COLL_ALLTOALL;
-        size_t nrecv = many && s->al->coll == STRATA_COLL_SCATTER ? s->bytes
-                                                                  : (size_t)s->size * s->bytes;
+        int bcast = s->al->coll == STRATA_COLL_BCAST;
+        size_t nrecv = bcast || (many && s->al->coll == STRATA_COLL_SCATTER)
+                           ? s->bytes : (size_t)s->size * s->bytes;
         unsigned char *want = malloc(nrecv ? nrecv : 1);
         CHECK(want, "out of memory");
         int n = (int)s->bytes, judged = 1;
@@ -177,6 +182,10 @@ static void check(struct slot *s, const char *what)
             break;
         case STRATA_COLL_ALLGATHER:
             PMPI_Allgather(s->bsend, n, MPI_BYTE, want, n, MPI_BYTE, s->comm);
+            break;
+        case STRATA_COLL_BCAST:
+            memcpy(want, s->bsend, nrecv); /* significant at the root only */
+            PMPI_Bcast(want, n, MPI_BYTE, s->root, s->comm);
             break;
         default:
             PMPI_Alltoall(s->bsend, n, MPI_BYTE, want, n, MPI_BYTE, s->comm);
@@ -327,7 +336,7 @@ int main(int argc, char **argv)
     size_t blocks[3] = {8, 3001, 70001};
     for (int id = 0; (colls & (1u << COLL_BLOCK)) && id < STRATA_NALGOS; id++) {
         const struct strata_algorithm *al = strata_algorithm((enum strata_algo)id);
-        if (!strata_block_starter(id) || al->coll == STRATA_COLL_BCAST) continue;
+        CHECK(strata_block_starter(id), "algorithm %s has no resumable form", al->name);
         if (strata_algorithm_refusal(al, a.size, strata_plane_single_copy(a.plane),
                                      al->k_default)) {
             if (wrank == 0) printf("SKIP %s: refused here\n", al->name);
