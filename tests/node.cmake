@@ -225,3 +225,15 @@ endforeach()
 strata_mpi_test(NAME node.op-alternate.topo2.np4 TARGET test_op_alternate RANKS 4
                 ENV "${NODE_TOPO2}" STRATA_MAP=core STRATA_CHUNK=4K)
 set_tests_properties(node.op-alternate.topo2.np4 PROPERTIES TIMEOUT 120)
+# Across (virtual) nodes: the compositions made resumable (Bcast, Barrier),
+# the leaders' network part and the node part stepped in turn.
+foreach(spec "nodes2.np4|2|block" "nodes3.np5|3|cyclic")
+  string(REPLACE "|" ";" parts "${spec}")
+  list(GET parts 0 name)
+  list(GET parts 1 nodes)
+  list(GET parts 2 layout)
+  string(REGEX REPLACE ".*np" "" ranks "${name}")
+  strata_mpi_test(NAME net.op-alternate.${name} TARGET test_op_alternate RANKS ${ranks}
+                  ENV STRATA_VIRTUAL_NODES=${nodes} STRATA_VIRTUAL_LAYOUT=${layout})
+  set_tests_properties(net.op-alternate.${name} PROPERTIES TIMEOUT 120)
+endforeach()

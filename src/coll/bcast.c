@@ -34,12 +34,6 @@ static int throttle_sibling(struct strata_plane *p, int parent, int root)
     return -1;
 }
 
-static void wait_children_ack(struct strata_plane *p, const int *children, int n, uint64_t base)
-{
-    for (int i = 0; i < n; i++)
-        strata_flag_wait_ge(&p->ctl[children[i]].ack, base, p->pid[children[i]]);
-}
-
 static struct strata_bcast_op *bcast_of(struct strata_op *op)
 {
     return (struct strata_bcast_op *)((char *)op - offsetof(struct strata_bcast_op, op));
@@ -208,12 +202,32 @@ void strata_bcast_feed_advance(struct strata_plane *p, uint64_t base, size_t rea
     strata_flag_publish(&p->ctl[p->rank].progress, base + ready);
 }
 
+static int feed_close_progress(struct strata_op *op)
+{
+    struct strata_bcast_op *o = bcast_of(op);
+    struct strata_plane *p = op->p;
+    STRATA_OP_BEGIN(op);
+    for (o->i = 0; o->i < o->nchildren; o->i++)
+        STRATA_OP_AWAIT_GE(op, &p->ctl[o->children[o->i]].ack, o->base,
+                           p->pid[o->children[o->i]]);
+    strata_flag_publish(&p->ctl[p->rank].ack, o->base);
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_feed_close_start(struct strata_bcast_op *o, struct strata_plane *p,
+                                   uint64_t base)
+{
+    strata_op_init(&o->op, p, feed_close_progress);
+    o->base = base;
+    o->children = p->tree_buf;
+    o->nchildren = strata_tree_links(p->hier, p->rank, p->rank, &o->parent, p->tree_buf);
+}
+
 void strata_bcast_feed_close(struct strata_plane *p, uint64_t base)
 {
-    int parent, *children = p->tree_buf;
-    int nchildren = strata_tree_links(p->hier, p->rank, p->rank, &parent, children);
-    wait_children_ack(p, children, nchildren, base);
-    strata_flag_publish(&p->ctl[p->rank].ack, base);
+    struct strata_bcast_op o;
+    strata_bcast_feed_close_start(&o, p, base);
+    strata_op_run(&o.op);
 }
 
 static int pipelined_progress(struct strata_op *op)

@@ -60,6 +60,9 @@ void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void 
 int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uint64_t *base);
 void strata_bcast_feed_advance(struct strata_plane *p, uint64_t base, size_t ready);
 void strata_bcast_feed_close(struct strata_plane *p, uint64_t base);
+/* Resumable close: o waits for the children's acknowledgements. */
+void strata_bcast_feed_close_start(struct strata_bcast_op *o, struct strata_plane *p,
+                                   uint64_t base);
 
 int strata_barrier(struct strata_plane *p);
 

@@ -130,6 +130,16 @@ int strata_op_run(struct strata_op *op);
         (p)->all_entered = (p)->prev_base;                                                 \
     }
 
+/* Returns "not yet" once and resumes after it on the next step: for waits
+ * that are not a flag (host MPI requests, the engine of src/net/engine.c).
+ * Set op->waiting_for first (the peer whose liveness matters). */
+#define STRATA_OP_YIELD(op)                                                                  \
+    do {                                                                                   \
+        (op)->resume = __LINE__;                                                           \
+        return STRATA_OP_PENDING;                                                          \
+    case __LINE__:;                                                                        \
+    } while (0)
+
 /* A progress call after completion does nothing and reports done. */
 #define STRATA_OP_FINISHED (-1)
 

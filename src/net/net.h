@@ -93,4 +93,31 @@ int strata_net_block(struct strata_ctx *ctx, int coll, const struct strata_block
                      char *desc, size_t desclen);
 int strata_net_barrier(struct strata_ctx *ctx);
 
+/* ---- Resumable forms (coll/op.h): start, then strata_op_step until
+ * MPI_SUCCESS (or the host MPI's error).  The node's part runs as a
+ * sub-operation; the leaders' network part polls the host MPI (and the
+ * engine of engine.h) once per step instead of waiting. */
+struct strata_net_barrier_op {
+    struct strata_op op;
+    struct strata_ctx *ctx;
+    struct strata_barrier_op node;  /* the node barriers, before and after */
+    int dist, from, to;
+    MPI_Request req[2];
+    char token;                     /* the zero-byte message's buffer */
+};
+void strata_net_barrier_start(struct strata_net_barrier_op *o, struct strata_ctx *ctx);
+
+struct strata_net_bcast_op {
+    struct strata_op op;
+    struct strata_ctx *ctx;
+    struct strata_bcast_op node;    /* this node's broadcast, or the feed's close */
+    unsigned char *data;
+    size_t bytes, announced;
+    int local_root, leader, from, first_send, fed;
+    uint64_t base;                  /* the fed node broadcast's */
+};
+/* desc as strata_net_bcast's. */
+void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_ctx *ctx, void *data,
+                            size_t bytes, int root, char *desc, size_t desclen);
+
 #endif

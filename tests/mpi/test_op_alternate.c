@@ -9,7 +9,8 @@
  *   test_op_alternate [--colls=LIST] [--sizes=LIST]
  *
  * Every converted operation (bcast, barrier, allreduce-tiny, reduce, allreduce,
- * and "block": every block algorithm with a resumable form) at every size of the list (by
+ * and "block": every block algorithm with a resumable form; across virtual
+ * nodes net-bcast and net-barrier, the compositions made resumable) at every size of the list (by
  * default sizes on both sides of the copy-in/copy-out limit, so that both the
  * segment and the single-copy paths run), with the first and last rank as
  * roots, on MPI_COMM_WORLD's duplicate and a reversed split.  Each result is
@@ -27,18 +28,20 @@
 #include "coll/op.h"
 #include "coll/ops.h"
 #include "context/context.h"
+#include "net/net.h"
 #include "interpose/route.h"
 #include "shm/flags.h"
 #include "testutil.h"
 
 enum { COLL_BCAST, COLL_BARRIER, COLL_ALLREDUCE_TINY, COLL_REDUCE, COLL_ALLREDUCE, COLL_BLOCK,
-       NCOLLS };
+       COLL_NET_BCAST, COLL_NET_BARRIER, NCOLLS };
 static const char *coll_names[NCOLLS] = {"bcast", "barrier", "allreduce-tiny", "reduce",
-                                         "allreduce", "block"};
+                                         "allreduce", "block", "net-bcast", "net-barrier"};
 
 /* One operation in flight on one communicator, with its buffers. */
 struct slot {
     MPI_Comm comm;
+    struct strata_ctx *ctx;
     struct strata_plane *plane;
     int rank, size, coll, root;
     size_t bytes;
@@ -50,6 +53,8 @@ struct slot {
         struct strata_tiny_op tiny;
         struct strata_reduce_op reduce;
         struct strata_block_op block;
+        struct strata_net_bcast_op net_bcast;
+        struct strata_net_barrier_op net_barrier;
     } u;
     const struct strata_algorithm *al; /* COLL_BLOCK: the block algorithm */
     unsigned char *bsend;              /* ... its send buffer */
@@ -69,12 +74,23 @@ static void start(struct slot *s)
     s->done = 0;
     switch (s->coll) {
     case COLL_BCAST:
+    case COLL_NET_BCAST:
         s->buf = malloc(s->bytes ? s->bytes : 1);
         CHECK(s->buf, "out of memory");
         for (size_t i = 0; i < s->bytes; i++)
             s->buf[i] = s->rank == s->root ? pattern(s->seed, i) : 0xee;
-        strata_bcast_start(&s->u.bcast, s->plane, s->buf, s->bytes, s->root);
-        s->op = &s->u.bcast.op;
+        if (s->coll == COLL_NET_BCAST) {
+            strata_net_bcast_start(&s->u.net_bcast, s->ctx, s->buf, s->bytes, s->root, NULL, 0);
+            s->op = &s->u.net_bcast.op;
+        } else {
+            strata_bcast_start(&s->u.bcast, s->plane, s->buf, s->bytes, s->root);
+            s->op = &s->u.bcast.op;
+        }
+        break;
+    case COLL_NET_BARRIER:
+        s->buf = NULL;
+        strata_net_barrier_start(&s->u.net_barrier, s->ctx);
+        s->op = &s->u.net_barrier.op;
         break;
     case COLL_BARRIER:
         s->buf = NULL;
@@ -135,6 +151,7 @@ static void start(struct slot *s)
 static void check(struct slot *s, const char *what)
 {
     switch (s->coll) {
+    case COLL_NET_BCAST:
     case COLL_BCAST: {
         unsigned char *want = malloc(s->bytes ? s->bytes : 1);
         CHECK(want, "out of memory");
@@ -199,6 +216,7 @@ static void check(struct slot *s, const char *what)
         s->bsend = NULL;
         break;
     }
+    case COLL_NET_BARRIER:
     case COLL_BARRIER:
         /* Nothing to compare: completing on every rank (without deadlock)
          * is the result; the host's barrier keeps the next case apart. */
@@ -209,13 +227,15 @@ static void check(struct slot *s, const char *what)
     s->buf = NULL;
 }
 
-static struct strata_plane *plane_of(MPI_Comm comm)
+/* strata's context of comm: a node data plane, or (virtual nodes) a view
+ * across nodes. */
+static struct strata_ctx *ctx_of(MPI_Comm comm)
 {
     MPI_Barrier(comm); /* creates strata's context on the first collective */
     struct strata_ctx *ctx = strata_ctx_get(comm);
-    CHECK(ctx && ctx->plane, "strata has no data plane for the communicator (%s)",
+    CHECK(ctx && (ctx->plane || ctx->net), "strata does not serve the communicator (%s)",
           ctx ? ctx->plane_why : "no context");
-    return ctx->plane;
+    return ctx;
 }
 
 static unsigned parse_colls(const char *list)
@@ -293,8 +313,15 @@ int main(int argc, char **argv)
     struct slot a = {0}, b = {0};
     MPI_Comm_dup(MPI_COMM_WORLD, &a.comm);
     MPI_Comm_split(MPI_COMM_WORLD, 0, wsize - 1 - wrank, &b.comm);
-    a.plane = plane_of(a.comm);
-    b.plane = plane_of(b.comm);
+    a.ctx = ctx_of(a.comm);
+    b.ctx = ctx_of(b.comm);
+    a.plane = a.ctx->plane;
+    b.plane = b.ctx->plane;
+    /* Across nodes: the compositions; inside one node: the node operations. */
+    int across = a.ctx->net != NULL;
+    CHECK(across == (b.ctx->net != NULL), "one communicator spans nodes, the other not");
+    if (across) colls &= (1u << COLL_NET_BCAST) | (1u << COLL_NET_BARRIER);
+    else colls &= ~((1u << COLL_NET_BCAST) | (1u << COLL_NET_BARRIER));
     MPI_Comm_rank(a.comm, &a.rank);
     MPI_Comm_size(a.comm, &a.size);
     MPI_Comm_rank(b.comm, &b.rank);
@@ -303,7 +330,7 @@ int main(int argc, char **argv)
     long pending = 0, cases = 0;
     for (int c = 0; c < NCOLLS; c++) {
         if (!(colls & (1u << c)) || c == COLL_BLOCK) continue;
-        int sized = c == COLL_BCAST;
+        int sized = c == COLL_BCAST || c == COLL_NET_BCAST;
         /* Tiny Allreduce: 1, 3 and the most ints a flag line holds. */
         size_t tiny_counts[3] = {1, 3, STRATA_TINY_MAX / sizeof(int)};
         /* Reductions: one tiny Allreduce, copy-in/copy-out (up to 16 KiB by
