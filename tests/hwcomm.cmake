@@ -2,7 +2,9 @@
 # hsplit paper's worked examples (5.1, 5.2) and hand-written expectations.
 # MPICH never yields the CPU, so on this 2-core machine its runs keep to 4
 # ranks; the 8- and 16-rank scenarios run under Open MPI only.
-strata_test_program(test_hwcomm mpi/test_hwcomm.c)
+# Where the host MPI has MPI-4's MPI_COMM_TYPE_HW_GUIDED/HW_UNGUIDED (MPICH
+# 4.0), every scenario checks MPI_Comm_split_type against them too.
+strata_test_program(test_hwcomm mpi/test_hwcomm.c mpi/hwcomm_split_type.c)
 
 set(HWCOMM_PAPER_NODE "STRATA_TOPOLOGY=pack:2 numa:1 l3:1 l2:2 core:2 pu:1")
 set(HWCOMM_GUIDED_NODE "STRATA_TOPOLOGY=pack:2 numa:2 l3:1 l2:2 core:2 pu:2")
@@ -26,6 +28,7 @@ endif()
 
 hwcomm_test(paper51-mini paper51-mini 4 "STRATA_TOPOLOGY=pack:2 numa:1 l3:1 l2:1 core:1 pu:1"
             STRATA_VIRTUAL_NODES=2 STRATA_MAP=core)
+hwcomm_test(paper52-mini paper52-mini 4 "${HWCOMM_PAPER_NODE}" "STRATA_MAP=core:0,core:1,l2:1,numa:1")
 hwcomm_test(unbound unbound 4 "${HWCOMM_PAPER_NODE}" STRATA_VIRTUAL_NODES=2 STRATA_MAP=none)
 hwcomm_test(cyclic-nodes cyclic-nodes 4 "${HWCOMM_PAPER_NODE}" STRATA_VIRTUAL_NODES=2
             STRATA_VIRTUAL_LAYOUT=cyclic STRATA_MAP=core)

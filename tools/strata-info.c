@@ -105,6 +105,21 @@ int main(int argc, char **argv)
         char *nl = strchr(version, '\n');
         if (nl) *nl = '\0';
         printf("strata %s\nHost MPI: %s (MPI %d.%d)\n", strata_version(), version, major, minor);
+        /* What this build intercepts beyond the C collectives: the host's
+         * MPI-4 additions, where CMake found them. */
+        printf("Entry points: the C collectives%s%s\n",
+#ifdef STRATA_HAVE_LARGE_COUNT
+               ", their MPI-4 large-count forms (MPI_Bcast_c ... MPI_Alltoall_c, counted "
+               "under the C names)",
+#else
+               " (the host MPI has no MPI-4 large-count forms)",
+#endif
+#ifdef STRATA_HAVE_HW_SPLIT_TYPES
+               ", MPI_Comm_split_type with MPI_COMM_TYPE_HW_GUIDED/HW_UNGUIDED"
+#else
+               ""
+#endif
+        );
     }
     const struct strata_runtime *rt = strata_runtime();
     if (config_only || !rt) {

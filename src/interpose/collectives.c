@@ -21,7 +21,9 @@
 #include "coll/ops.h"
 #include "config/config.h"
 #include "context/context.h"
+#include "context/runtime.h"
 #include "interpose/check.h"
+#include "interpose/collectives.h"
 #include "interpose/route.h"
 #include "net/net.h"
 #include "util/log.h"
@@ -31,6 +33,7 @@
  * hand-off is reported). */
 static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 {
+    strata_runtime_start_late(comm);
     struct strata_ctx *ctx = strata_ctx_get(comm);
     const char *refusal = strata_route_refusal(ctx, coll);
     if (!refusal) {
@@ -79,13 +82,24 @@ static void count_algorithm(enum strata_coll coll, const char *algorithm)
 
 /* Bytes of the type signature of count elements, or -1 if strata leaves the
  * arguments to the host MPI to judge. */
-static long long signature_bytes(int count, MPI_Datatype type)
+static long long signature_bytes(long long count, MPI_Datatype type)
 {
     int size;
     if (count < 0 || type == MPI_DATATYPE_NULL) return -1;
     if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return -1;
-    return (long long)count * size;
+    if (size > 0 && count > LLONG_MAX / size) return -1;
+    return count * size;
 }
+
+/* The host MPI's entry point for a call strata leaves: the MPI-4 large-count
+ * form (name_c) for a call that came in through it (`large`), so that the
+ * host sees exactly what the application passed. */
+#ifdef STRATA_HAVE_LARGE_COUNT
+#define HOST_CALL(large, name, ...) \
+    ((large) ? PMPI_##name##_c(__VA_ARGS__) : PMPI_##name(__VA_ARGS__))
+#else
+#define HOST_CALL(large, name, ...) PMPI_##name(__VA_ARGS__)
+#endif
 
 /* Whether type lists its bytes in memory order: a predefined type, or a
  * contiguous, duplicated or resized one made of such.  A hole-free layout can
@@ -203,7 +217,8 @@ static char *net_desc(char *buf)
         return rc_;                                                           \
     } while (0)
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+                      MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
     long long bytes = ctx ? signature_bytes(count, datatype) : -1;
@@ -213,7 +228,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
                              strata_route_bad_data(buffer, count, datatype)
                          ? bad_arguments
                          : NULL);
-    if (!ctx) return PMPI_Bcast(buffer, count, datatype, root, comm);
+    if (!ctx) return HOST_CALL(large, Bcast, buffer, count, datatype, root, comm);
     if (bytes == 0) {
         count_algorithm(STRATA_COLL_BCAST, "nothing to move");
         strata_route_served(ctx, STRATA_COLL_BCAST, "nothing to move", 0);
@@ -244,7 +259,7 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
 
 /* Fills a reduction's arguments, or returns why strata leaves the call. */
 static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf, void *recvbuf,
-                               int count, MPI_Datatype type, MPI_Op op, int recv_used)
+                               long long count, MPI_Datatype type, MPI_Op op, int recv_used)
 {
     if (count < 0 || type == MPI_DATATYPE_NULL || op == MPI_OP_NULL)
         return bad_arguments;
@@ -271,8 +286,8 @@ static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf
     return NULL;
 }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-               MPI_Op op, int root, MPI_Comm comm)
+int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
     struct strata_reduce_args a;
@@ -283,7 +298,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
                                             ctx->rank == root);
         ctx = settle(ctx, STRATA_COLL_REDUCE, root, signature_bytes(count, datatype), why);
     }
-    if (!ctx) return PMPI_Reduce(sendbuf, recvbuf, count, datatype, op, root, comm);
+    if (!ctx) return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_REDUCE, a.count * a.extent,
@@ -294,8 +309,8 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
     return strata_reduce(ctx->plane, &a);
 }
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
+int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
     struct strata_reduce_args a;
@@ -303,7 +318,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
         const char *why = reduce_args(&a, sendbuf, recvbuf, count, datatype, op, 1);
         ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, signature_bytes(count, datatype), why);
     }
-    if (!ctx) return PMPI_Allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+    if (!ctx) return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
     if (ctx->net)
         RUN_ACROSS_NODES(ctx, STRATA_COLL_ALLREDUCE, a.count * a.extent,
@@ -428,9 +443,9 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
  * rank blocks it holds, 0 if unused) must be valid data whose signature
  * holds one block per rank (the standard makes both sides equal), and the
  * two sides must not share memory. */
-static int block_args_bad(long long block, const void *sendbuf, int scount, MPI_Datatype stype,
-                          int send_blocks, const void *recvbuf, int rcount, MPI_Datatype rtype,
-                          int recv_blocks)
+static int block_args_bad(long long block, const void *sendbuf, long long scount,
+                          MPI_Datatype stype, int send_blocks, const void *recvbuf,
+                          long long rcount, MPI_Datatype rtype, int recv_blocks)
 {
     struct strata_data_arg send, recv;
     if (send_blocks) {
@@ -451,8 +466,9 @@ static int block_args_bad(long long block, const void *sendbuf, int scount, MPI_
         return rc_ >= 0 ? rc_ : (host_call);                                 \
     } while (0)
 
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_GATHER);
     struct block_call c = {STRATA_COLL_GATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
@@ -473,11 +489,13 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
         }
     }
     HOST_OR_RUN(ctx, &c,
-                PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+                HOST_CALL(large, Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, root, comm));
 }
 
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_SCATTER);
     struct block_call c = {STRATA_COLL_SCATTER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
@@ -497,11 +515,13 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
         c.rcount = recvcount;
     }
     HOST_OR_RUN(ctx, &c,
-                PMPI_Scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm));
+                HOST_CALL(large, Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, root, comm));
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLGATHER);
     struct block_call c = {STRATA_COLL_ALLGATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
@@ -518,11 +538,13 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
         c.pack_recv_in = in_place;
     }
     HOST_OR_RUN(ctx, &c,
-                PMPI_Allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+                HOST_CALL(large, Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm));
 }
 
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLTOALL);
     struct block_call c = {STRATA_COLL_ALLTOALL, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
@@ -540,5 +562,53 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
         c.pack_recv_in = in_place;
     }
     HOST_OR_RUN(ctx, &c,
-                PMPI_Alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm));
+                HOST_CALL(large, Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                          recvtype, comm));
+}
+
+/* ---- The C entry points (int counts) ---- */
+
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    return strata_call_bcast(buffer, count, datatype, root, comm, 0);
+}
+
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+               MPI_Op op, int root, MPI_Comm comm)
+{
+    return strata_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, 0);
+}
+
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm)
+{
+    return strata_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm, 0);
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return strata_call_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm, 0);
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return strata_call_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                               comm, 0);
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return strata_call_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                 comm, 0);
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                comm, 0);
 }

@@ -1,6 +1,7 @@
 /* Per-call routing between strata's algorithms and the host MPI. */
 #include "interpose/route.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <strings.h>
@@ -118,7 +119,7 @@ static int committed(MPI_Datatype type)
     return PMPI_Send(&nothing, 1, type, MPI_PROC_NULL, 0, type_check_comm) == MPI_SUCCESS;
 }
 
-int strata_route_bad_data(const void *buf, int count, MPI_Datatype type)
+int strata_route_bad_data(const void *buf, long long count, MPI_Datatype type)
 {
     int ni, na, nd, combiner, size;
     if (count < 0 || type == MPI_DATATYPE_NULL) return 1;
@@ -140,7 +141,7 @@ static int padded_pair(MPI_Datatype t)
            t == MPI_SHORT_INT || t == MPI_LONG_DOUBLE_INT;
 }
 
-void strata_route_data_arg(const void *buf, int count, int blocks, MPI_Datatype type,
+void strata_route_data_arg(const void *buf, long long count, int blocks, MPI_Datatype type,
                            struct strata_data_arg *d)
 {
     int ni, na, nd, combiner, size;
@@ -151,9 +152,10 @@ void strata_route_data_arg(const void *buf, int count, int blocks, MPI_Datatype 
     int named = combiner == MPI_COMBINER_NAMED;
     if ((!named && !committed(type)) || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
         return;
-    d->bytes = (long long)count * size;
+    if (size > 0 && count > LLONG_MAX / size / (blocks ? blocks : 1)) return; /* the host's to judge */
+    d->bytes = count * size;
     d->bad = 0;
-    long long n = (long long)count * blocks;
+    long long n = count * blocks;
     if (n == 0 || size == 0) return;
     /* Predefined types (but the padded pairs) have no holes and start at
      * their address: no need to ask the host MPI. */

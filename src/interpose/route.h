@@ -40,7 +40,7 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
  * caller does not allow it) or address 0.  Strata would crash on them or
  * swallow the error the host MPI reports; the host may crash too, but then
  * it is the host's behaviour the application gets. */
-int strata_route_bad_data(const void *buf, int count, MPI_Datatype type);
+int strata_route_bad_data(const void *buf, long long count, MPI_Datatype type);
 
 /* One data argument of a call: count elements of a type at buf, on this
  * rank, filled in by strata_route_data_arg. */
@@ -55,7 +55,7 @@ struct strata_data_arg {
 /* Describes count elements of type at buf, repeated `blocks` times (a
  * buffer of one block per rank), asking the host MPI as little as possible:
  * predefined types are known without calls beyond their size. */
-void strata_route_data_arg(const void *buf, int count, int blocks, MPI_Datatype type,
+void strata_route_data_arg(const void *buf, long long count, int blocks, MPI_Datatype type,
                            struct strata_data_arg *d);
 
 /* Whether a call's send and receive data share memory, which the standard

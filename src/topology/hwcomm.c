@@ -137,12 +137,19 @@ static int split_color(const struct strata_levels *lv, const struct strata_locat
     return mine->node * lv->count[pos] + mine->idx[pos];
 }
 
-/* Caches num_comms and index (from every rank's color) on the new communicator. */
-static int attach_info(MPI_Comm comm, int size, int color, const char *name, MPI_Comm newcomm)
+/* Caches num_comms and index on the new communicator.  Every rank's color
+ * is computed here from the locations, without communicating: the split
+ * must be one PMPI_Comm_split and nothing else, since MPI_Comm_split_type
+ * lets some ranks pass MPI_UNDEFINED, which the host MPI serves with a bare
+ * split. */
+static int attach_info(const struct strata_levels *lv, const struct strata_location *const *locs,
+                       int size, int type, int color, const char *name, MPI_Comm newcomm)
 {
+    if (newcomm == MPI_COMM_NULL) return MPI_SUCCESS;
     int *colors = malloc(sizeof(int) * (size_t)size);
     if (!colors) return MPI_ERR_NO_MEM;
-    PMPI_Allgather(&color, 1, MPI_INT, colors, 1, MPI_INT, comm);
+    const char *unused;
+    for (int r = 0; r < size; r++) colors[r] = split_color(lv, locs, size, r, type, &unused);
     int num = 0, index = 0;
     for (int r = 0; r < size; r++) {
         if (colors[r] == MPI_UNDEFINED) continue;
@@ -153,7 +160,6 @@ static int attach_info(MPI_Comm comm, int size, int color, const char *name, MPI
         if (color != MPI_UNDEFINED && colors[r] < color) index++;
     }
     free(colors);
-    if (newcomm == MPI_COMM_NULL) return MPI_SUCCESS;
     struct hlevel_info *info = malloc(sizeof *info);
     if (!info) return MPI_ERR_NO_MEM;
     info->num_comms = num;
@@ -178,11 +184,12 @@ int strata_comm_split_hw(MPI_Comm comm, const char *level, int key, MPI_Comm *ne
     if (!locs) return err;
     PMPI_Comm_rank(comm, &rank);
     const char *name = "Unknown";
-    int color = split_color(&strata_runtime()->levels, locs, size, rank, type, &name);
-    free(locs);
+    const struct strata_levels *lv = &strata_runtime()->levels;
+    int color = split_color(lv, locs, size, rank, type, &name);
     err = PMPI_Comm_split(comm, color, key, newcomm);
-    if (err != MPI_SUCCESS) return err;
-    return attach_info(comm, size, color, name, *newcomm);
+    if (err == MPI_SUCCESS) err = attach_info(lv, locs, size, type, color, name, *newcomm);
+    free(locs);
+    return err;
 }
 
 int strata_comm_hsplit_with_roots(MPI_Comm comm, MPI_Comm *newcomm, MPI_Comm *rootscomm)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hwcomm_split_type.h"
 #include "strata.h"
 #include "testutil.h"
 
@@ -96,7 +97,9 @@ struct step {
  * strata_comm_hsplit_with_roots.  Every step: exact members, roots,
  * hlevel info (also through a duplicate), the new communicator a strict
  * subset of its parent (MPI_UNEQUAL), both functions congruent, and a
- * one-rank communicator congruent to MPI_COMM_SELF. */
+ * one-rank communicator congruent to MPI_COMM_SELF.  Where the host MPI has
+ * them, MPI_Comm_split_type(MPI_COMM_TYPE_HW_UNGUIDED) gives the same
+ * communicators, and HW_GUIDED too (hwcomm_split_type.h). */
 static void check_unguided_loop(const struct step *steps, int nsteps)
 {
     MPI_Comm old = MPI_COMM_WORLD, made[MAX_RANKS];
@@ -113,6 +116,7 @@ static void check_unguided_loop(const struct step *steps, int nsteps)
         int rc = strata_comm_split_hw(old, NULL, rank, &newcomm);
         CHECK(rc == MPI_SUCCESS, "%s: step %d: strata_comm_split_hw returned %d", scenario,
               s + 1, rc);
+        split_type_check_unguided(old, rank, newcomm, w->type);
         rc = strata_comm_hsplit_with_roots(old, &hnew, &roots);
         CHECK(rc == MPI_SUCCESS, "%s: step %d: strata_comm_hsplit_with_roots returned %d",
               scenario, s + 1, rc);
@@ -228,6 +232,27 @@ static const struct step paper52[] = {
     /* step 4: the bottom for ranks 0 and 1 */
     {.members = {"null", "null", "-", "-", "-", "-", "-", "-"},
      .roots = {"null", "null", "-", "-", "-", "-", "-", "-"}},
+};
+
+/* Paper 5.2 at MPICH's scale: the same machine and the same shape with 4
+ * ranks: ranks 0, 1 on cores 0, 1, rank 2 on L2 number 1, rank 3 on
+ * NumaNode number 1.
+ * STRATA_TOPOLOGY="pack:2 numa:1 l3:1 l2:2 core:2 pu:1"
+ * STRATA_MAP="core:0,core:1,l2:1,numa:1", 4 ranks. */
+static const struct step paper52_mini[] = {
+    {.members = {"0 1 2", "0 1 2", "0 1 2", "3"},
+     .roots = {"0 3", "null", "null", "0 3"},
+     .type = "NUMANode", .num_comms = 2, .index = {0, 0, 0, 1}},
+    /* rank 3 may move across the L2 caches of its NumaNode */
+    {.members = {"0 1", "0 1", "2", "null"},
+     .roots = {"0 2", "null", "0 2", "null"},
+     .type = "L2Cache", .num_comms = 2, .index = {0, 0, 1}},
+    /* rank 2 may move across the cores of its L2 */
+    {.members = {"0", "1", "null", "-"},
+     .roots = {"0 1", "0 1", "null", "-"},
+     .type = "Core", .num_comms = 2, .index = {0, 1}},
+    {.members = {"null", "null", "-", "-"},
+     .roots = {"null", "null", "-", "-"}},
 };
 
 /* Unbound ranks (paper 3.2.4): nothing below the node.
@@ -386,6 +411,7 @@ static void run_guided(const struct guided_level *table, int nlevels, int min_ra
         snprintf(what, sizeof what, "split \"%s\"", spellings[s].name);
         expect_members(comm, want, what);
         if (comm != MPI_COMM_NULL) expect_hlevel(comm, num, index, row->type, what);
+        split_type_check_guided(MPI_COMM_WORLD, spellings[s].name, me, comm);
         free_comm(&comm);
     }
 
@@ -416,6 +442,7 @@ static void run_guided(const struct guided_level *table, int nlevels, int min_ra
         CHECK(rc == MPI_ERR_ARG, "%s: split \"%s\" returned %d, expected MPI_ERR_ARG (%d)",
               scenario, unknown[i], rc, MPI_ERR_ARG);
     }
+    split_type_check_rules();
 }
 
 /* ------------------------------------------------ strata_comm_get_min_hlevel */
@@ -609,6 +636,8 @@ int main(int argc, char **argv)
     else if (!strcmp(scenario, "paper51-mini"))
         run_loop(paper51_mini, COUNT(paper51_mini), 4, "Cluster");
     else if (!strcmp(scenario, "paper52")) run_loop(paper52, COUNT(paper52), 8, "Machine");
+    else if (!strcmp(scenario, "paper52-mini"))
+        run_loop(paper52_mini, COUNT(paper52_mini), 4, "Machine");
     else if (!strcmp(scenario, "unbound")) run_loop(unbound, COUNT(unbound), 4, "Cluster");
     else if (!strcmp(scenario, "cyclic-nodes"))
         run_loop(cyclic_nodes, COUNT(cyclic_nodes), 4, "Cluster");

@@ -1,0 +1,36 @@
+/* The collectives strata intercepts, behind every entry point that leads to
+ * them: the C functions (int counts), their MPI-4 large-count forms (_c,
+ * MPI_Count counts) and any other binding.  Counts are long long here, so
+ * that a call takes the same route whatever form it came through: the route
+ * depends only on what every rank passes alike (the signature's bytes, the
+ * root, the op), and ranks may legitimately mix forms, or pass a count
+ * beyond int against another rank's count within int of a larger type.
+ *
+ * `large` is 1 for a call that came through a _c function: a call strata
+ * leaves goes to the host MPI's _c function, unchanged; 0: to the int one
+ * (the counts then fit in int). */
+#ifndef STRATA_INTERPOSE_COLLECTIVES_H
+#define STRATA_INTERPOSE_COLLECTIVES_H
+
+#include <mpi.h>
+
+int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+                      MPI_Comm comm, int large);
+int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, int large);
+int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
+int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, int large);
+int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, int large);
+int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                          MPI_Comm comm, int large);
+int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         int large);
+
+#endif

@@ -1,0 +1,42 @@
+# MPI-4 and other languages: the large-count collectives (MPI_Bcast_c, ...)
+# where the host MPI defines them, mpi4py on both MPIs, a C++ program.
+if(STRATA_HAVE_LARGE_COUNT)
+  strata_test_program(test_count_c mpi/test_count_c.c)
+  foreach(n 2 3)
+    strata_mpi_test(NAME mpi4.count-c.np${n} TARGET test_count_c RANKS ${n})
+    set_tests_properties(mpi4.count-c.np${n} PROPERTIES TIMEOUT 120
+                         PASS_REGULAR_EXPRESSION "PASS count_c")
+  endforeach()
+  # The same through two virtual nodes (strata's composition across nodes).
+  strata_mpi_test(NAME mpi4.count-c.vnodes.np4 TARGET test_count_c RANKS 4
+                  ENV STRATA_VIRTUAL_NODES=2)
+  set_tests_properties(mpi4.count-c.vnodes.np4 PROPERTIES TIMEOUT 120
+                       PASS_REGULAR_EXPRESSION "PASS count_c")
+endif()
+
+# ---- C++: one program built with this MPI's mpicxx wrapper (the library
+# itself is C), linked with libstrata like an application linking it.
+find_program(STRATA_MPICXX NAMES mpicxx.${STRATA_MPI} mpic++.${STRATA_MPI})
+if(STRATA_MPICXX)
+  set(CXX_TEST ${CMAKE_BINARY_DIR}/bin/test_cxx)
+  add_custom_command(OUTPUT ${CXX_TEST}
+    COMMAND ${STRATA_MPICXX} -std=c++17 -O2 -Wall -Wextra -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX
+            ${CMAKE_CURRENT_SOURCE_DIR}/cxx/test_cxx.cpp -o ${CXX_TEST}
+            -L$<TARGET_FILE_DIR:strata> -Wl,-rpath,$<TARGET_FILE_DIR:strata> -lstrata
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cxx/test_cxx.cpp strata
+    COMMENT "mpicxx: test_cxx")
+  add_custom_target(test_cxx_program ALL DEPENDS ${CXX_TEST})
+  add_test(NAME mpi4.cxx COMMAND ${STRATA_RUN} --native -n 3 ${CXX_TEST})
+  set_tests_properties(mpi4.cxx PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS cxx"
+                       ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+else()
+  message(STATUS "No mpicxx.${STRATA_MPI}: the C++ test (mpi4.cxx) is left out")
+endif()
+
+# ---- mpi4py (scripts/install-mpi4py.sh builds one per MPI): the
+# collectives of a small script served and counted by STRATA_STATS; skipped,
+# saying so, where no mpi4py could be built for this MPI.
+add_test(NAME mpi4.mpi4py COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/mpi4py_stats.sh
+         ${STRATA_RUN} ${STRATA_MPI} 3 ${CMAKE_SOURCE_DIR}
+         STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf)
+set_tests_properties(mpi4.mpi4py PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
