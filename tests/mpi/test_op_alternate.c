@@ -10,7 +10,8 @@
  *
  * Every converted operation (bcast, barrier, allreduce-tiny, reduce, allreduce,
  * and "block": every block algorithm with a resumable form; across virtual
- * nodes net-bcast and net-barrier, the compositions made resumable) at every size of the list (by
+ * nodes net-bcast, net-barrier, net-block (Gather, Scatter, Allgather),
+ * net-reduce and net-allreduce, the compositions) at every size of the list (by
  * default sizes on both sides of the copy-in/copy-out limit, so that both the
  * segment and the single-copy paths run), with the first and last rank as
  * roots, on MPI_COMM_WORLD's duplicate and a reversed split.  Each result is
@@ -34,9 +35,11 @@
 #include "testutil.h"
 
 enum { COLL_BCAST, COLL_BARRIER, COLL_ALLREDUCE_TINY, COLL_REDUCE, COLL_ALLREDUCE, COLL_BLOCK,
-       COLL_NET_BCAST, COLL_NET_BARRIER, NCOLLS };
+       COLL_NET_BCAST, COLL_NET_BARRIER, COLL_NET_BLOCK, COLL_NET_REDUCE, COLL_NET_ALLREDUCE,
+       NCOLLS };
 static const char *coll_names[NCOLLS] = {"bcast", "barrier", "allreduce-tiny", "reduce",
-                                         "allreduce", "block", "net-bcast", "net-barrier"};
+                                         "allreduce", "block", "net-bcast", "net-barrier",
+                                         "net-block", "net-reduce", "net-allreduce"};
 
 /* One operation in flight on one communicator, with its buffers. */
 struct slot {
@@ -55,7 +58,10 @@ struct slot {
         struct strata_block_op block;
         struct strata_net_bcast_op net_bcast;
         struct strata_net_barrier_op net_barrier;
+        struct strata_net_block_op net_block;
+        struct strata_net_reduce_op net_reduce;
     } u;
+    int bcoll;                         /* COLL_BLOCK, COLL_NET_BLOCK: enum strata_coll */
     const struct strata_algorithm *al; /* COLL_BLOCK: the block algorithm */
     unsigned char *bsend;              /* ... its send buffer */
     int *send;       /* reductions: this rank's operand (count ints) */
@@ -99,6 +105,8 @@ static void start(struct slot *s)
         break;
     case COLL_REDUCE:
     case COLL_ALLREDUCE:
+    case COLL_NET_REDUCE:
+    case COLL_NET_ALLREDUCE:
     case COLL_ALLREDUCE_TINY: {
         /* MPI_INT sums: bit-identical to the host's whatever the order. */
         s->send = malloc(sizeof(int) * s->count);
@@ -108,25 +116,30 @@ static void start(struct slot *s)
         struct strata_reduce_args a = {.sendbuf = s->send, .recvbuf = s->buf, .count = s->count,
                                        .extent = sizeof(int), .true_extent = sizeof(int),
                                        .fn = strata_reduce_kernel(MPI_SUM, MPI_INT),
-                                       .root = s->coll == COLL_REDUCE ? s->root : -1};
+                                       .root = s->coll == COLL_REDUCE || s->coll == COLL_NET_REDUCE
+                                                   ? s->root : -1};
         CHECK(a.fn, "no MPI_SUM kernel for MPI_INT");
         memset(s->buf, 0xee, sizeof(int) * s->count);
         if (s->coll == COLL_ALLREDUCE_TINY) {
             strata_allreduce_tiny_start(&s->u.tiny, s->plane, &a);
             s->op = &s->u.tiny.op;
+        } else if (s->coll == COLL_NET_REDUCE || s->coll == COLL_NET_ALLREDUCE) {
+            strata_net_reduce_start(&s->u.net_reduce, s->ctx, &a, NULL, 0);
+            s->op = &s->u.net_reduce.op;
         } else {
             strata_reduce_start(&s->u.reduce, s->plane, &a);
             s->op = &s->u.reduce.op;
         }
         break;
     }
+    case COLL_NET_BLOCK:
     case COLL_BLOCK: {
         /* Send: size blocks at the root of Scatter and for Alltoall, one
          * block otherwise; every byte tells its sender, block and place. */
-        int many = s->al->coll == STRATA_COLL_SCATTER || s->al->coll == STRATA_COLL_ALLTOALL;
-        int bcast = s->al->coll == STRATA_COLL_BCAST;
+        int many = s->bcoll == STRATA_COLL_SCATTER || s->bcoll == STRATA_COLL_ALLTOALL;
+        int bcast = s->bcoll == STRATA_COLL_BCAST;
         size_t nsend = many ? (size_t)s->size * s->bytes : s->bytes;
-        size_t nrecv = bcast || (many && s->al->coll == STRATA_COLL_SCATTER)
+        size_t nrecv = bcast || (many && s->bcoll == STRATA_COLL_SCATTER)
                            ? s->bytes : (size_t)s->size * s->bytes;
         s->bsend = malloc(nsend ? nsend : 1);
         s->buf = malloc(nrecv ? nrecv : 1);
@@ -136,12 +149,17 @@ static void start(struct slot *s)
         /* Bcast: the payload is recv (== send), the root's pattern. */
         if (bcast && s->rank == s->root) memcpy(s->buf, s->bsend, nrecv);
         struct strata_block_args a = {.send = bcast ? s->buf : s->bsend, .recv = s->buf,
-                                      .block = s->bytes,
-                                      .root = s->root, .k = s->al->k_default};
-        if (s->al->coll == STRATA_COLL_ALLGATHER || s->al->coll == STRATA_COLL_ALLTOALL)
+                                      .block = s->bytes, .root = s->root,
+                                      .k = s->coll == COLL_BLOCK ? s->al->k_default : 1};
+        if (s->bcoll == STRATA_COLL_ALLGATHER || s->bcoll == STRATA_COLL_ALLTOALL)
             a.root = -1;
-        strata_block_starter((int)s->al->id)(&s->u.block, s->plane, &a);
-        s->op = &s->u.block.op;
+        if (s->coll == COLL_NET_BLOCK) {
+            strata_net_block_start(&s->u.net_block, s->ctx, s->bcoll, &a, NULL, 0);
+            s->op = &s->u.net_block.op;
+        } else {
+            strata_block_starter((int)s->al->id)(&s->u.block, s->plane, &a);
+            s->op = &s->u.block.op;
+        }
         break;
     }
     }
@@ -166,14 +184,17 @@ static void check(struct slot *s, const char *what)
     }
     case COLL_REDUCE:
     case COLL_ALLREDUCE:
+    case COLL_NET_REDUCE:
+    case COLL_NET_ALLREDUCE:
     case COLL_ALLREDUCE_TINY: {
         int *want = malloc(sizeof(int) * s->count);
         CHECK(want, "out of memory");
-        if (s->coll == COLL_REDUCE)
+        int rooted = s->coll == COLL_REDUCE || s->coll == COLL_NET_REDUCE;
+        if (rooted)
             PMPI_Reduce(s->send, want, (int)s->count, MPI_INT, MPI_SUM, s->root, s->comm);
         else
             PMPI_Allreduce(s->send, want, (int)s->count, MPI_INT, MPI_SUM, s->comm);
-        for (size_t i = 0; (s->coll != COLL_REDUCE || s->rank == s->root) && i < s->count; i++)
+        for (size_t i = 0; (!rooted || s->rank == s->root) && i < s->count; i++)
             CHECK(((int *)s->buf)[i] == want[i], "%s: allreduce of %zu ints: element %zu is %d, "
                   "PMPI_Allreduce gives %d", what, s->count, i, ((int *)s->buf)[i], want[i]);
         free(want);
@@ -181,15 +202,16 @@ static void check(struct slot *s, const char *what)
         s->send = NULL;
         break;
     }
+    case COLL_NET_BLOCK:
     case COLL_BLOCK: {
-        int many = s->al->coll == STRATA_COLL_SCATTER || s->al->coll == STRATA_COLL_ALLTOALL;
-        int bcast = s->al->coll == STRATA_COLL_BCAST;
-        size_t nrecv = bcast || (many && s->al->coll == STRATA_COLL_SCATTER)
+        int many = s->bcoll == STRATA_COLL_SCATTER || s->bcoll == STRATA_COLL_ALLTOALL;
+        int bcast = s->bcoll == STRATA_COLL_BCAST;
+        size_t nrecv = bcast || (many && s->bcoll == STRATA_COLL_SCATTER)
                            ? s->bytes : (size_t)s->size * s->bytes;
         unsigned char *want = malloc(nrecv ? nrecv : 1);
         CHECK(want, "out of memory");
         int n = (int)s->bytes, judged = 1;
-        switch (s->al->coll) {
+        switch (s->bcoll) {
         case STRATA_COLL_GATHER:
             PMPI_Gather(s->bsend, n, MPI_BYTE, want, n, MPI_BYTE, s->root, s->comm);
             judged = s->rank == s->root;
@@ -209,8 +231,8 @@ static void check(struct slot *s, const char *what)
             break;
         }
         for (size_t i = 0; judged && i < nrecv; i++)
-            CHECK(s->buf[i] == want[i], "%s (%s): byte %zu is %d, the host MPI gives %d", what,
-                  s->al->name, i, s->buf[i], want[i]);
+            CHECK(s->buf[i] == want[i], "%s: byte %zu is %d, the host MPI gives %d", what, i,
+                  s->buf[i], want[i]);
         free(want);
         free(s->bsend);
         s->bsend = NULL;
@@ -320,8 +342,10 @@ int main(int argc, char **argv)
     /* Across nodes: the compositions; inside one node: the node operations. */
     int across = a.ctx->net != NULL;
     CHECK(across == (b.ctx->net != NULL), "one communicator spans nodes, the other not");
-    if (across) colls &= (1u << COLL_NET_BCAST) | (1u << COLL_NET_BARRIER);
-    else colls &= ~((1u << COLL_NET_BCAST) | (1u << COLL_NET_BARRIER));
+    unsigned net_colls = (1u << COLL_NET_BCAST) | (1u << COLL_NET_BARRIER) | (1u << COLL_NET_BLOCK) |
+                         (1u << COLL_NET_REDUCE) | (1u << COLL_NET_ALLREDUCE);
+    if (across) colls &= net_colls;
+    else colls &= ~net_colls;
     MPI_Comm_rank(a.comm, &a.rank);
     MPI_Comm_size(a.comm, &a.size);
     MPI_Comm_rank(b.comm, &b.rank);
@@ -329,7 +353,7 @@ int main(int argc, char **argv)
 
     long pending = 0, cases = 0;
     for (int c = 0; c < NCOLLS; c++) {
-        if (!(colls & (1u << c)) || c == COLL_BLOCK) continue;
+        if (!(colls & (1u << c)) || c == COLL_BLOCK || c == COLL_NET_BLOCK) continue;
         int sized = c == COLL_BCAST || c == COLL_NET_BCAST;
         /* Tiny Allreduce: 1, 3 and the most ints a flag line holds. */
         size_t tiny_counts[3] = {1, 3, STRATA_TINY_MAX / sizeof(int)};
@@ -337,7 +361,8 @@ int main(int argc, char **argv)
          * default), single copy (or segment rounds) of one and of two
          * reduction chunks (256 KiB). */
         size_t red_counts[4] = {3, 1000, 4097, 70001};
-        int reduction = c == COLL_REDUCE || c == COLL_ALLREDUCE;
+        int reduction = c == COLL_REDUCE || c == COLL_ALLREDUCE || c == COLL_NET_REDUCE ||
+                        c == COLL_NET_ALLREDUCE;
         const size_t *counts = reduction ? red_counts : tiny_counts;
         int ncases = sized ? nsizes : c == COLL_ALLREDUCE_TINY ? 3 : reduction ? 4 : 1;
         for (int si = 0; si < ncases; si++) {
@@ -372,6 +397,7 @@ int main(int argc, char **argv)
         for (int si = 0; si < 3; si++) {
             a.coll = b.coll = COLL_BLOCK;
             a.al = b.al = al;
+            a.bcoll = b.bcoll = al->coll;
             a.bytes = b.bytes = blocks[si];
             a.root = si % 2 ? a.size - 1 : 0;
             b.root = b.size / 2;
@@ -386,6 +412,28 @@ int main(int argc, char **argv)
         if (wrank == 0)
             printf("PASS %s %s alternated on two communicators\n", strata_coll_name(al->coll),
                    al->name);
+    }
+    /* Across nodes: Gather, Scatter and Allgather compositions. */
+    const int net_block_colls[3] = {STRATA_COLL_GATHER, STRATA_COLL_SCATTER,
+                                    STRATA_COLL_ALLGATHER};
+    for (int ci = 0; (colls & (1u << COLL_NET_BLOCK)) && ci < 3; ci++) {
+        for (int si = 0; si < 3; si++) {
+            a.coll = b.coll = COLL_NET_BLOCK;
+            a.bcoll = b.bcoll = net_block_colls[ci];
+            a.bytes = b.bytes = blocks[si];
+            a.root = si % 2 ? a.size - 1 : 0;
+            b.root = b.size / 2;
+            a.seed = (unsigned)si;
+            b.seed = a.seed + 5;
+            char what[160];
+            snprintf(what, sizeof what, "across nodes %s, %zu-byte blocks, roots %d/%d",
+                     strata_coll_name(a.bcoll), a.bytes, a.root, b.root);
+            pending += alternate(&a, &b, wrank, what);
+            cases++;
+        }
+        if (wrank == 0)
+            printf("PASS across nodes %s alternated on two communicators\n",
+                   strata_coll_name(net_block_colls[ci]));
     }
     /* Some step must have returned "not yet" somewhere, or nothing was
      * really interleaved (e.g. a progress function that spins inside). */
