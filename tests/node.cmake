@@ -226,8 +226,9 @@ strata_mpi_test(NAME node.op-alternate.topo2.np4 TARGET test_op_alternate RANKS 
                 ENV "${NODE_TOPO2}" STRATA_MAP=core STRATA_CHUNK=4K)
 set_tests_properties(node.op-alternate.topo2.np4 PROPERTIES TIMEOUT 120)
 # Across (virtual) nodes: the compositions made resumable (Bcast, Barrier),
-# the leaders' network part and the node part stepped in turn.
-foreach(spec "nodes2.np4|2|block" "nodes3.np5|3|cyclic")
+# the leaders' network part and the node part stepped in turn; at 6 ranks on
+# 2 nodes, 3 ranks a node: Reduce/Allreduce with a second leader.
+foreach(spec "nodes2.np4|2|block" "nodes3.np5|3|cyclic" "nodes2.np6|2|block")
   string(REPLACE "|" ";" parts "${spec}")
   list(GET parts 0 name)
   list(GET parts 1 nodes)

@@ -58,7 +58,7 @@ static int net_bcast_progress(struct strata_op *op)
             if (moved) {
                 op->waits++; /* something arrived: the next wait spins afresh */
             } else {
-                op->waiting_for = o->from >= 0 ? net->peer_pid[e->s[o->from].peer] : 0;
+                op->waiting_for = strata_engine_waiting_for(e);
                 STRATA_OP_YIELD(op);
             }
         }

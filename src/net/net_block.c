@@ -60,7 +60,7 @@ static void node_block_start(struct strata_net_block_op *o, int coll, const unsi
 /* Runs the engine until every stream completed: one pass per step, "not
  * yet" when nothing moved (the run loop spins, then yields).  `each` runs
  * after every pass (ring forwarding). */
-#define AWAIT_ENGINE(op, o, e, each)                                                         \
+#define AWAIT_ENGINE(op, e, each)                                                         \
     for (;;) {                                                                             \
         int moved_, rc_ = strata_engine_progress(e, &moved_);                             \
         if (rc_ != MPI_SUCCESS) return rc_;                                                \
@@ -69,20 +69,10 @@ static void node_block_start(struct strata_net_block_op *o, int coll, const unsi
         if (moved_) {                                                                      \
             (op)->waits++;                                                                 \
         } else {                                                                           \
-            (op)->waiting_for = first_open_peer(o);                                        \
+            (op)->waiting_for = strata_engine_waiting_for(e);                                        \
             STRATA_OP_YIELD(op);                                                           \
         }                                                                                  \
     }
-
-/* The pid of the peer of the first stream still open (liveness), or 0. */
-static pid_t first_open_peer(const struct strata_net_block_op *o)
-{
-    const struct strata_net *net = o->ctx->net;
-    const struct strata_engine *e = &net->engine;
-    for (int i = 0; i < e->nstreams; i++)
-        if (e->s[i].done < e->s[i].bytes) return net->peer_pid[e->s[i].peer];
-    return 0;
-}
 
 /* Where node n's bundle lies: in the user's buffer `user` (rank order) if
  * the node's ranks are consecutive, else in `transit` (node order). */
@@ -189,7 +179,7 @@ static int gather_progress(struct strata_op *op)
             add_or_abort(ctx, 1, a->root, TAG_GATHER, o->mine,
                          (size_t)strata_net_node_size(net, net->my_node) * b);
         all_ready(e);
-        AWAIT_ENGINE(op, o, e, (void)0);
+        AWAIT_ENGINE(op, e, (void)0);
         if (ctx->rank == a->root) sort_bundles(net, a->recv, o->transit, b, 1, -1);
     }
     STRATA_OP_END(op);
@@ -242,14 +232,14 @@ static int scatter_progress(struct strata_op *op)
         STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
     } else {
         /* A non-root leader needs its bundle before its node can scatter. */
-        if (ctx->rank != a->root) AWAIT_ENGINE(op, o, e, (void)0);
+        if (ctx->rank != a->root) AWAIT_ENGINE(op, e, (void)0);
         if (net->node->plane) {
             node_block_start(o, STRATA_COLL_SCATTER, o->mine, a->recv);
             STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
         } else if (a->recv) {
             memcpy(a->recv, o->mine, a->block);
         }
-        AWAIT_ENGINE(op, o, e, (void)0);
+        AWAIT_ENGINE(op, e, (void)0);
     }
     STRATA_OP_END(op);
 }
@@ -321,7 +311,7 @@ static int allgather_progress(struct strata_op *op)
         strata_engine_reset(e, net->dup);
         strata_engine_count_as(e, STRATA_COLL_ALLGATHER);
         exchange_bundles(ctx, a->recv, o->transit, b);
-        AWAIT_ENGINE(op, o, e, forward_ring(e, net->nnodes));
+        AWAIT_ENGINE(op, e, forward_ring(e, net->nnodes));
         sort_bundles(net, a->recv, o->transit, b, 1, -1);
     }
     if (np) {

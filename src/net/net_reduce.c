@@ -96,15 +96,6 @@ static struct strata_net_reduce_op *net_reduce_of(struct strata_op *op)
     return (struct strata_net_reduce_op *)((char *)op - offsetof(struct strata_net_reduce_op, op));
 }
 
-/* The pid of the peer of the first stream still open (liveness), or 0. */
-static pid_t first_open_peer(const struct strata_net *net)
-{
-    const struct strata_engine *e = &net->engine;
-    for (int i = 0; i < e->nstreams; i++)
-        if (e->s[i].done < e->s[i].bytes) return net->peer_pid[e->s[i].peer];
-    return 0;
-}
-
 static void out_of_memory(struct strata_ctx *ctx)
 {
     strata_error("out of memory starting a reduction across nodes");
@@ -253,7 +244,7 @@ static int net_reduce_progress(struct strata_op *op)
             if (moved) {
                 op->waits++;
             } else {
-                op->waiting_for = first_open_peer(net);
+                op->waiting_for = strata_engine_waiting_for(e);
                 STRATA_OP_YIELD(op);
             }
         }
@@ -280,7 +271,7 @@ static int net_reduce_progress(struct strata_op *op)
             if (moved) {
                 op->waits++;
             } else {
-                op->waiting_for = first_open_peer(net);
+                op->waiting_for = strata_engine_waiting_for(e);
                 STRATA_OP_YIELD(op);
             }
         }
