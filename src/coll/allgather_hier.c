@@ -19,7 +19,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/stats.h"
 
 static void read_blocks(struct strata_plane *p, int peer, const unsigned char *src,

@@ -22,7 +22,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/stats.h"
 
 static struct strata_block_op *block_of(struct strata_op *op)

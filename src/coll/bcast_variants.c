@@ -19,7 +19,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/stats.h"
 
 /* Copies len bytes at `remote` in rank peer into `local`, counting them. */

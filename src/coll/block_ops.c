@@ -1,5 +1,4 @@
-/* The resumable forms of the block algorithms, keyed by enum strata_algo,
- * and the blocking runner they share. */
+/* The resumable forms of the block algorithms, keyed by enum strata_algo. */
 #include "coll/algorithm.h"
 
 /* If you add an algorithm to enum strata_algo, also add its start function
@@ -36,12 +35,4 @@ _Static_assert(sizeof starters / sizeof starters[0] == STRATA_NALGOS,
 strata_block_start_fn strata_block_starter(int algo)
 {
     return algo >= 0 && algo < STRATA_NALGOS ? starters[algo] : NULL;
-}
-
-int strata_block_run(strata_block_start_fn start, struct strata_plane *p,
-                     const struct strata_block_args *a)
-{
-    struct strata_block_op o;
-    start(&o, p, a);
-    return strata_op_run(&o.op);
 }

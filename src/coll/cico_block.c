@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "coll/block.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 

@@ -21,7 +21,7 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "coll/turns.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/stats.h"
 
 /* The root's own block, unless it is already in place. */

@@ -22,7 +22,7 @@
 #include "coll/coll.h"
 #include "coll/op.h"
 #include "coll/tree.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 

@@ -8,7 +8,6 @@
 
 #include <stddef.h>
 
-#include "context/context.h"
 #include "shm/flags.h"
 #include "util/stats.h"
 
@@ -23,15 +22,15 @@ static struct strata_net_barrier_op *barrier_of(struct strata_op *op)
 static int net_barrier_progress(struct strata_op *op)
 {
     struct strata_net_barrier_op *o = barrier_of(op);
-    struct strata_net *net = o->ctx->net;
-    struct strata_plane *np = net->node->plane;
+    struct strata_net *net = o->net;
+    struct strata_plane *np = net->node_plane;
     int nn = net->nnodes, me = net->my_node, rc;
     STRATA_OP_BEGIN(op);
     if (np) {
         strata_barrier_start(&o->node, np);
         STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
     }
-    if (o->ctx->rank == strata_net_leader(net, me, -1)) {
+    if (o->net->rank == strata_net_leader(net, me, -1)) {
         for (o->dist = 1; o->dist < nn; o->dist *= 2) {
             o->from = strata_net_leader(net, (me - o->dist + nn) % nn, -1);
             o->to = strata_net_leader(net, (me + o->dist) % nn, -1);
@@ -62,15 +61,15 @@ static int net_barrier_progress(struct strata_op *op)
     STRATA_OP_END(op);
 }
 
-void strata_net_barrier_start(struct strata_net_barrier_op *o, struct strata_ctx *ctx)
+void strata_net_barrier_start(struct strata_net_barrier_op *o, struct strata_net *net)
 {
-    strata_op_init(&o->op, ctx->net->node->plane, net_barrier_progress);
-    o->ctx = ctx;
+    strata_op_init(&o->op, net->node_plane, net_barrier_progress);
+    o->net = net;
 }
 
-int strata_net_barrier(struct strata_ctx *ctx)
+int strata_net_barrier(struct strata_net *net)
 {
     struct strata_net_barrier_op o;
-    strata_net_barrier_start(&o, ctx);
+    strata_net_barrier_start(&o, net);
     return strata_op_run(&o.op);
 }

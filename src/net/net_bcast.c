@@ -15,7 +15,6 @@
 #include <stdio.h>
 
 #include "coll/select.h"
-#include "context/context.h"
 #include "net/net_tree.h"
 #include "util/log.h"
 
@@ -40,11 +39,11 @@ static struct strata_net_bcast_op *net_bcast_of(struct strata_op *op)
 static int net_bcast_progress(struct strata_op *op)
 {
     struct strata_net_bcast_op *o = net_bcast_of(op);
-    struct strata_net *net = o->ctx->net;
-    struct strata_plane *np = net->node->plane;
+    struct strata_net *net = o->net;
+    struct strata_plane *np = net->node_plane;
     struct strata_engine *e = &net->engine;
     STRATA_OP_BEGIN(op);
-    if (o->ctx->rank == o->leader) {
+    if (o->net->rank == o->leader) {
         /* The engine's progress joins the operation's: one pass per step;
          * the run loop (strata_op_run) spins, then yields, in between. */
         for (;;) {
@@ -74,14 +73,13 @@ static int net_bcast_progress(struct strata_op *op)
     STRATA_OP_END(op);
 }
 
-void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_ctx *ctx, void *data,
+void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_net *net, void *data,
                             size_t bytes, int root, char *desc, size_t desclen)
 {
-    struct strata_net *net = ctx->net;
     const struct strata_tuning *tu = strata_tuning();
-    struct strata_plane *np = net->node->plane;
+    struct strata_plane *np = net->node_plane;
     strata_op_init(&o->op, np, net_bcast_progress);
-    o->ctx = ctx;
+    o->net = net;
     o->data = data;
     o->bytes = bytes;
     o->leader = strata_net_leader(net, net->my_node, root);
@@ -92,7 +90,7 @@ void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_ctx *ct
     o->base = 0;
     struct strata_net_tree t;
     strata_net_tree_choose(strata_select_model(), net->nnodes, bytes, tu->net_segment, &t);
-    if (ctx->rank != o->leader) {
+    if (net->rank != o->leader) {
         describe(desc, desclen, &t, net->nnodes, tu->net_segment, 0);
         return; /* the node's broadcast from its leader */
     }
@@ -114,16 +112,16 @@ void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_ctx *ct
             failed = 1;
     if (failed) {
         strata_error("out of memory starting a broadcast across nodes");
-        PMPI_Abort(ctx->comm, 1);
+        PMPI_Abort(net->comm, 1);
     }
     o->fed = np && strata_bcast_feed_open(np, data, bytes, &o->base);
     describe(desc, desclen, &t, net->nnodes, tu->net_segment, o->fed);
 }
 
-int strata_net_bcast(struct strata_ctx *ctx, void *data, size_t bytes, int root, char *desc,
+int strata_net_bcast(struct strata_net *net, void *data, size_t bytes, int root, char *desc,
                      size_t desclen)
 {
     struct strata_net_bcast_op o;
-    strata_net_bcast_start(&o, ctx, data, bytes, root, desc, desclen);
+    strata_net_bcast_start(&o, net, data, bytes, root, desc, desclen);
     return strata_op_run(&o.op);
 }

@@ -29,8 +29,7 @@
 #include <string.h>
 
 #include "coll/select.h"
-#include "context/context.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 
 enum { TAG_GATHER = 3, TAG_SCATTER = 4, TAG_ALLGATHER = 5 };
@@ -50,7 +49,7 @@ static struct strata_net_block_op *net_block_of(struct strata_op *op)
 static void node_block_start(struct strata_net_block_op *o, int coll, const unsigned char *send,
                              unsigned char *recv)
 {
-    struct strata_plane *np = o->ctx->net->node->plane;
+    struct strata_plane *np = o->net->node_plane;
     struct strata_choice ch;
     strata_select(np, coll, o->a.block, &ch);
     struct strata_block_args a = {send, recv, o->a.block, o->local_root, ch.k};
@@ -100,24 +99,24 @@ static void sort_bundles(const struct strata_net *net, unsigned char *user,
     }
 }
 
-static unsigned char *transit_or_abort(struct strata_ctx *ctx, size_t bytes)
+static unsigned char *transit_or_abort(struct strata_net *net, size_t bytes)
 {
-    unsigned char *t = strata_net_staging(ctx->net, STRATA_NET_TRANSIT, bytes);
+    unsigned char *t = strata_net_staging(net, STRATA_NET_TRANSIT, bytes);
     if (!t && bytes) {
         strata_error("out of memory for %zu bytes of a collective across nodes", bytes);
-        PMPI_Abort(ctx->comm, 1);
+        PMPI_Abort(net->comm, 1);
     }
     return t;
 }
 
-static void add_or_abort(struct strata_ctx *ctx, int is_send, int peer, int tag, void *buf,
+static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag, void *buf,
                          size_t bytes)
 {
     const struct strata_tuning *tu = strata_tuning();
-    if (strata_engine_add(&ctx->net->engine, is_send, peer, tag, buf, bytes, tu->net_segment,
+    if (strata_engine_add(&net->engine, is_send, peer, tag, buf, bytes, tu->net_segment,
                           is_send ? tu->net_sends : tu->net_recvs) < 0) {
         strata_error("out of memory starting a collective across nodes");
-        PMPI_Abort(ctx->comm, 1);
+        PMPI_Abort(net->comm, 1);
     }
 }
 
@@ -129,79 +128,76 @@ static void all_ready(struct strata_engine *e)
 
 static void gather_start(struct strata_net_block_op *o)
 {
-    struct strata_ctx *ctx = o->ctx;
-    struct strata_net *net = ctx->net;
+    struct strata_net *net = o->net;
     const struct strata_block_args *a = &o->a;
     size_t b = a->block;
     int me = net->my_node, nsize = strata_net_node_size(net, me);
     o->send = a->send;
-    if (ctx->rank != o->leader) return;
+    if (net->rank != o->leader) return;
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     strata_engine_count_as(e, STRATA_COLL_GATHER);
-    if (ctx->rank == a->root) {
-        o->transit = transit_or_abort(ctx, (size_t)ctx->size * b);
+    if (net->rank == a->root) {
+        o->transit = transit_or_abort(net, (size_t)net->size * b);
         /* Receives first, so bundles can land while this node gathers. */
         for (int n = 0; n < net->nnodes; n++)
             if (n != me)
-                add_or_abort(ctx, 0, strata_net_leader(net, n, a->root), TAG_GATHER,
+                add_or_abort(net, 0, strata_net_leader(net, n, a->root), TAG_GATHER,
                              bundle_of(net, n, a->recv, o->transit, b),
                              (size_t)strata_net_node_size(net, n) * b);
         o->mine = bundle_of(net, me, a->recv, o->transit, b);
         /* In place, the root's block is at its rank's slot of recv: where
          * the node gather wants it only if the bundle is recv itself. */
-        if (!o->send && !net->contiguous[me]) o->send = a->recv + (size_t)ctx->rank * b;
+        if (!o->send && !net->contiguous[me]) o->send = a->recv + (size_t)net->rank * b;
     } else {
-        o->mine = o->transit = transit_or_abort(ctx, (size_t)nsize * b);
+        o->mine = o->transit = transit_or_abort(net, (size_t)nsize * b);
     }
 }
 
 static int gather_progress(struct strata_op *op)
 {
     struct strata_net_block_op *o = net_block_of(op);
-    struct strata_ctx *ctx = o->ctx;
-    struct strata_net *net = ctx->net;
+    struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     const struct strata_block_args *a = &o->a;
     size_t b = a->block;
     STRATA_OP_BEGIN(op);
-    if (ctx->rank != o->leader) {
+    if (net->rank != o->leader) {
         node_block_start(o, STRATA_COLL_GATHER, o->send, NULL);
         STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
     } else {
-        if (net->node->plane) {
+        if (net->node_plane) {
             node_block_start(o, STRATA_COLL_GATHER, o->send, o->mine);
             STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
         } else if (o->send) {
             memcpy(o->mine, o->send, b);
         }
-        if (ctx->rank != a->root)
-            add_or_abort(ctx, 1, a->root, TAG_GATHER, o->mine,
+        if (net->rank != a->root)
+            add_or_abort(net, 1, a->root, TAG_GATHER, o->mine,
                          (size_t)strata_net_node_size(net, net->my_node) * b);
         all_ready(e);
         AWAIT_ENGINE(op, e, (void)0);
-        if (ctx->rank == a->root) sort_bundles(net, a->recv, o->transit, b, 1, -1);
+        if (net->rank == a->root) sort_bundles(net, a->recv, o->transit, b, 1, -1);
     }
     STRATA_OP_END(op);
 }
 
 static int scatter_start(struct strata_net_block_op *o)
 {
-    struct strata_ctx *ctx = o->ctx;
-    struct strata_net *net = ctx->net;
+    struct strata_net *net = o->net;
     const struct strata_block_args *a = &o->a;
     size_t b = a->block;
     int me = net->my_node, nsize = strata_net_node_size(net, me);
-    if (ctx->rank != o->leader) return MPI_SUCCESS;
+    if (net->rank != o->leader) return MPI_SUCCESS;
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     strata_engine_count_as(e, STRATA_COLL_SCATTER);
-    if (ctx->rank == a->root) {
-        o->transit = transit_or_abort(ctx, (size_t)ctx->size * b);
+    if (net->rank == a->root) {
+        o->transit = transit_or_abort(net, (size_t)net->size * b);
         sort_bundles(net, (unsigned char *)a->send, o->transit, b, 0, -1);
         for (int n = 0; n < net->nnodes; n++)
             if (n != me)
-                add_or_abort(ctx, 1, strata_net_leader(net, n, a->root), TAG_SCATTER,
+                add_or_abort(net, 1, strata_net_leader(net, n, a->root), TAG_SCATTER,
                              bundle_of(net, n, (unsigned char *)a->send, o->transit, b),
                              (size_t)strata_net_node_size(net, n) * b);
         all_ready(e);
@@ -212,8 +208,8 @@ static int scatter_start(struct strata_net_block_op *o)
         if (rc != MPI_SUCCESS) return rc;
         o->mine = bundle_of(net, me, (unsigned char *)a->send, o->transit, b);
     } else {
-        o->mine = transit_or_abort(ctx, (size_t)nsize * b);
-        add_or_abort(ctx, 0, a->root, TAG_SCATTER, o->mine, (size_t)nsize * b);
+        o->mine = transit_or_abort(net, (size_t)nsize * b);
+        add_or_abort(net, 0, a->root, TAG_SCATTER, o->mine, (size_t)nsize * b);
     }
     return MPI_SUCCESS;
 }
@@ -221,19 +217,18 @@ static int scatter_start(struct strata_net_block_op *o)
 static int scatter_progress(struct strata_op *op)
 {
     struct strata_net_block_op *o = net_block_of(op);
-    struct strata_ctx *ctx = o->ctx;
-    struct strata_net *net = ctx->net;
+    struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     const struct strata_block_args *a = &o->a;
     STRATA_OP_BEGIN(op);
     if (o->rc != MPI_SUCCESS) return o->rc; /* the start's first engine pass failed */
-    if (ctx->rank != o->leader) {
+    if (net->rank != o->leader) {
         node_block_start(o, STRATA_COLL_SCATTER, NULL, a->recv);
         STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
     } else {
         /* A non-root leader needs its bundle before its node can scatter. */
-        if (ctx->rank != a->root) AWAIT_ENGINE(op, e, (void)0);
-        if (net->node->plane) {
+        if (net->rank != a->root) AWAIT_ENGINE(op, e, (void)0);
+        if (net->node_plane) {
             node_block_start(o, STRATA_COLL_SCATTER, o->mine, a->recv);
             STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
         } else if (a->recv) {
@@ -244,10 +239,9 @@ static int scatter_progress(struct strata_op *op)
     STRATA_OP_END(op);
 }
 /* Leaders exchange bundles: all with all, or around the ring of leaders. */
-static void exchange_bundles(struct strata_ctx *ctx, unsigned char *recv, unsigned char *transit,
+static void exchange_bundles(struct strata_net *net, unsigned char *recv, unsigned char *transit,
                              size_t b)
 {
-    struct strata_net *net = ctx->net;
     struct strata_engine *e = &net->engine;
     int me = net->my_node, nn = net->nnodes;
     size_t mine_bytes = (size_t)strata_net_node_size(net, me) * b;
@@ -256,9 +250,9 @@ static void exchange_bundles(struct strata_ctx *ctx, unsigned char *recv, unsign
         for (int n = 0; n < nn; n++) {
             if (n == me) continue;
             int peer = strata_net_leader(net, n, -1);
-            add_or_abort(ctx, 0, peer, TAG_ALLGATHER, bundle_of(net, n, recv, transit, b),
+            add_or_abort(net, 0, peer, TAG_ALLGATHER, bundle_of(net, n, recv, transit, b),
                          (size_t)strata_net_node_size(net, n) * b);
-            add_or_abort(ctx, 1, peer, TAG_ALLGATHER, mine, mine_bytes);
+            add_or_abort(net, 1, peer, TAG_ALLGATHER, mine, mine_bytes);
             strata_stream_ready(e, e->nstreams - 1, mine_bytes);
         }
         return;
@@ -272,10 +266,10 @@ static void exchange_bundles(struct strata_ctx *ctx, unsigned char *recv, unsign
         int n = (me + nn - j) % nn;
         unsigned char *buf = bundle_of(net, n, recv, transit, b);
         size_t bytes = (size_t)strata_net_node_size(net, n) * b;
-        add_or_abort(ctx, 0, left, TAG_RING_FIRST + n, buf, bytes);
-        if (j < nn - 1) add_or_abort(ctx, 1, right, TAG_RING_FIRST + n, buf, bytes);
+        add_or_abort(net, 0, left, TAG_RING_FIRST + n, buf, bytes);
+        if (j < nn - 1) add_or_abort(net, 1, right, TAG_RING_FIRST + n, buf, bytes);
     }
-    add_or_abort(ctx, 1, right, TAG_RING_FIRST + me, mine, mine_bytes);
+    add_or_abort(net, 1, right, TAG_RING_FIRST + me, mine, mine_bytes);
     strata_stream_ready(e, e->nstreams - 1, mine_bytes);
 }
 
@@ -291,14 +285,13 @@ static void forward_ring(struct strata_engine *e, int nnodes)
 static int allgather_progress(struct strata_op *op)
 {
     struct strata_net_block_op *o = net_block_of(op);
-    struct strata_ctx *ctx = o->ctx;
-    struct strata_net *net = ctx->net;
+    struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
-    struct strata_plane *np = net->node->plane;
+    struct strata_plane *np = net->node_plane;
     const struct strata_block_args *a = &o->a;
-    size_t b = a->block, total = (size_t)ctx->size * b;
+    size_t b = a->block, total = (size_t)net->size * b;
     STRATA_OP_BEGIN(op);
-    if (ctx->rank != o->leader) {
+    if (net->rank != o->leader) {
         node_block_start(o, STRATA_COLL_GATHER, o->send, NULL);
         STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
     } else {
@@ -310,7 +303,7 @@ static int allgather_progress(struct strata_op *op)
         }
         strata_engine_reset(e, net->dup);
         strata_engine_count_as(e, STRATA_COLL_ALLGATHER);
-        exchange_bundles(ctx, a->recv, o->transit, b);
+        exchange_bundles(net, a->recv, o->transit, b);
         AWAIT_ENGINE(op, e, forward_ring(e, net->nnodes));
         sort_bundles(net, a->recv, o->transit, b, 1, -1);
     }
@@ -323,23 +316,21 @@ static int allgather_progress(struct strata_op *op)
 
 static void allgather_start(struct strata_net_block_op *o)
 {
-    struct strata_ctx *ctx = o->ctx;
-    struct strata_net *net = ctx->net;
+    struct strata_net *net = o->net;
     const struct strata_block_args *a = &o->a;
     size_t b = a->block;
     /* In place, this rank's block is at its slot of recv. */
-    o->send = a->send ? a->send : a->recv + (size_t)ctx->rank * b;
-    if (ctx->rank != o->leader) return;
-    o->transit = transit_or_abort(ctx, (size_t)ctx->size * b);
+    o->send = a->send ? a->send : a->recv + (size_t)net->rank * b;
+    if (net->rank != o->leader) return;
+    o->transit = transit_or_abort(net, (size_t)net->size * b);
     o->mine = bundle_of(net, net->my_node, a->recv, o->transit, b);
     /* The leader's block is in place only if the bundle is recv itself. */
     if (!a->send && net->contiguous[net->my_node]) o->send = NULL;
 }
 
-void strata_net_block_start(struct strata_net_block_op *o, struct strata_ctx *ctx, int coll,
+void strata_net_block_start(struct strata_net_block_op *o, struct strata_net *net, int coll,
                             const struct strata_block_args *a, char *desc, size_t desclen)
 {
-    struct strata_net *net = ctx->net;
     if (desc) {
         const char *how = coll == STRATA_COLL_ALLGATHER
             ? (net->nnodes <= ALLGATHER_DIRECT_MAX_NODES ? "leaders exchange bundles all with all"
@@ -347,7 +338,7 @@ void strata_net_block_start(struct strata_net_block_op *o, struct strata_ctx *ct
             : "leaders stream node bundles to and from the root";
         snprintf(desc, desclen, "across nodes: two levels over %d nodes, %s", net->nnodes, how);
     }
-    o->ctx = ctx;
+    o->net = net;
     o->a = *a;
     o->coll = coll;
     o->rc = MPI_SUCCESS;
@@ -357,24 +348,24 @@ void strata_net_block_start(struct strata_net_block_op *o, struct strata_ctx *ct
     o->local_root = net->node_rank[o->leader];
     switch (coll) {
     case STRATA_COLL_GATHER:
-        strata_op_init(&o->op, net->node->plane, gather_progress);
+        strata_op_init(&o->op, net->node_plane, gather_progress);
         gather_start(o);
         break;
     case STRATA_COLL_SCATTER:
-        strata_op_init(&o->op, net->node->plane, scatter_progress);
+        strata_op_init(&o->op, net->node_plane, scatter_progress);
         o->rc = scatter_start(o);
         break;
     default:
-        strata_op_init(&o->op, net->node->plane, allgather_progress);
+        strata_op_init(&o->op, net->node_plane, allgather_progress);
         allgather_start(o);
         break;
     }
 }
 
-int strata_net_block(struct strata_ctx *ctx, int coll, const struct strata_block_args *a,
+int strata_net_block(struct strata_net *net, int coll, const struct strata_block_args *a,
                      char *desc, size_t desclen)
 {
     struct strata_net_block_op o;
-    strata_net_block_start(&o, ctx, coll, a, desc, desclen);
+    strata_net_block_start(&o, net, coll, a, desc, desclen);
     return strata_op_run(&o.op);
 }

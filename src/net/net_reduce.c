@@ -23,7 +23,6 @@
 #include <string.h>
 
 #include "coll/select.h"
-#include "context/context.h"
 #include "net/net_tree.h"
 #include "util/log.h"
 
@@ -96,10 +95,10 @@ static struct strata_net_reduce_op *net_reduce_of(struct strata_op *op)
     return (struct strata_net_reduce_op *)((char *)op - offsetof(struct strata_net_reduce_op, op));
 }
 
-static void out_of_memory(struct strata_ctx *ctx)
+static void out_of_memory(struct strata_net *net)
 {
     strata_error("out of memory starting a reduction across nodes");
-    PMPI_Abort(ctx->comm, 1);
+    PMPI_Abort(net->comm, 1);
 }
 
 /* Sets up the reduction to `root`, leaving the result in `acc` at the
@@ -107,8 +106,7 @@ static void out_of_memory(struct strata_ctx *ctx)
  * significant at the leaders and at second leaders. */
 static void reduce_to_start(struct strata_net_reduce_op *o, char *desc, size_t desclen)
 {
-    struct strata_ctx *ctx = o->ctx;
-    struct strata_net *net = ctx->net;
+    struct strata_net *net = o->net;
     const struct strata_tuning *tu = strata_tuning();
     const struct strata_reduce_args *a = &o->a;
     int root = o->root;
@@ -134,17 +132,17 @@ static void reduce_to_start(struct strata_net_reduce_op *o, char *desc, size_t d
                  net->nnodes, t.predicted_us);
     }
     struct strata_engine *e = &net->engine;
-    if (ctx->rank != o->leader) {
-        if (ctx->rank != o->second) return;
+    if (net->rank != o->leader) {
+        if (net->rank != o->second) return;
         /* The second leader is the workers' root: it reduces into acc and
          * streams each segment to the leader as it is done. */
         strata_engine_reset(e, net->dup);
         /* Traffic inside the node: counted at the leader's distance. */
         strata_engine_count_at(e, STRATA_COLL_REDUCE,
-                               net->node->plane->dist[net->node_rank[o->leader]]);
+                               net->node_plane->dist[net->node_rank[o->leader]]);
         o->up = strata_engine_add(e, 1, o->leader, TAG_NODE_PART, o->acc, o->total,
                                   o->seg_elems * a->extent, tu->net_sends);
-        if (o->up < 0) out_of_memory(ctx);
+        if (o->up < 0) out_of_memory(net);
         return;
     }
     int parent_node, *children = net->tree_buf;
@@ -169,7 +167,7 @@ static void reduce_to_start(struct strata_net_reduce_op *o, char *desc, size_t d
                                   o->acc, o->total, o->seg_elems * a->extent, tu->net_sends);
         bad = o->up < 0;
     }
-    if (bad) out_of_memory(ctx);
+    if (bad) out_of_memory(net);
     /* Elements reduced in the node (by this rank, one leader) and combined
      * with what came in.  With two leaders the node's part arrives as a
      * stream and this rank never takes part in a node reduction. */
@@ -183,7 +181,7 @@ static void reduce_to_start(struct strata_net_reduce_op *o, char *desc, size_t d
 static int combine_ready(struct strata_net_reduce_op *o)
 {
     const struct strata_reduce_args *a = &o->a;
-    struct strata_engine *e = &o->ctx->net->engine;
+    struct strata_engine *e = &o->net->engine;
     const unsigned char *own = o->send ? (const unsigned char *)o->send
                                        : (const unsigned char *)o->acc;
     int any = 0;
@@ -209,15 +207,14 @@ static int combine_ready(struct strata_net_reduce_op *o)
 static int net_reduce_progress(struct strata_op *op)
 {
     struct strata_net_reduce_op *o = net_reduce_of(op);
-    struct strata_ctx *ctx = o->ctx;
-    struct strata_net *net = ctx->net;
+    struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
-    struct strata_plane *np = net->node->plane;
+    struct strata_plane *np = net->node_plane;
     const struct strata_reduce_args *a = &o->a;
     int moved, rc;
     STRATA_OP_BEGIN(op);
     if (a->count == 0) return MPI_SUCCESS; /* nothing to move */
-    if (ctx->rank != o->leader && o->second < 0) {
+    if (net->rank != o->leader && o->second < 0) {
         /* This rank's share of each segment's node reduction. */
         for (o->first = 0; o->first < a->count; o->first += o->seg_elems) {
             segment_args(a, &o->seg, o->first, segment_len(a, o->first, o->seg_elems), o->send,
@@ -225,20 +222,20 @@ static int net_reduce_progress(struct strata_op *op)
             strata_reduce_start(&o->node, np, &o->seg);
             STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
         }
-    } else if (ctx->rank != o->leader) {
+    } else if (net->rank != o->leader) {
         /* Workers of a two-leader node: the second leader is rank 0 of
          * their communicator and streams each reduced segment on. */
         for (o->first = 0; o->first < a->count; o->first += o->seg_elems) {
             segment_args(a, &o->seg, o->first, segment_len(a, o->first, o->seg_elems), o->send,
-                         ctx->rank == o->second ? o->acc : NULL, 0);
-            strata_reduce_start(&o->node, net->workers->plane, &o->seg);
+                         net->rank == o->second ? o->acc : NULL, 0);
+            strata_reduce_start(&o->node, net->workers_plane, &o->seg);
             STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
-            if (ctx->rank != o->second) continue;
+            if (net->rank != o->second) continue;
             strata_stream_ready(e, o->up,
                                 span(a, 0, o->first + segment_len(a, o->first, o->seg_elems)));
             if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
         }
-        while (ctx->rank == o->second && !strata_engine_complete(e)) {
+        while (net->rank == o->second && !strata_engine_complete(e)) {
             if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
             if (strata_engine_complete(e)) break;
             if (moved) {
@@ -278,18 +275,17 @@ static int net_reduce_progress(struct strata_op *op)
     }
     if (o->allreduce) {
         /* Allreduce: the result goes back from rank 0 (net_bcast.c). */
-        strata_net_bcast_start(&o->bcast, ctx, a->recvbuf, span(a, 0, a->count), 0, NULL, 0);
+        strata_net_bcast_start(&o->bcast, net, a->recvbuf, span(a, 0, a->count), 0, NULL, 0);
         STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
     }
     STRATA_OP_END(op);
 }
 
-void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_ctx *ctx,
+void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_net *net,
                              const struct strata_reduce_args *a, char *desc, size_t desclen)
 {
-    struct strata_net *net = ctx->net;
-    strata_op_init(&o->op, net->node->plane, net_reduce_progress);
-    o->ctx = ctx;
+    strata_op_init(&o->op, net->node_plane, net_reduce_progress);
+    o->net = net;
     o->a = *a;
     o->allreduce = a->root < 0;
     o->root = o->allreduce ? 0 : a->root;
@@ -304,17 +300,17 @@ void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_ctx *
         /* Every rank has a receive buffer: leaders accumulate in it, and an
          * in-place rank's input is there already. */
         o->send = a->sendbuf;
-        if (!o->send && ctx->rank != leader && ctx->rank != second) o->send = a->recvbuf;
+        if (!o->send && net->rank != leader && net->rank != second) o->send = a->recvbuf;
         o->acc = a->recvbuf;
     } else {
-        if (ctx->rank == o->root) {
+        if (net->rank == o->root) {
             o->acc = a->recvbuf;
-        } else if (ctx->rank == leader || ctx->rank == second) {
+        } else if (net->rank == leader || net->rank == second) {
             /* A leader that is not the root, and a second leader, hold
              * their node's partial result in private memory (their receive
              * buffers are not significant). */
             o->acc = strata_net_staging(net, STRATA_NET_ACC, span(a, 0, a->count));
-            if (!o->acc) out_of_memory(ctx);
+            if (!o->acc) out_of_memory(net);
         }
         /* a->sendbuf is NULL only at the root (in place): the input is in acc. */
         o->send = a->sendbuf;
@@ -322,20 +318,20 @@ void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_ctx *
     reduce_to_start(o, desc, desclen);
 }
 
-int strata_net_reduce(struct strata_ctx *ctx, const struct strata_reduce_args *a, char *desc,
+int strata_net_reduce(struct strata_net *net, const struct strata_reduce_args *a, char *desc,
                       size_t desclen)
 {
     struct strata_net_reduce_op o;
-    strata_net_reduce_start(&o, ctx, a, desc, desclen);
+    strata_net_reduce_start(&o, net, a, desc, desclen);
     return strata_op_run(&o.op);
 }
 
-int strata_net_allreduce(struct strata_ctx *ctx, const struct strata_reduce_args *a,
+int strata_net_allreduce(struct strata_net *net, const struct strata_reduce_args *a,
                          char *desc, size_t desclen)
 {
     struct strata_net_reduce_op o;
     struct strata_reduce_args all = *a;
     all.root = -1; /* Allreduce: towards rank 0, then back */
-    strata_net_reduce_start(&o, ctx, &all, desc, desclen);
+    strata_net_reduce_start(&o, net, &all, desc, desclen);
     return strata_op_run(&o.op);
 }

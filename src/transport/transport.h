@@ -112,15 +112,11 @@ void strata_transport_set_max_per_call(size_t bytes);
 
 /* ---- Failure reporting (transport/failure.c). */
 
-/* Every rank's pid, indexed by MPI_COMM_WORLD rank, so that a failure names
- * the rank a user knows (the runtime sets it once at MPI_Init; the table is
- * borrowed, not copied). */
-void strata_transport_set_world(const pid_t *world_pid, int world_size);
-
 /* Ends the job with a message when a copy fails mid-operation (the probe
  * said the transport works, so this is a bad buffer or a dead peer): names
  * the transport, the direction ("read from"), the peer's MPI_COMM_WORLD
- * rank and pid (else its rank in the node plane) and the error. */
+ * rank (util/log's pid table) and pid, else its rank in the node plane,
+ * and the error. */
 _Noreturn void strata_transport_failed(const struct strata_transport *t, const char *what,
                                        int node_rank, pid_t pid, int err);
 

@@ -86,7 +86,7 @@ static void start(struct slot *s)
         for (size_t i = 0; i < s->bytes; i++)
             s->buf[i] = s->rank == s->root ? pattern(s->seed, i) : 0xee;
         if (s->coll == COLL_NET_BCAST) {
-            strata_net_bcast_start(&s->u.net_bcast, s->ctx, s->buf, s->bytes, s->root, NULL, 0);
+            strata_net_bcast_start(&s->u.net_bcast, s->ctx->net, s->buf, s->bytes, s->root, NULL, 0);
             s->op = &s->u.net_bcast.op;
         } else {
             strata_bcast_start(&s->u.bcast, s->plane, s->buf, s->bytes, s->root);
@@ -95,7 +95,7 @@ static void start(struct slot *s)
         break;
     case COLL_NET_BARRIER:
         s->buf = NULL;
-        strata_net_barrier_start(&s->u.net_barrier, s->ctx);
+        strata_net_barrier_start(&s->u.net_barrier, s->ctx->net);
         s->op = &s->u.net_barrier.op;
         break;
     case COLL_BARRIER:
@@ -124,7 +124,7 @@ static void start(struct slot *s)
             strata_allreduce_tiny_start(&s->u.tiny, s->plane, &a);
             s->op = &s->u.tiny.op;
         } else if (s->coll == COLL_NET_REDUCE || s->coll == COLL_NET_ALLREDUCE) {
-            strata_net_reduce_start(&s->u.net_reduce, s->ctx, &a, NULL, 0);
+            strata_net_reduce_start(&s->u.net_reduce, s->ctx->net, &a, NULL, 0);
             s->op = &s->u.net_reduce.op;
         } else {
             strata_reduce_start(&s->u.reduce, s->plane, &a);
@@ -154,7 +154,7 @@ static void start(struct slot *s)
         if (s->bcoll == STRATA_COLL_ALLGATHER || s->bcoll == STRATA_COLL_ALLTOALL)
             a.root = -1;
         if (s->coll == COLL_NET_BLOCK) {
-            strata_net_block_start(&s->u.net_block, s->ctx, s->bcoll, &a, NULL, 0);
+            strata_net_block_start(&s->u.net_block, s->ctx->net, s->bcoll, &a, NULL, 0);
             s->op = &s->u.net_block.op;
         } else {
             strata_block_starter((int)s->al->id)(&s->u.block, s->plane, &a);
