@@ -41,14 +41,14 @@ asan-%:
 	@cmake -S . -B build/asan-$* -DSTRATA_MPI=$* -DCMAKE_C_COMPILER=mpicc.$* -DSTRATA_SANITIZE=ON >/dev/null
 	@cmake --build build/asan-$* -j $(JOBS)
 
-# Only what runs under ThreadSanitizer: the library and the threads test.
+# Only what runs under ThreadSanitizer: the library and the threads tests.
 tsan: deps
 	@$(MAKE) --no-print-directory $(addprefix tsan-,$(MPIS))
 	@scripts/run-tests.sh --tsan build
 
 tsan-%:
 	@cmake -S . -B build/tsan-$* -DSTRATA_MPI=$* -DCMAKE_C_COMPILER=mpicc.$* -DSTRATA_SANITIZE=thread >/dev/null
-	@cmake --build build/tsan-$* -j $(JOBS) --target test_threads
+	@cmake --build build/tsan-$* -j $(JOBS) --target test_threads test_late_start
 
 valgrind: build
 	@scripts/valgrind-check.sh build

@@ -3,8 +3,9 @@
 # input, and compares: total time, time in the application's collective,
 # and the checksum of its result.
 #   scripts/app-compare.sh [--build DIR] [-n RANKS] [--reps R] [--timeout S] APP [ARGS...]
-# APP is asp or train (from DIR/bin) or the path of a program that prints a
-# RESULT line like them; ARGS go to it (asp N [SEED], train PARAMS [SEED]
+# APP is asp, train or cg (from DIR/bin; cg is Fortran) or the path of a
+# program that prints a RESULT line like them; ARGS go to it (asp N [SEED],
+# cg M [MAXIT] for an M x M grid, train PARAMS [SEED]
 # [--steps S] ...).  R repetitions (default 3), each a native run and a
 # strata run, alternating which goes first; the table shows every run and the
 # medians.  Exit status: 0, 1 if a checksum differs from the first run's, 2
@@ -18,7 +19,7 @@ ranks=2
 reps=3
 limit=600
 usage() {
-  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 number() { case "$2" in ''|*[!0-9]*) echo "app-compare: $1 takes a number" >&2; usage ;; esac; }

@@ -6,6 +6,9 @@
 # speedup.png with all of them, summary.md) and ends with where those are.
 #   STRATA_BUILD_ROOT  where the builds are (default build)
 #   DEMO_SIZES         sizes to run (default 8,64K,1M,4M)
+# Then the applications of DEMO_APPS (apps/: asp and train in C, cg in
+# Fortran) with and without strata through scripts/app-compare.sh, one
+# repetition each: their times and that their checksums agree.
 # Two ranks on purpose: this machine has 2 cores and MPICH never yields the
 # CPU, so more ranks than cores would measure the scheduler, not MPI.
 set -uo pipefail
@@ -71,4 +74,20 @@ if [ ${#jsons[@]} -gt 0 ]; then
       ;;
   esac
 fi
+# The applications, each with the host MPI alone and with strata.
+apps_list="${DEMO_APPS:-asp 1024;train 100K --steps 10;cg 96}"
+for mpi in openmpi mpich; do
+  [ -x "$root/$mpi/bin/strata-run" ] || continue
+  IFS=';' read -r -a apps <<<"$apps_list"
+  for entry in "${apps[@]}"; do
+    read -r -a words <<<"$entry"
+    [ -x "$root/$mpi/bin/${words[0]}" ] || { echo "demo: no ${words[0]} in $root/$mpi/bin" >&2; continue; }
+    echo
+    echo "== $mpi: scripts/app-compare.sh -n 2 --reps 1 ${words[*]} =="
+    if ! scripts/app-compare.sh --build "$root/$mpi" -n 2 --reps 1 --timeout 300 "${words[@]}"; then
+      echo "demo: ${words[0]} with $mpi: results differ or a run failed" >&2
+      status=1
+    fi
+  done
+done
 exit $status

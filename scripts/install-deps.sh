@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Installs the Debian packages strata needs, if any are missing.
+# Installs the Debian packages strata needs, if any are missing.  gfortran:
+# the MPIs' mpif90 wrappers need it for the Fortran tests and apps/cg.f90.
 set -euo pipefail
 need=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev
-      hwloc libhwloc-dev python3 python3-matplotlib python3-venv python3-dev)
+      hwloc libhwloc-dev python3 python3-matplotlib python3-venv python3-dev gfortran)
 missing=()
 for p in "${need[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

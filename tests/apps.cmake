@@ -57,3 +57,19 @@ else()
   app_test(train.np2 2 train ARGS 100K --steps 5 --batch 7)
   app_fault(train.all.np2 2 train -1 "verify FAILED" 5000 --steps 4)
 endif()
+
+# cg (apps/cg.f90, Fortran): 47 x 47 = 2209 unknowns, a prime, so unequal
+# blocks at every rank count; its dot products' MPI_Allreduce is the
+# collective checked (every call served), its Allgather, Bcast and Gather
+# go through strata too.  The fault helper wraps C functions, which MPICH's
+# Fortran bindings call but Open MPI's do not (they call PMPI_): MPICH only.
+if(STRATA_FORTRAN)
+  if(STRATA_MPI STREQUAL "openmpi")
+    app_test(cg.np2 2 cg ARGS 47)
+    app_test(cg.np3 3 cg ARGS 47)
+    app_test(cg.nodes2.np4 4 cg ENV STRATA_VIRTUAL_NODES=2 ARGS 47)
+  else()
+    app_test(cg.np2 2 cg ARGS 47)
+    app_fault(cg.all.np2 2 cg -1 "verify FAILED" 31)
+  endif()
+endif()

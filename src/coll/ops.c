@@ -1,12 +1,17 @@
 /* Vectorisable reduction loops, one per (operation, element kind).
  *
- * Integer arithmetic is done in unsigned types and converted back, so it
- * wraps like the host MPI's instead of overflowing (undefined in C). */
+ * C's predefined types first, then Fortran's (whose accepted operations
+ * differ between host MPIs).  Integer arithmetic is done in unsigned types
+ * and converted back, so it wraps like the host MPI's instead of overflowing
+ * (undefined in C). */
 #include "coll/ops.h"
 
 #include <complex.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "util/log.h"
 
 /* dst may alias a, so only b is restrict: the compiler vectorises with a
  * run-time overlap check. */
@@ -62,9 +67,18 @@ LOOP(land_bool, bool, a[i] && b[i])
 LOOP(lor_bool, bool, a[i] || b[i])
 LOOP(lxor_bool, bool, a[i] != b[i])
 
+/* Fortran LOGICAL in the host's encoding: its .false. and .true. words and
+ * "anything but .false. is true", all three checked against the host's own
+ * operations once (fortran_logical_probe) rather than assumed to be C's. */
+static int32_t flog_false, flog_true;
+LOOP(land_flog, int32_t, (a[i] != flog_false && b[i] != flog_false) ? flog_true : flog_false)
+LOOP(lor_flog, int32_t, (a[i] != flog_false || b[i] != flog_false) ? flog_true : flog_false)
+LOOP(lxor_flog, int32_t, ((a[i] != flog_false) != (b[i] != flog_false)) ? flog_true : flog_false)
+
 /* Value-index pairs, laid out as the C structs MPI defines them from. */
-#define PAIR_KERNELS(tag, V)                                                       \
-    struct pair_##tag { V v; int i; };                                             \
+#define PAIR_KERNELS(tag, V) PAIR_KERNELS_INDEX(tag, V, int)
+#define PAIR_KERNELS_INDEX(tag, V, IX)                                             \
+    struct pair_##tag { V v; IX i; };                                              \
     static void minloc_##tag(void *dst_, const void *a_, const void *restrict b_, size_t n) \
     {                                                                              \
         struct pair_##tag *d = dst_;                                               \
@@ -86,11 +100,17 @@ PAIR_KERNELS(long, long)
 PAIR_KERNELS(int, int)
 PAIR_KERNELS(short, short)
 PAIR_KERNELS(ldouble, long double)
+/* Fortran's pairs hold the index in the value's own type (MPI_2REAL,
+ * MPI_2DOUBLE_PRECISION); MPI_2INTEGER is the int pair above. */
+PAIR_KERNELS_INDEX(real2, float, float)
+PAIR_KERNELS_INDEX(double2, double, double)
 
 enum kind {
     K_I8, K_U8, K_I16, K_U16, K_I32, K_U32, K_I64, K_U64,
     K_F32, K_F64, K_F80, K_C32, K_C64, K_C80, K_BOOL, K_BYTE,
-    K_P_FLOAT, K_P_DOUBLE, K_P_LONG, K_P_INT, K_P_SHORT, K_P_LDOUBLE, K_NONE
+    K_P_FLOAT, K_P_DOUBLE, K_P_LONG, K_P_INT, K_P_SHORT, K_P_LDOUBLE,
+    /* Fortran only: LOGICAL, real pairs */
+    K_FLOG, K_P_REAL2, K_P_DOUBLE2, K_NONE
 };
 
 /* The element kind of a signed or unsigned C integer of `size` bytes. */
@@ -160,6 +180,8 @@ static const strata_reduce_fn kernels[K_NONE][O_NONE] = {
     [K_P_FLOAT] = PAIR_ROW(float), [K_P_DOUBLE] = PAIR_ROW(double),
     [K_P_LONG] = PAIR_ROW(long), [K_P_INT] = PAIR_ROW(int), [K_P_SHORT] = PAIR_ROW(short),
     [K_P_LDOUBLE] = PAIR_ROW(ldouble),
+    [K_FLOG] = {[O_LAND] = land_flog, [O_LOR] = lor_flog, [O_LXOR] = lxor_flog},
+    [K_P_REAL2] = PAIR_ROW(real2), [K_P_DOUBLE2] = PAIR_ROW(double2),
 };
 
 static enum op_index op_of(MPI_Op op)
@@ -171,9 +193,147 @@ static enum op_index op_of(MPI_Op op)
     return O_NONE;
 }
 
+/* ---- Fortran's predefined types ----
+ *
+ * Which operations the host takes on each differs between the MPIs, beyond
+ * the standard's groups (MPI-3.1 5.9.2): strata serves exactly those, so
+ * that a combination the host rejects still gets the host's error
+ * (tests/mpi/test_fortran_types.c compares every pair with the host). */
+#define M(o) (1u << (o))
+#define ARITH (M(O_SUM) | M(O_PROD) | M(O_MAX) | M(O_MIN))
+#define LOGIC (M(O_LAND) | M(O_LOR) | M(O_LXOR))
+#define BITS (M(O_BAND) | M(O_BOR) | M(O_BXOR))
+#define LOC (M(O_MINLOC) | M(O_MAXLOC))
+#define CPLX (M(O_SUM) | M(O_PROD))
+
+/* How the host reduces a Fortran type: as which element (an integer's width
+ * is its size) and with which operations. */
+enum fkind { F_INT, F_REAL, F_DOUBLE, F_COMPLEX, F_DCOMPLEX, F_LOGICAL, F_2INT, F_2REAL, F_2DOUBLE };
+
+#ifdef MPICH_VERSION
+/* MPICH: every integer kind takes every integer operation.  It also takes
+ * the logical ones on reals, but 4.0.2 then leaves the buffer as it was
+ * (no kernel behind the check): those calls stay the host's. */
+#define INT_OPS_DEFAULT (ARITH | LOGIC | BITS)
+#define INT_OPS_SMALL (ARITH | LOGIC | BITS)
+#else
+/* Open MPI: MPI_INTEGER and MPI_INTEGER4 take no logical operations, the
+ * other sized integers do. */
+#define INT_OPS_DEFAULT (ARITH | BITS)
+#define INT_OPS_SMALL (ARITH | LOGIC | BITS)
+#endif
+#define REAL_OPS ARITH
+
+static const struct fortran_type {
+    MPI_Datatype type;
+    enum fkind fkind;
+    unsigned ops;
+} fortran_types[] = {
+    {MPI_INTEGER, F_INT, INT_OPS_DEFAULT},
+    {MPI_INTEGER1, F_INT, INT_OPS_SMALL},
+    {MPI_INTEGER2, F_INT, INT_OPS_SMALL},
+    {MPI_INTEGER4, F_INT, INT_OPS_DEFAULT},
+    {MPI_INTEGER8, F_INT, INT_OPS_SMALL},
+    {MPI_REAL, F_REAL, REAL_OPS},
+    {MPI_REAL4, F_REAL, REAL_OPS},
+    {MPI_DOUBLE_PRECISION, F_DOUBLE, REAL_OPS},
+    {MPI_REAL8, F_DOUBLE, REAL_OPS},
+    {MPI_COMPLEX, F_COMPLEX, CPLX},
+    {MPI_COMPLEX8, F_COMPLEX, CPLX},
+    {MPI_DOUBLE_COMPLEX, F_DCOMPLEX, CPLX},
+    {MPI_COMPLEX16, F_DCOMPLEX, CPLX},
+    {MPI_LOGICAL, F_LOGICAL, LOGIC},
+#ifdef OPEN_MPI
+    {MPI_LOGICAL4, F_LOGICAL, LOGIC},
+#endif
+    {MPI_2INTEGER, F_2INT, LOC},
+    {MPI_2REAL, F_2REAL, LOC},
+    {MPI_2DOUBLE_PRECISION, F_2DOUBLE, LOC},
+};
+#define NFORTRAN (sizeof fortran_types / sizeof fortran_types[0])
+
+/* Each Fortran type's element kind in this process, or K_NONE where its size
+ * is not the C element's (a compiler with other default kinds): the host
+ * then reduces it. */
+static enum kind fortran_kind[NFORTRAN];
+static pthread_once_t fortran_once = PTHREAD_ONCE_INIT;
+
+/* The host's LOGICAL words, from its own operations on one process
+ * (MPI_Reduce_local): .false. is what LOR makes of two zeros, .true. what
+ * it makes of 1 and -1 (true in every Fortran encoding in use).  The
+ * kernels' rule, "not .false. is true", is then checked on words that
+ * encodings disagree on; a host that differs keeps its LOGICAL reductions. */
+static int fortran_logical_probe(void)
+{
+    int32_t a = 0, b = 0;
+    if (PMPI_Reduce_local(&a, &b, 1, MPI_LOGICAL, MPI_LOR) != MPI_SUCCESS) return 0;
+    flog_false = b;
+    a = 1, b = -1;
+    if (PMPI_Reduce_local(&a, &b, 1, MPI_LOGICAL, MPI_LOR) != MPI_SUCCESS) return 0;
+    flog_true = b;
+    if (flog_true == flog_false) return 0;
+    const int32_t words[] = {0, 1, -1, 2, 3, 256, flog_true, flog_false};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        int32_t x = words[i], y = flog_true, want = x != flog_false ? flog_true : flog_false;
+        if (PMPI_Reduce_local(&x, &y, 1, MPI_LOGICAL, MPI_LAND) != MPI_SUCCESS || y != want)
+            return 0;
+        x = words[i], y = flog_false;
+        if (PMPI_Reduce_local(&x, &y, 1, MPI_LOGICAL, MPI_LXOR) != MPI_SUCCESS || y != want)
+            return 0;
+    }
+    return 1;
+}
+
+static void fortran_kinds_init(void)
+{
+    for (size_t i = 0; i < NFORTRAN; i++) {
+        const struct fortran_type *f = &fortran_types[i];
+        int size = 0;
+        fortran_kind[i] = K_NONE;
+        if (f->type == MPI_DATATYPE_NULL || PMPI_Type_size(f->type, &size) != MPI_SUCCESS)
+            continue;
+        size_t s = (size_t)size;
+        enum kind k = K_NONE;
+        switch (f->fkind) {
+        case F_INT: k = int_kind(s, 1); break;
+        case F_REAL: k = s == sizeof(float) ? K_F32 : K_NONE; break;
+        case F_DOUBLE: k = s == sizeof(double) ? K_F64 : K_NONE; break;
+        case F_COMPLEX: k = s == sizeof(float _Complex) ? K_C32 : K_NONE; break;
+        case F_DCOMPLEX: k = s == sizeof(double _Complex) ? K_C64 : K_NONE; break;
+        case F_LOGICAL: k = s == sizeof(int32_t) ? K_FLOG : K_NONE; break;
+        case F_2INT: k = s == sizeof(struct pair_int) ? K_P_INT : K_NONE; break;
+        case F_2REAL: k = s == sizeof(struct pair_real2) ? K_P_REAL2 : K_NONE; break;
+        case F_2DOUBLE: k = s == sizeof(struct pair_double2) ? K_P_DOUBLE2 : K_NONE; break;
+        }
+        fortran_kind[i] = k;
+    }
+    /* Only after the size check: MPI_LOGICAL must be a 4-byte word to probe. */
+    int logical_ok = 0;
+    for (size_t i = 0; i < NFORTRAN; i++)
+        if (fortran_types[i].type == MPI_LOGICAL && fortran_kind[i] == K_FLOG)
+            logical_ok = fortran_logical_probe();
+    for (size_t i = 0; i < NFORTRAN && !logical_ok; i++)
+        if (fortran_kind[i] == K_FLOG) fortran_kind[i] = K_NONE;
+    if (!logical_ok)
+        strata_verbose(1, "MPI_LOGICAL reductions go to the host MPI: its encoding of "
+                          ".true./.false. is not one strata's kernels follow");
+}
+
+static strata_reduce_fn fortran_kernel(enum op_index o, MPI_Datatype type)
+{
+    for (size_t i = 0; i < NFORTRAN; i++) {
+        if (type != fortran_types[i].type) continue;
+        if (!(fortran_types[i].ops & M(o))) return NULL;
+        pthread_once(&fortran_once, fortran_kinds_init);
+        return fortran_kind[i] == K_NONE ? NULL : kernels[fortran_kind[i]][o];
+    }
+    return NULL;
+}
+
 strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type)
 {
     enum op_index o = op_of(op);
-    enum kind k = o == O_NONE ? K_NONE : kind_of(type);
-    return k == K_NONE ? NULL : kernels[k][o];
+    if (o == O_NONE) return NULL;
+    enum kind k = kind_of(type);
+    return k == K_NONE ? fortran_kernel(o, type) : kernels[k][o];
 }

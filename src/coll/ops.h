@@ -1,7 +1,8 @@
 /* Reduction kernels for the predefined MPI operations on the predefined C
- * datatypes (MPI-3.1 section 5.9.2).  Combinations the standard does not
- * define, and user-defined operations, have no kernel: strata hands those
- * calls to the host MPI, which accepts or rejects them as it always does. */
+ * and Fortran datatypes (MPI-3.1 section 5.9.2), as the host MPI accepts
+ * them.  Combinations the host does not take, and user-defined operations,
+ * have no kernel: strata hands those calls to the host MPI, which accepts
+ * or rejects them as it always does. */
 #ifndef STRATA_OPS_H
 #define STRATA_OPS_H
 

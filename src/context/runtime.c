@@ -1,6 +1,8 @@
 /* Process-wide set-up: configuration, node layout, topology, locations. */
 #include "context/runtime.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -296,7 +298,39 @@ static enum setup_outcome setup_layout_and_locations(char *err, size_t errlen)
     return (enum setup_outcome)all_outcome;
 }
 
-void strata_runtime_init(int thread_level)
+static void strata_runtime_init(int thread_level);
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static atomic_int started;
+
+static void start(void)
+{
+    int provided = MPI_THREAD_SINGLE;
+    PMPI_Query_thread(&provided);
+    strata_runtime_init(provided);
+    /* Release: a thread that sees started also sees the runtime set up
+     * (pthread_once orders only the threads that call it). */
+    atomic_store_explicit(&started, 1, memory_order_release);
+}
+
+void strata_runtime_start(void) { pthread_once(&start_once, start); }
+
+void strata_runtime_start_late(MPI_Comm comm)
+{
+    /* Acquire: pairs with the release in start. */
+    if (atomic_load_explicit(&started, memory_order_acquire)) return;
+    int initialized = 0, finalized = 0, cmp = MPI_UNEQUAL;
+    if (PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) return;
+    if (PMPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;
+    if (comm == MPI_COMM_NULL || PMPI_Comm_compare(comm, MPI_COMM_WORLD, &cmp) != MPI_SUCCESS ||
+        (cmp != MPI_IDENT && cmp != MPI_CONGRUENT))
+        return;
+    strata_runtime_start();
+    if (rt.world_rank == 0)
+        strata_verbose(1, "set up at the first collective over all ranks: MPI_Init did not "
+                          "pass through strata");
+}
+
+static void strata_runtime_init(int thread_level)
 {
     char err[1024] = "";
     memset(&rt, 0, sizeof rt);

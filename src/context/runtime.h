@@ -32,10 +32,21 @@ struct strata_runtime {
     char cma_why[512];          /* why not, in words a user can act on */
 };
 
-/* Called right after PMPI_Init/PMPI_Init_thread.  Never fails the
- * application: if strata cannot set up, it says why and passes through.
- * A bad STRATA_ variable aborts the job with a message naming it. */
-void strata_runtime_init(int thread_level);
+/* Sets strata up, once per process whoever calls first (thread-safe):
+ * right after PMPI_Init/PMPI_Init_thread, or late (below).  Collective over
+ * MPI_COMM_WORLD.  Never fails the application: if strata cannot set up,
+ * it says why and passes through.  A bad STRATA_ variable stops the job with
+ * a message naming it. */
+void strata_runtime_start(void);
+
+/* For a collective on comm when MPI_Init never passed through strata (an
+ * application that calls PMPI_Init, Open MPI's Fortran bindings, MPICH's
+ * mpi_f08): starts strata if MPI is initialised and not finalised and comm
+ * spans all of MPI_COMM_WORLD, so that every rank is in this call and the
+ * set-up's agreement over the world cannot wait for a rank that is not.  A
+ * collective on a smaller communicator before that goes to the host MPI.
+ * Costs one atomic load once strata has started. */
+void strata_runtime_start_late(MPI_Comm comm);
 
 /* Tears everything down (from the MPI_COMM_SELF attribute at finalize). */
 void strata_runtime_finalize(void);

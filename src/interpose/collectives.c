@@ -21,6 +21,7 @@
 #include "coll/ops.h"
 #include "config/config.h"
 #include "context/context.h"
+#include "context/runtime.h"
 #include "interpose/check.h"
 #include "interpose/collectives.h"
 #include "interpose/route.h"
@@ -32,6 +33,7 @@
  * hand-off is reported). */
 static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 {
+    strata_runtime_start_late(comm);
     struct strata_ctx *ctx = strata_ctx_get(comm);
     const char *refusal = strata_route_refusal(ctx, coll);
     if (!refusal) {

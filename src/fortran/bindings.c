@@ -1,0 +1,51 @@
+/* strata's Fortran entry points, generated from calls.def.  Open MPI's
+ * Fortran bindings call PMPI_ directly (mpif.h, use mpi and mpi_f08), and
+ * MPICH's mpi_f08 does for calls without a buffer: strata defines the
+ * Fortran symbols itself, as PMPI tools do, so that a Fortran program
+ * preloading libstrata reaches strata's MPI_ functions.  Each converts
+ * handles and sentinels, calls the C function and sets ierror. */
+#include <mpi.h>
+#include <stddef.h>
+
+#include "fortran/sentinels.h"
+
+#define BUF(x) strata_fortran_buffer(x)
+#define TYPE(x) MPI_Type_f2c(*(x))
+#define OP(x) MPI_Op_f2c(*(x))
+#define COMM(x) MPI_Comm_f2c(*(x))
+
+/* MPI_Init and MPI_Init_thread from Fortran: no command line (the MPIs'
+ * own Fortran MPI_Init passes none either). */
+static int strata_fortran_init(const MPI_Fint *required, MPI_Fint *provided)
+{
+    if (!required) return MPI_Init(NULL, NULL);
+    int granted = MPI_THREAD_SINGLE;
+    int rc = MPI_Init_thread(NULL, NULL, (int)*required, &granted);
+    if (provided) *provided = (MPI_Fint)granted;
+    return rc;
+}
+
+/* One more exported name for a function of this file. */
+#define ALIAS(target, name) \
+    extern __typeof__(target) name __attribute__((alias(#target), visibility("default")));
+
+#define F08_ALL(lower) ALIAS(strata_f_##lower, mpi_##lower##_f08_)
+#ifdef OPEN_MPI
+#define F08_OMPI(lower) F08_ALL(lower)
+#else
+#define F08_OMPI(lower)
+#endif
+
+#define STRATA_FCALL(lower, upper, f08, params, call)                          \
+    static void strata_f_##lower params                                        \
+    {                                                                          \
+        int rc_ = call;                                                        \
+        if (ierror) *ierror = (MPI_Fint)rc_;                                   \
+    }                                                                          \
+    ALIAS(strata_f_##lower, mpi_##lower##_)                                    \
+    ALIAS(strata_f_##lower, mpi_##lower##__)                                   \
+    ALIAS(strata_f_##lower, mpi_##lower)                                       \
+    ALIAS(strata_f_##lower, MPI_##upper)                                       \
+    f08(lower)
+
+#include "fortran/calls.def"

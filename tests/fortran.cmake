@@ -1,0 +1,75 @@
+# Fortran (issue 18).  Fortran's datatypes in reductions, called from C:
+# every Fortran type and pair type against the host in every predefined
+# operation, with Allreduce, Reduce and in place (tests/mpi/test_fortran_types.c).
+strata_test_program(test_fortran_types mpi/test_fortran_types.c)
+if(STRATA_MPI STREQUAL "openmpi")
+  strata_mpi_test(NAME fortran.types.np3 TARGET test_fortran_types RANKS 3
+                  ENV STRATA_STATS=/dev/null)
+  strata_mpi_test(NAME fortran.types.nodes2.np4 TARGET test_fortran_types RANKS 4
+                  ENV STRATA_STATS=/dev/null STRATA_VIRTUAL_NODES=2)
+else()
+  strata_mpi_test(NAME fortran.types.np2 TARGET test_fortran_types RANKS 2
+                  ENV STRATA_STATS=/dev/null)
+endif()
+
+# Set-up without MPI_Init: PMPI_Init, then the first collective over the
+# world sets strata up; a collective on part of the world before it is the
+# host's; racing threads set up once (tests/mpi/test_late_start.c).
+strata_test_program(test_late_start mpi/test_late_start.c)
+strata_mpi_test(NAME fortran.late-start.np3 TARGET test_late_start RANKS 3
+                ENV STRATA_STATS=/dev/null)
+# (threads.*: make tsan runs it under ThreadSanitizer.)
+strata_mpi_test(NAME threads.late-start.np2 TARGET test_late_start RANKS 2
+                ENV STRATA_STATS=/dev/null ARGS threads)
+
+# Fortran programs (tests/fortran/colls.F90) with strata preloaded, as an
+# application gets it: use mpi, use mpi_f08, mpif.h, and mpif.h initialising
+# with PMPI_Init (strata's MPI_Init never runs).  Every served collective
+# checked, in place, Fortran and pair types, ierror; STRATA_STATS must count
+# each call under its C name (tests/scripts/fortran_stats.sh).
+if(STRATA_FORTRAN)
+  foreach(variant use_mpi f08 mpifh pmpi_init)
+    add_executable(fortran_colls_${variant} fortran/colls.F90)
+    set_target_properties(fortran_colls_${variant} PROPERTIES
+                          Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_${variant})
+    if(variant STREQUAL "f08")
+      target_compile_definitions(fortran_colls_${variant} PRIVATE F08)
+    elseif(variant STREQUAL "mpifh")
+      target_compile_definitions(fortran_colls_${variant} PRIVATE MPIFH)
+    elseif(variant STREQUAL "pmpi_init")
+      target_compile_definitions(fortran_colls_${variant} PRIVATE MPIFH PMPI_INIT)
+    endif()
+    # Values are exact: reals are compared exactly on purpose.
+    target_compile_options(fortran_colls_${variant} PRIVATE -Wno-compare-reals)
+    # mpif.h declares no interfaces: gfortran 10+ rejects one routine
+    # called with buffers of different types unless told otherwise, and
+    # then warns at every such call (-w: that is what mpif.h programs are).
+    # MPICH's use mpi declares none for buffers either.
+    if(variant MATCHES "mpifh|pmpi_init" OR
+       (variant STREQUAL "use_mpi" AND STRATA_MPI STREQUAL "mpich"))
+      target_compile_options(fortran_colls_${variant} PRIVATE -fallow-argument-mismatch -w)
+    endif()
+    if(STRATA_MPI STREQUAL "openmpi")
+      set(franks 3)
+    else()
+      set(franks 2)
+    endif()
+    add_test(NAME fortran.colls.${variant}.np${franks}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                     $<TARGET_FILE:fortran_colls_${variant}> ${franks})
+    set_tests_properties(fortran.colls.${variant}.np${franks} PROPERTIES TIMEOUT 150
+                         ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+  endforeach()
+  add_test(NAME fortran.colls.f08.nodes2.np4
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                   $<TARGET_FILE:fortran_colls_f08> 4 STRATA_VIRTUAL_NODES=2)
+  set_tests_properties(fortran.colls.f08.nodes2.np4 PROPERTIES TIMEOUT 150
+                       ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+endif()
+
+# The Fortran entry points under every name a compiler may call (mpi_x,
+# mpi_x_, mpi_x__, MPI_X, and the mpi_f08 ones), from C with Fortran
+# handles: served, values, ierror (tests/mpi/test_fortran_names.c).
+strata_test_program(test_fortran_names mpi/test_fortran_names.c)
+strata_mpi_test(NAME fortran.names.np2 TARGET test_fortran_names RANKS 2
+                ENV STRATA_STATS=/dev/null)

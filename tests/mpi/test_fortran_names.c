@@ -1,0 +1,89 @@
+/* strata's Fortran entry points under every name (src/fortran/calls.def),
+ * called from C the way each compiler's code would call them: arguments
+ * by reference, Fortran handles (MPI_*_c2f).  Each name must reach strata
+ * (route counters), give the right values and set ierror; the mpi_f08
+ * names also with ierror absent (a null pointer).  Needs STRATA_STATS. */
+#include <mpi.h>
+#include <stdio.h>
+
+#include "route_check.h"
+#include "testutil.h"
+
+typedef void bcast_fn(void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void allreduce_fn(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                          MPI_Fint *);
+typedef void barrier_fn(MPI_Fint *, MPI_Fint *);
+
+extern bcast_fn mpi_bcast, mpi_bcast_, mpi_bcast__, MPI_BCAST;
+extern allreduce_fn mpi_allreduce, mpi_allreduce_, mpi_allreduce__, MPI_ALLREDUCE;
+extern barrier_fn mpi_barrier, mpi_barrier_, mpi_barrier__, MPI_BARRIER, mpi_barrier_f08_;
+#ifdef OPEN_MPI
+extern bcast_fn mpi_bcast_f08_;
+extern allreduce_fn mpi_allreduce_f08_;
+#endif
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    struct strata_ctx *ctx;
+    MPI_Comm c = route_served_dup(&ctx);
+    int rank, size;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &size);
+    MPI_Fint fcomm = MPI_Comm_c2f(c), fint = MPI_Type_c2f(MPI_INT),
+             fsum = MPI_Op_c2f(MPI_SUM), count = 3;
+    struct { const char *name; bcast_fn *bcast; allreduce_fn *allreduce; barrier_fn *barrier; int f08; } names[] = {
+        {"mpi_x", mpi_bcast, mpi_allreduce, mpi_barrier, 0},
+        {"mpi_x_", mpi_bcast_, mpi_allreduce_, mpi_barrier_, 0},
+        {"mpi_x__", mpi_bcast__, mpi_allreduce__, mpi_barrier__, 0},
+        {"MPI_X", MPI_BCAST, MPI_ALLREDUCE, MPI_BARRIER, 0},
+#ifdef OPEN_MPI
+        {"mpi_x_f08_", mpi_bcast_f08_, mpi_allreduce_f08_, mpi_barrier_f08_, 1},
+#else
+        {"mpi_barrier_f08_", NULL, NULL, mpi_barrier_f08_, 1},
+#endif
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        for (int with_ierror = 0; with_ierror < 2; with_ierror++) {
+            if (!with_ierror && !names[i].f08) continue;
+            MPI_Fint ierr = -99, *perr = with_ierror ? &ierr : NULL, root = (MPI_Fint)(i % (size_t)size);
+            unsigned long long b0 = route_calls(STRATA_COLL_BCAST, 1),
+                               a0 = route_calls(STRATA_COLL_ALLREDUCE, 1),
+                               r0 = route_calls(STRATA_COLL_BARRIER, 1);
+            if (names[i].bcast) {
+                int v[3] = {-1, -1, -1};
+                if (rank == root) v[0] = 10, v[1] = 20, v[2] = (int)i;
+                names[i].bcast(v, &count, &fint, &root, &fcomm, perr);
+                CHECK(v[0] == 10 && v[1] == 20 && v[2] == (int)i, "%s bcast values", names[i].name);
+                CHECK(!perr || ierr == MPI_SUCCESS, "%s bcast ierror %d", names[i].name, (int)ierr);
+                CHECK(route_calls(STRATA_COLL_BCAST, 1) == b0 + 1, "%s bcast not served", names[i].name);
+                int in[3] = {rank, 1, 2 * rank}, out[3];
+                ierr = -99;
+                names[i].allreduce(in, out, &count, &fint, &fsum, &fcomm, perr);
+                CHECK(out[0] == size * (size - 1) / 2 && out[1] == size &&
+                          out[2] == size * (size - 1),
+                      "%s allreduce values", names[i].name);
+                CHECK(!perr || ierr == MPI_SUCCESS, "%s allreduce ierror", names[i].name);
+                CHECK(route_calls(STRATA_COLL_ALLREDUCE, 1) == a0 + 1, "%s allreduce not served",
+                      names[i].name);
+            }
+            ierr = -99;
+            names[i].barrier(&fcomm, perr);
+            CHECK(!perr || ierr == MPI_SUCCESS, "%s barrier ierror", names[i].name);
+            CHECK(route_calls(STRATA_COLL_BARRIER, 1) == r0 + 1, "%s barrier not served",
+                  names[i].name);
+        }
+    }
+    /* An error reaches ierror: a root out of range on a communicator that
+     * returns errors (the host MPI judges it). */
+    MPI_Fint bad_root = (MPI_Fint)size + 2, ierr = MPI_SUCCESS;
+    int v = 0;
+    MPI_Fint one = 1;
+    mpi_bcast_(&v, &one, &fint, &bad_root, &fcomm, &ierr);
+    CHECK(ierr != MPI_SUCCESS && route_error_class((int)ierr) == MPI_ERR_ROOT,
+          "bad root: ierror %d", (int)ierr);
+    MPI_Comm_free(&c);
+    test_pass("fortran names");
+    MPI_Finalize();
+    return 0;
+}
