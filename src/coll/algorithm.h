@@ -7,6 +7,10 @@
 
 #include "coll/block.h"
 
+/* If you add a value here, also update: its ALGO entry in the table of
+ * src/coll/algorithm.c (the table's size is checked at compile time, a hole
+ * by tests/unit/test_select.c), its cost in strata_model_predict
+ * (src/coll/model.c), and the algorithm lists of docs/USAGE.md. */
 enum strata_algo {
     STRATA_ALGO_BCAST_PIPELINED,
     STRATA_ALGO_BCAST_DIRECT_READ,
@@ -35,6 +39,8 @@ enum strata_algo {
 };
 
 /* What an algorithm needs of the communicator. */
+/* If you add a value here, also update strata_algorithm_refusal
+ * (src/coll/algorithm.c), which says why an algorithm cannot run. */
 enum strata_algo_needs {
     STRATA_NEEDS_CMA = 1 << 0,  /* single copy: Cross-Memory Attach usable */
     STRATA_NEEDS_POW2 = 1 << 1, /* a power-of-two number of ranks */

@@ -17,7 +17,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "transport/cma.h"
 #include "util/stats.h"
 
@@ -146,13 +146,9 @@ int strata_allgather_hier_leader(struct strata_plane *p, const struct strata_blo
     if (p->size == 1) return MPI_SUCCESS;
 
     const struct strata_hier_level *L0 = &p->hier->level[0];
-    uint64_t base = strata_plane_begin(p, (size_t)L0->ngroups);
-    struct strata_rank_ctl *mine = &p->ctl[p->rank];
     /* Members write into a leader's receive buffer and read from it; other
      * ranks expose the same buffer, which nobody uses. */
-    strata_flag_set_relaxed(&mine->acc, (uintptr_t)a->recv);
-    strata_flag_set_relaxed(&mine->buf, (uintptr_t)a->recv);
-    strata_flag_publish(&mine->seq, base); /* acc and buf above go with it */
+    uint64_t base = strata_plane_enter(p, (size_t)L0->ngroups, a->recv, a->recv);
 
     if (L0->leader[L0->group_of[p->rank]] == p->rank) leader_side(p, a, base);
     else member_side(p, a, base, own_block);
@@ -190,10 +186,8 @@ int strata_allgather_hier_ring(struct strata_plane *p, const struct strata_block
     while (order[pos] != me) pos++;
     int left = order[(pos + size - 1) % size], right = order[(pos + 1) % size];
 
-    uint64_t base = strata_plane_begin(p, (size_t)size);
+    uint64_t base = strata_plane_enter(p, (size_t)size, a->recv, NULL);
     struct strata_rank_ctl *mine = &p->ctl[me], *up = &p->ctl[left];
-    strata_flag_set_relaxed(&mine->buf, (uintptr_t)a->recv);
-    strata_flag_publish(&mine->seq, base); /* buf above goes with it */
     /* Release: step 0 is done, the own block is in place. */
     strata_flag_publish(&mine->progress, base);
 

@@ -21,7 +21,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "transport/cma.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -29,13 +29,8 @@
 /* Exposes buf and enters the operation: 0 steps done. */
 static uint64_t enter(struct strata_plane *p, const void *buf, int steps)
 {
-    uint64_t base = strata_plane_begin(p, (size_t)steps);
-    struct strata_rank_ctl *ctl = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&ctl->buf, (uintptr_t)buf);
-    strata_flag_set_relaxed(&ctl->progress, base);
     /* Release: buf, progress and the own block copied before go with it. */
-    strata_flag_publish(&ctl->seq, base);
-    return base;
+    return strata_plane_enter_progress(p, (size_t)steps, buf, NULL, 0);
 }
 
 /* Reads len bytes at offset off of peer's exposed buffer into local, once

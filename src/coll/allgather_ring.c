@@ -20,7 +20,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "transport/cma.h"
 #include "util/stats.h"
 
@@ -62,12 +62,10 @@ int strata_allgather_ring_neighbour(struct strata_plane *p, const struct strata_
     int j = a->k % size; /* coprime with size (the registry refuses others) */
     int from = (me - j + size) % size, reader = (me + j) % size;
 
-    uint64_t base = strata_plane_begin(p, (size_t)size);
+    /* 0 steps done: own block only.  Release: buf, progress and the own
+     * block copied above go with seq. */
+    uint64_t base = strata_plane_enter_progress(p, (size_t)size, a->recv, NULL, 0);
     struct strata_rank_ctl *ctl = &p->ctl[me];
-    strata_flag_set_relaxed(&ctl->buf, (uintptr_t)a->recv);
-    strata_flag_set_relaxed(&ctl->progress, base); /* 0 steps done: own block only */
-    /* Release: buf, progress and the own block copied above go with it. */
-    strata_flag_publish(&ctl->seq, base);
 
     const unsigned char *src = peer_address(p, from, base, 0);
     pid_t from_pid = p->pid[from];
@@ -94,11 +92,9 @@ int strata_allgather_ring_source_read(struct strata_plane *p, const struct strat
         if (a->send) memcpy(own, a->send, b);
         return MPI_SUCCESS;
     }
-    uint64_t base = strata_plane_begin(p, 1);
+    /* Release: buf goes with seq; the block itself is valid from entry. */
+    uint64_t base = strata_plane_enter(p, 1, a->send ? a->send : own, NULL);
     struct strata_rank_ctl *ctl = &p->ctl[me];
-    strata_flag_set_relaxed(&ctl->buf, (uintptr_t)(a->send ? a->send : own));
-    /* Release: buf goes with it; the block itself is valid from entry. */
-    strata_flag_publish(&ctl->seq, base);
     for (int i = 1; i < size; i++) {
         int q = (me - i + size) % size;
         const unsigned char *src = peer_address(p, q, base, 0);
@@ -121,11 +117,9 @@ int strata_allgather_ring_source_write(struct strata_plane *p, const struct stra
         if (a->send) memcpy(own, a->send, b);
         return MPI_SUCCESS;
     }
-    uint64_t base = strata_plane_begin(p, 1);
+    /* Release: acc goes with seq; peers may write into recv from now on. */
+    uint64_t base = strata_plane_enter(p, 1, NULL, a->recv);
     struct strata_rank_ctl *ctl = &p->ctl[me];
-    strata_flag_set_relaxed(&ctl->acc, (uintptr_t)a->recv);
-    /* Release: acc goes with it; peers may write into recv from now on. */
-    strata_flag_publish(&ctl->seq, base);
     for (int i = 1; i < size; i++) {
         int q = (me + i) % size;
         unsigned char *dst = peer_address(p, q, base, 1);

@@ -16,7 +16,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "transport/cma.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -51,10 +51,9 @@ int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_a
         memcpy(a->recv + (size_t)me * b, send + (size_t)me * b, b);
     }
 
-    uint64_t base = strata_plane_begin(p, 0);
+    /* seq makes buf (and the scratch copy) visible. */
+    uint64_t base = strata_plane_enter(p, 0, send, NULL);
     struct strata_rank_ctl *mine = &p->ctl[me];
-    strata_flag_set_relaxed(&mine->buf, (uintptr_t)send);
-    strata_flag_publish(&mine->seq, base); /* makes buf (and the scratch copy) visible */
 
     int pow2 = (size & (size - 1)) == 0;
     for (int step = 1; step < size; step++) {

@@ -9,9 +9,8 @@ int strata_barrier(struct strata_plane *p)
     if (p->size == 1) return MPI_SUCCESS;
     int parent, *children = p->tree_buf;
     int nchildren = strata_tree_links(p->hier, 0, p->rank, &parent, children);
-    uint64_t base = strata_plane_begin(p, 0);
+    uint64_t base = strata_plane_enter(p, 0, NULL, NULL);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_publish(&me->seq, base);
     for (int i = 0; i < nchildren; i++)
         strata_flag_wait_ge(&p->ctl[children[i]].arrive, base, p->pid[children[i]]);
     if (parent >= 0) {

@@ -13,9 +13,8 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "coll/tree.h"
-#include "context/runtime.h"
 #include "transport/cma.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -24,10 +23,7 @@ void strata_cma_failed(const char *what, int peer_rank, int err)
     /* peer_rank is the peer's rank in the node plane; the user knows its
      * MPI_COMM_WORLD rank, found from the pid the failed copy addressed. */
     pid_t pid = strata_cma_failed_pid();
-    const struct strata_runtime *rt = strata_runtime_state();
-    int world_rank = -1;
-    for (int r = 0; pid > 0 && rt->world_pid && r < rt->world_size && world_rank < 0; r++)
-        if (rt->world_pid[r] == pid) world_rank = r;
+    int world_rank = strata_log_world_rank(pid);
     if (world_rank >= 0)
         strata_error("Cross-Memory Attach %s MPI_COMM_WORLD rank %d (pid %d) failed "
                      "mid-operation: %s", what, world_rank, (int)pid, strerror(err));
@@ -61,11 +57,9 @@ static void bcast_cma(struct strata_plane *p, unsigned char *data, size_t bytes,
 {
     int parent, *children = p->tree_buf;
     int nchildren = strata_tree_links(p->hier, root, p->rank, &parent, children);
-    uint64_t base = strata_plane_begin(p, bytes);
+    /* The root holds every byte from the start. */
+    uint64_t base = strata_plane_enter_progress(p, bytes, data, NULL, p->rank == root ? bytes : 0);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)data);
-    strata_flag_set_relaxed(&me->progress, p->rank == root ? base + bytes : base);
-    strata_flag_publish(&me->seq, base); /* buf and progress above go with it */
 
     if (parent >= 0) {
         struct strata_rank_ctl *up = &p->ctl[parent];
@@ -105,9 +99,9 @@ static void bcast_cico(struct strata_plane *p, unsigned char *data, size_t bytes
 {
     int parent, *children = p->tree_buf;
     int nchildren = strata_tree_links(p->hier, root, p->rank, &parent, children);
-    uint64_t base = strata_plane_begin(p, bytes);
+    /* Entered: done reading older regions. */
+    uint64_t base = strata_plane_enter(p, bytes, NULL, NULL);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_publish(&me->seq, base); /* entered: done reading older regions */
     unsigned char *mine = strata_plane_region(p, p->rank, STRATA_REGION_IN);
     if (nchildren > 0) strata_plane_wait_regions_free(p);
 
@@ -146,11 +140,7 @@ int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uin
 {
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (p->size == 1 || bytes <= region || !p->use_cma) return 0;
-    *base = strata_plane_begin(p, bytes);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)data);
-    strata_flag_set_relaxed(&me->progress, *base);
-    strata_flag_publish(&me->seq, *base); /* buf and the empty progress go with it */
+    *base = strata_plane_enter_progress(p, bytes, data, NULL, 0);
     return 1;
 }
 

@@ -17,7 +17,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "transport/cma.h"
 #include "util/stats.h"
 
@@ -36,26 +36,13 @@ static const unsigned char *exposed_buf(struct strata_plane *p, int peer)
     return (const unsigned char *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
 }
 
-/* Enters the operation: exposes `buf` (for readers) and `acc` (for writers)
- * with the starting progress, then publishes seq. */
-static void enter(struct strata_plane *p, uint64_t base, const void *buf, void *acc,
-                  uint64_t progress)
-{
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)buf);
-    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
-    strata_flag_set_relaxed(&me->progress, progress);
-    strata_flag_publish(&me->seq, base); /* buf, acc and progress above go with it */
-}
-
 /* ---- direct-read ---------------------------------------------------------
  * Flags: root seq (its buf is valid); every non-root's ack (done reading). */
 int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_args *a)
 {
     if (p->size == 1) return MPI_SUCCESS;
-    uint64_t base = strata_plane_begin(p, 1);
+    uint64_t base = strata_plane_enter_progress(p, 1, a->recv, NULL, 0);
     int root = a->root;
-    enter(p, base, a->recv, NULL, base);
     if (p->rank != root) {
         /* The acquire makes the root's buf of this op visible; the root
          * cannot leave the op (and free the buffer) before this rank acks. */
@@ -78,8 +65,7 @@ int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_
 {
     if (p->size == 1) return MPI_SUCCESS;
     int root = a->root, size = p->size;
-    uint64_t base = strata_plane_begin(p, (size_t)size);
-    enter(p, base, NULL, a->recv, base);
+    uint64_t base = strata_plane_enter_progress(p, (size_t)size, NULL, a->recv, 0);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
     if (p->rank != root) {
         int d = (p->rank - root + size) % size;
@@ -152,9 +138,8 @@ int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args 
     if (p->size == 1) return MPI_SUCCESS;
     int size = p->size, root = a->root, k = a->k < size - 1 ? a->k : size - 1;
     int radix = k + 1, v = (p->rank - root + size) % size;
-    uint64_t base = strata_plane_begin(p, 1);
+    uint64_t base = strata_plane_enter_progress(p, 1, a->recv, NULL, p->rank == root);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    enter(p, base, a->recv, NULL, p->rank == root ? base + 1 : base);
     int *children = p->tree_buf, *siblings = p->tree_buf + size;
     int nchildren = knomial_children(v, size, radix, children);
     for (int c = 0; c < nchildren; c++) children[c] = (children[c] + root) % size;
@@ -195,9 +180,8 @@ int strata_bcast_scatter_allgather(struct strata_plane *p, const struct strata_b
     if (p->size == 1) return MPI_SUCCESS;
     int size = p->size, root = a->root, me = p->rank;
     size_t n = a->block;
-    uint64_t base = strata_plane_begin(p, 1);
+    uint64_t base = strata_plane_enter_progress(p, 1, a->recv, NULL, me == root);
     struct strata_rank_ctl *mine = &p->ctl[me];
-    enter(p, base, a->recv, NULL, me == root ? base + 1 : base);
     if (me != root) {
         /* The acquire makes the root's buf of this op visible; the root
          * cannot leave the op before this rank acks. */

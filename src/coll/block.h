@@ -24,14 +24,14 @@
  *   Bcast       the payload (== recv)         the payload; block = its bytes
  *
  * The flag protocol every CMA algorithm follows (see plane.h, flags.h):
- *  - base = strata_plane_begin(p, units), units at least the largest offset
- *    the algorithm adds to base; identical on every rank.
- *  - Expose, then enter: set ctl[me].buf (where peers read from) and
- *    ctl[me].acc (where peers write to) with strata_flag_set_relaxed, then
- *    strata_flag_publish(&ctl[me].seq, base).  A peer waits for seq >= base
- *    (acquire) before it reads buf/acc.  Every algorithm publishes seq at
- *    entry, even if it exposes nothing: the copy-in/copy-out regions rely on
- *    it (strata_plane_wait_regions_free).
+ *  - Expose, then enter, in one call: base = strata_plane_enter(p, units,
+ *    buf, acc) (or strata_plane_enter_progress, which also starts
+ *    ctl[me].progress), units at least the largest offset the algorithm adds
+ *    to base, identical on every rank; buf is where peers read from, acc
+ *    where they write to, both published with ctl[me].seq = base.  A peer
+ *    waits for seq >= base (acquire) before it reads buf/acc.  Every
+ *    algorithm enters this way, even if it exposes nothing (NULL, NULL): the
+ *    copy-in/copy-out regions rely on seq (strata_plane_wait_regions_free).
  *  - Steps: ctl[me].progress = base + step (release) after the data of that
  *    step is in place.
  *  - Completion: ctl[me].ack = base once this rank will touch no peer's

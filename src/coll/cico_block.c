@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "coll/block.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -43,8 +43,8 @@ static void run_rounds(struct strata_plane *p, const struct cico_exchange *x)
     struct strata_rank_ctl *me = &p->ctl[p->rank];
     for (size_t j = 0; j < rounds; j++) {
         size_t from = j * R, to = from + R;
-        uint64_t base = strata_plane_begin(p, 1);
-        strata_flag_publish(&me->seq, base); /* entered: done reading older regions */
+        /* Entered: done reading older regions. */
+        uint64_t base = strata_plane_enter(p, 1, NULL, NULL);
         if (mine > from) {
             size_t len = (mine < to ? mine : to) - from;
             strata_plane_wait_regions_free(p);

@@ -80,6 +80,18 @@ uint64_t strata_plane_enter(struct strata_plane *p, size_t units, const void *bu
     return base;
 }
 
+uint64_t strata_plane_enter_progress(struct strata_plane *p, size_t units, const void *buf,
+                                     void *acc, uint64_t done)
+{
+    uint64_t base = strata_plane_begin(p, units);
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    strata_flag_set_relaxed(&me->buf, (uintptr_t)buf);
+    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
+    strata_flag_set_relaxed(&me->progress, base + done);
+    strata_flag_publish(&me->seq, base); /* buf, acc and progress above go with it */
+    return base;
+}
+
 void strata_plane_wait_regions_free(struct strata_plane *p)
 {
     if (p->prev_base == 0) return; /* first op: nobody read anything yet */

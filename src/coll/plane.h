@@ -115,6 +115,14 @@ uint64_t strata_plane_begin(struct strata_plane *p, size_t units);
  * the base, as strata_plane_begin. */
 uint64_t strata_plane_enter(struct strata_plane *p, size_t units, const void *buf, void *acc);
 
+/* As strata_plane_enter, also starting this rank's progress at base + done
+ * (what it holds of the op's data from the start: 0, or all of it at a
+ * root), published with seq.  Progress sits on a line of its own: the
+ * operations that never use it call strata_plane_enter, which spares the
+ * store. */
+uint64_t strata_plane_enter_progress(struct strata_plane *p, size_t units, const void *buf,
+                                     void *acc, uint64_t done);
+
 /* Every operation publishes ctl[rank].seq = base once this rank has entered
  * it (and exposed what it exposes).
  *

@@ -21,7 +21,7 @@
 #include "coll/coll.h"
 #include "coll/tree.h"
 #include "transport/cma.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -274,7 +274,6 @@ static int reduce_cma(struct strata_plane *p, const struct strata_reduce_args *a
     c.chunk_elems = strata_tuning()->reduce_chunk / a->extent;
     if (c.chunk_elems == 0) c.chunk_elems = 1;
     c.nchunks = (a->count + c.chunk_elems - 1) / c.chunk_elems;
-    c.base = strata_plane_begin(p, a->count * a->extent);
 
     /* What this rank exposes: its operand, and where its group results go. */
     const void *operand = a->sendbuf ? a->sendbuf : a->recvbuf;
@@ -284,11 +283,7 @@ static int reduce_cma(struct strata_plane *p, const struct strata_reduce_args *a
         strata_error("out of memory for a %zu-byte reduction buffer", a->count * a->extent);
         abort();
     }
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)operand);
-    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
-    strata_flag_set_relaxed(&me->progress, c.base);
-    strata_flag_publish(&me->seq, c.base); /* buf, acc and progress go with it */
+    c.base = strata_plane_enter_progress(p, a->count * a->extent, operand, acc, 0);
     for (int l = 0; l < c.nlev; l++)
         for (int i = 0; i < c.role[l].n; i++)
             strata_flag_wait_ge(&p->ctl[c.role[l].who[i]].seq, c.base, p->pid[c.role[l].who[i]]);
@@ -313,7 +308,7 @@ static int reduce_cma(struct strata_plane *p, const struct strata_reduce_args *a
         for (int i = 0; at_top(&c) && i < top->n; i++)
             strata_flag_wait_ge(&p->ctl[top->who[i]].progress, c.base + a->count * a->extent,
                                 p->pid[top->who[i]]);
-        strata_flag_publish(&me->ack, c.base);
+        strata_flag_publish(&p->ctl[p->rank].ack, c.base);
     } else {
         wait_group_reducers(&c);
     }
@@ -330,9 +325,8 @@ static void reduce_cico(struct strata_plane *p, const struct strata_reduce_args 
     size_t bytes = a->count * a->extent;
     c.chunk_elems = a->count;
     c.nchunks = 1;
-    c.base = strata_plane_begin(p, bytes);
+    c.base = strata_plane_enter(p, bytes, NULL, NULL); /* entered: done reading older regions */
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_publish(&me->seq, c.base); /* entered: done reading older regions */
     strata_plane_wait_regions_free(p);
 
     memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN), a->sendbuf ? a->sendbuf : a->recvbuf,

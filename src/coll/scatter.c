@@ -18,7 +18,7 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "coll/turns.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "transport/cma.h"
 #include "util/stats.h"
 

@@ -13,7 +13,7 @@
 #include "coll/coll.h"
 #include "coll/tuning_file.h"
 #include "config/config.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 
 /* A named choice: an override, a rule's or a test's. */

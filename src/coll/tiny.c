@@ -16,17 +16,17 @@
 
 #include "coll/coll.h"
 #include "coll/tree.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 
 int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)
 {
     size_t span = (a->count - 1) * a->extent + a->true_extent;
-    uint64_t base = strata_plane_begin(p, a->count * a->extent);
+    /* Entered: done reading older lines. */
+    uint64_t base = strata_plane_enter(p, a->count * a->extent, NULL, NULL);
     int half = (int)((p->ops - 1) & 1);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_publish(&me->seq, base); /* entered: done reading older lines */
     strata_plane_wait_regions_free(p);   /* nobody still reads our line of this parity */
     memcpy(me->tiny[half].data, a->sendbuf ? a->sendbuf : a->recvbuf, span);
     strata_flag_publish(&me->tiny[half].flag, base); /* release: the data goes with it */

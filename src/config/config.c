@@ -12,7 +12,7 @@
 
 #include <hwloc.h>
 
-#include "topology/location.h"
+#include "util/hw_types.h"
 #include "util/stats.h"
 
 static const struct strata_config_var vars[] = {
@@ -106,6 +106,17 @@ static const struct strata_config_var vars[] = {
 };
 
 const struct strata_config_var *strata_config_vars(void) { return vars; }
+
+/* The process's configuration: written only inside MPI_Init (one thread,
+ * before any collective), read-only afterwards, so readers need no lock. */
+static struct strata_config process_cfg;
+static int process_parsed;
+
+struct strata_config *strata_config_process(void) { return &process_cfg; }
+
+void strata_config_set_parsed(void) { process_parsed = 1; }
+
+const struct strata_config *strata_config(void) { return process_parsed ? &process_cfg : NULL; }
 
 static int parse_int(const char *name, const char *value, long lo, long hi,
                      const char *accepts, long *out, char *err, size_t errlen)

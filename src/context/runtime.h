@@ -48,6 +48,10 @@ void strata_runtime_start(void);
  * Costs one atomic load once strata has started. */
 void strata_runtime_start_late(MPI_Comm comm);
 
+/* Registers what MPI_Finalize must release of the layers above the runtime
+ * (every live context) before the runtime tears itself down. */
+void strata_runtime_at_finalize(void (*release)(void));
+
 /* Tears everything down (from the MPI_COMM_SELF attribute at finalize). */
 void strata_runtime_finalize(void);
 

@@ -24,7 +24,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "interpose/route.h" /* enum strata_coll, for strata_engine_count_as */
+#include "util/colls.h"
 
 struct strata_stream {
     int peer, tag, is_send, limit;

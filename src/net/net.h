@@ -24,15 +24,21 @@
 struct strata_ctx;
 
 struct strata_net {
+    MPI_Comm comm;           /* the communicator itself (the application's) */
+    int rank, size;          /* this rank in it, its size */
     MPI_Comm dup;            /* leaders' traffic, private to strata */
     MPI_Comm node_comm;      /* this rank's node */
-    struct strata_ctx *node; /* its context; node->plane is NULL on a one-rank node */
+    /* Its context (owned by the context layer, opaque here) and that
+     * context's data plane, NULL on a one-rank node. */
+    struct strata_ctx *node;
+    struct strata_plane *node_plane;
     /* Reductions with two leaders (HierKNEM): on a node of three ranks or
      * more, every rank but the node's first forms the workers communicator;
      * the second rank reduces the workers' data inside the node while the
      * first talks to other nodes.  double_leader: the node agreed it can. */
     MPI_Comm workers_comm;
-    struct strata_ctx *workers;
+    struct strata_ctx *workers;           /* its context (opaque here) */
+    struct strata_plane *workers_plane;   /* and that context's data plane */
     int double_leader;
     int nnodes;
     int my_node;
@@ -53,16 +59,6 @@ struct strata_net {
  * (or leaves for them), and a leader's own accumulation. */
 enum strata_net_buffer { STRATA_NET_TRANSIT, STRATA_NET_ACC };
 
-/* Builds the node view of ctx (collective over ctx->comm).  0, or -1 with
- * the reason in why (then nothing is left allocated). */
-int strata_net_create(struct strata_ctx *ctx, char *why, size_t whylen);
-
-/* Whether this rank's node can run its part (its data plane is set up, or
- * it holds one rank). */
-int strata_net_node_ready(const struct strata_net *net);
-
-void strata_net_free(struct strata_net *net);
-
 /* The rank that leads `node` in a call rooted at `root` (-1: unrooted). */
 static inline int strata_net_leader(const struct strata_net *net, int node, int root)
 {
@@ -76,21 +72,22 @@ static inline int strata_net_node_size(const struct strata_net *net, int node)
     return net->node_start[node + 1] - net->node_start[node];
 }
 
-/* Private buffer `which` of at least `bytes`; NULL if memory runs out. */
+/* Private buffer `which` of at least `bytes`; NULL if memory runs out
+ * (src/net/staging.c). */
 void *strata_net_staging(struct strata_net *net, enum strata_net_buffer which, size_t bytes);
 
 /* The compositions; each returns MPI_SUCCESS or the host MPI's error.  desc
  * (if not NULL) receives a line naming the algorithm for verbose output. */
-int strata_net_bcast(struct strata_ctx *ctx, void *data, size_t bytes, int root, char *desc,
+int strata_net_bcast(struct strata_net *net, void *data, size_t bytes, int root, char *desc,
                      size_t desclen);
-int strata_net_reduce(struct strata_ctx *ctx, const struct strata_reduce_args *a, char *desc,
+int strata_net_reduce(struct strata_net *net, const struct strata_reduce_args *a, char *desc,
                       size_t desclen);
-int strata_net_allreduce(struct strata_ctx *ctx, const struct strata_reduce_args *a, char *desc,
+int strata_net_allreduce(struct strata_net *net, const struct strata_reduce_args *a, char *desc,
                          size_t desclen);
 /* coll: STRATA_COLL_GATHER, SCATTER or ALLGATHER, with block.h's byte-run
  * conventions (a->send or a->recv NULL: in place). */
-int strata_net_block(struct strata_ctx *ctx, int coll, const struct strata_block_args *a,
+int strata_net_block(struct strata_net *net, int coll, const struct strata_block_args *a,
                      char *desc, size_t desclen);
-int strata_net_barrier(struct strata_ctx *ctx);
+int strata_net_barrier(struct strata_net *net);
 
 #endif

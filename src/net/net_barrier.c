@@ -6,7 +6,6 @@
  * every other node has arrived. */
 #include "net/net.h"
 
-#include "context/context.h"
 #include "shm/flags.h"
 #include "util/stats.h"
 
@@ -30,13 +29,12 @@ static int wait_pair(MPI_Request req[2], const pid_t *peer_pid, int from, int to
     }
 }
 
-int strata_net_barrier(struct strata_ctx *ctx)
+int strata_net_barrier(struct strata_net *net)
 {
-    struct strata_net *net = ctx->net;
-    struct strata_plane *np = net->node->plane;
+    struct strata_plane *np = net->node_plane;
     int rc = np ? strata_barrier(np) : MPI_SUCCESS;
     if (rc != MPI_SUCCESS) return rc;
-    if (ctx->rank == strata_net_leader(net, net->my_node, -1)) {
+    if (net->rank == strata_net_leader(net, net->my_node, -1)) {
         int nn = net->nnodes, me = net->my_node;
         for (int dist = 1; dist < nn; dist *= 2) {
             MPI_Request req[2];

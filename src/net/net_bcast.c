@@ -13,7 +13,6 @@
 #include <stdio.h>
 
 #include "coll/select.h"
-#include "context/context.h"
 #include "net/net_tree.h"
 #include "util/log.h"
 
@@ -30,17 +29,16 @@ static void describe(char *desc, size_t len, const struct strata_net_tree *t, in
                                   : "then each node's own broadcast");
 }
 
-int strata_net_bcast(struct strata_ctx *ctx, void *data, size_t bytes, int root, char *desc,
+int strata_net_bcast(struct strata_net *net, void *data, size_t bytes, int root, char *desc,
                      size_t desclen)
 {
-    struct strata_net *net = ctx->net;
     const struct strata_tuning *tu = strata_tuning();
-    struct strata_plane *np = net->node->plane;
+    struct strata_plane *np = net->node_plane;
     int leader = strata_net_leader(net, net->my_node, root);
     int local_root = net->node_rank[leader];
     struct strata_net_tree t;
     strata_net_tree_choose(strata_select_model(), net->nnodes, bytes, tu->net_segment, &t);
-    if (ctx->rank != leader) {
+    if (net->rank != leader) {
         describe(desc, desclen, &t, net->nnodes, tu->net_segment, 0);
         return strata_bcast_bytes(np, data, bytes, local_root);
     }
@@ -62,7 +60,7 @@ int strata_net_bcast(struct strata_ctx *ctx, void *data, size_t bytes, int root,
             from = -2;
     if (from == -2 || (parent_node >= 0 && from < 0)) {
         strata_error("out of memory starting a broadcast across nodes");
-        PMPI_Abort(ctx->comm, 1);
+        PMPI_Abort(net->comm, 1);
     }
 
     uint64_t base = 0;

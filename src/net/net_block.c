@@ -25,8 +25,7 @@
 #include <string.h>
 
 #include "coll/select.h"
-#include "context/context.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 
 enum { TAG_GATHER = 3, TAG_SCATTER = 4, TAG_ALLGATHER = 5 };
@@ -40,7 +39,7 @@ enum { TAG_GATHER = 3, TAG_SCATTER = 4, TAG_ALLGATHER = 5 };
 static int node_block(struct strata_net *net, int coll, const unsigned char *send,
                       unsigned char *recv, size_t block, int local_root)
 {
-    struct strata_plane *np = net->node->plane;
+    struct strata_plane *np = net->node_plane;
     struct strata_choice ch;
     strata_select(np, coll, block, &ch);
     struct strata_block_args a = {send, recv, block, local_root, ch.k};
@@ -73,24 +72,24 @@ static void sort_bundles(const struct strata_net *net, unsigned char *user,
     }
 }
 
-static unsigned char *transit_or_abort(struct strata_ctx *ctx, size_t bytes)
+static unsigned char *transit_or_abort(struct strata_net *net, size_t bytes)
 {
-    unsigned char *t = strata_net_staging(ctx->net, STRATA_NET_TRANSIT, bytes);
+    unsigned char *t = strata_net_staging(net, STRATA_NET_TRANSIT, bytes);
     if (!t && bytes) {
         strata_error("out of memory for %zu bytes of a collective across nodes", bytes);
-        PMPI_Abort(ctx->comm, 1);
+        PMPI_Abort(net->comm, 1);
     }
     return t;
 }
 
-static void add_or_abort(struct strata_ctx *ctx, int is_send, int peer, int tag, void *buf,
+static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag, void *buf,
                          size_t bytes)
 {
     const struct strata_tuning *tu = strata_tuning();
-    if (strata_engine_add(&ctx->net->engine, is_send, peer, tag, buf, bytes, tu->net_segment,
+    if (strata_engine_add(&net->engine, is_send, peer, tag, buf, bytes, tu->net_segment,
                           is_send ? tu->net_sends : tu->net_recvs) < 0) {
         strata_error("out of memory starting a collective across nodes");
-        PMPI_Abort(ctx->comm, 1);
+        PMPI_Abort(net->comm, 1);
     }
 }
 
@@ -101,66 +100,64 @@ static int drain_all_ready(struct strata_engine *e)
     return strata_engine_drain(e);
 }
 
-static int gather(struct strata_ctx *ctx, const struct strata_block_args *a)
+static int gather(struct strata_net *net, const struct strata_block_args *a)
 {
-    struct strata_net *net = ctx->net;
     size_t b = a->block;
     int leader = strata_net_leader(net, net->my_node, a->root);
     int local_root = net->node_rank[leader];
     int me = net->my_node, nsize = strata_net_node_size(net, me);
     const unsigned char *send = a->send;
-    if (ctx->rank != leader) return node_block(net, STRATA_COLL_GATHER, send, NULL, b, local_root);
+    if (net->rank != leader) return node_block(net, STRATA_COLL_GATHER, send, NULL, b, local_root);
 
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     strata_engine_count_as(e, STRATA_COLL_GATHER);
     unsigned char *transit, *mine;
-    if (ctx->rank == a->root) {
-        transit = transit_or_abort(ctx, (size_t)ctx->size * b);
+    if (net->rank == a->root) {
+        transit = transit_or_abort(net, (size_t)net->size * b);
         /* Receives first, so bundles can land while this node gathers. */
         for (int n = 0; n < net->nnodes; n++)
             if (n != me)
-                add_or_abort(ctx, 0, strata_net_leader(net, n, a->root), TAG_GATHER,
+                add_or_abort(net, 0, strata_net_leader(net, n, a->root), TAG_GATHER,
                              bundle_of(net, n, a->recv, transit, b),
                              (size_t)strata_net_node_size(net, n) * b);
         mine = bundle_of(net, me, a->recv, transit, b);
         /* In place, the root's block is at its rank's slot of recv: where
          * the node gather wants it only if the bundle is recv itself. */
-        if (!send && !net->contiguous[me]) send = a->recv + (size_t)ctx->rank * b;
+        if (!send && !net->contiguous[me]) send = a->recv + (size_t)net->rank * b;
     } else {
-        mine = transit = transit_or_abort(ctx, (size_t)nsize * b);
+        mine = transit = transit_or_abort(net, (size_t)nsize * b);
     }
     int rc = MPI_SUCCESS;
-    if (net->node->plane) rc = node_block(net, STRATA_COLL_GATHER, send, mine, b, local_root);
+    if (net->node_plane) rc = node_block(net, STRATA_COLL_GATHER, send, mine, b, local_root);
     else if (send) memcpy(mine, send, b);
     if (rc != MPI_SUCCESS) return rc;
-    if (ctx->rank != a->root)
-        add_or_abort(ctx, 1, a->root, TAG_GATHER, mine, (size_t)nsize * b);
+    if (net->rank != a->root)
+        add_or_abort(net, 1, a->root, TAG_GATHER, mine, (size_t)nsize * b);
     rc = drain_all_ready(e);
-    if (rc == MPI_SUCCESS && ctx->rank == a->root) sort_bundles(net, a->recv, transit, b, 1, -1);
+    if (rc == MPI_SUCCESS && net->rank == a->root) sort_bundles(net, a->recv, transit, b, 1, -1);
     return rc;
 }
 
-static int scatter(struct strata_ctx *ctx, const struct strata_block_args *a)
+static int scatter(struct strata_net *net, const struct strata_block_args *a)
 {
-    struct strata_net *net = ctx->net;
     size_t b = a->block;
     int leader = strata_net_leader(net, net->my_node, a->root);
     int local_root = net->node_rank[leader];
     int me = net->my_node, nsize = strata_net_node_size(net, me);
-    if (ctx->rank != leader) return node_block(net, STRATA_COLL_SCATTER, NULL, a->recv, b, local_root);
+    if (net->rank != leader) return node_block(net, STRATA_COLL_SCATTER, NULL, a->recv, b, local_root);
 
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     strata_engine_count_as(e, STRATA_COLL_SCATTER);
     unsigned char *mine;
     int rc, moved;
-    if (ctx->rank == a->root) {
-        unsigned char *transit = transit_or_abort(ctx, (size_t)ctx->size * b);
+    if (net->rank == a->root) {
+        unsigned char *transit = transit_or_abort(net, (size_t)net->size * b);
         sort_bundles(net, (unsigned char *)a->send, transit, b, 0, -1);
         for (int n = 0; n < net->nnodes; n++)
             if (n != me)
-                add_or_abort(ctx, 1, strata_net_leader(net, n, a->root), TAG_SCATTER,
+                add_or_abort(net, 1, strata_net_leader(net, n, a->root), TAG_SCATTER,
                              bundle_of(net, n, (unsigned char *)a->send, transit, b),
                              (size_t)strata_net_node_size(net, n) * b);
         for (int i = 0; i < e->nstreams; i++) strata_stream_ready(e, i, e->s[i].bytes);
@@ -169,21 +166,20 @@ static int scatter(struct strata_ctx *ctx, const struct strata_block_args *a)
         if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
         mine = bundle_of(net, me, (unsigned char *)a->send, transit, b);
     } else {
-        mine = transit_or_abort(ctx, (size_t)nsize * b);
-        add_or_abort(ctx, 0, a->root, TAG_SCATTER, mine, (size_t)nsize * b);
+        mine = transit_or_abort(net, (size_t)nsize * b);
+        add_or_abort(net, 0, a->root, TAG_SCATTER, mine, (size_t)nsize * b);
         if ((rc = strata_engine_drain(e)) != MPI_SUCCESS) return rc;
     }
-    if (net->node->plane) rc = node_block(net, STRATA_COLL_SCATTER, mine, a->recv, b, local_root);
+    if (net->node_plane) rc = node_block(net, STRATA_COLL_SCATTER, mine, a->recv, b, local_root);
     else if (a->recv) memcpy(a->recv, mine, b);
     if (rc != MPI_SUCCESS) return rc;
     return strata_engine_drain(e);
 }
 
 /* Leaders exchange bundles: all with all, or around the ring of leaders. */
-static void exchange_bundles(struct strata_ctx *ctx, unsigned char *recv, unsigned char *transit,
+static void exchange_bundles(struct strata_net *net, unsigned char *recv, unsigned char *transit,
                              size_t b)
 {
-    struct strata_net *net = ctx->net;
     struct strata_engine *e = &net->engine;
     int me = net->my_node, nn = net->nnodes;
     size_t mine_bytes = (size_t)strata_net_node_size(net, me) * b;
@@ -192,9 +188,9 @@ static void exchange_bundles(struct strata_ctx *ctx, unsigned char *recv, unsign
         for (int n = 0; n < nn; n++) {
             if (n == me) continue;
             int peer = strata_net_leader(net, n, -1);
-            add_or_abort(ctx, 0, peer, TAG_ALLGATHER, bundle_of(net, n, recv, transit, b),
+            add_or_abort(net, 0, peer, TAG_ALLGATHER, bundle_of(net, n, recv, transit, b),
                          (size_t)strata_net_node_size(net, n) * b);
-            add_or_abort(ctx, 1, peer, TAG_ALLGATHER, mine, mine_bytes);
+            add_or_abort(net, 1, peer, TAG_ALLGATHER, mine, mine_bytes);
             strata_stream_ready(e, e->nstreams - 1, mine_bytes);
         }
         return;
@@ -208,10 +204,10 @@ static void exchange_bundles(struct strata_ctx *ctx, unsigned char *recv, unsign
         int n = (me + nn - j) % nn;
         unsigned char *buf = bundle_of(net, n, recv, transit, b);
         size_t bytes = (size_t)strata_net_node_size(net, n) * b;
-        add_or_abort(ctx, 0, left, TAG_RING_FIRST + n, buf, bytes);
-        if (j < nn - 1) add_or_abort(ctx, 1, right, TAG_RING_FIRST + n, buf, bytes);
+        add_or_abort(net, 0, left, TAG_RING_FIRST + n, buf, bytes);
+        if (j < nn - 1) add_or_abort(net, 1, right, TAG_RING_FIRST + n, buf, bytes);
     }
-    add_or_abort(ctx, 1, right, TAG_RING_FIRST + me, mine, mine_bytes);
+    add_or_abort(net, 1, right, TAG_RING_FIRST + me, mine, mine_bytes);
     strata_stream_ready(e, e->nstreams - 1, mine_bytes);
 }
 
@@ -224,22 +220,21 @@ static void forward_ring(struct strata_engine *e, int nnodes)
         strata_stream_ready(e, i + 1, e->s[i].done);
 }
 
-static int allgather(struct strata_ctx *ctx, const struct strata_block_args *a)
+static int allgather(struct strata_net *net, const struct strata_block_args *a)
 {
-    struct strata_net *net = ctx->net;
     size_t b = a->block;
     int me = net->my_node, leader = strata_net_leader(net, me, -1);
     int local_root = net->node_rank[leader];
-    struct strata_plane *np = net->node->plane;
-    size_t total = (size_t)ctx->size * b;
+    struct strata_plane *np = net->node_plane;
+    size_t total = (size_t)net->size * b;
     /* In place, this rank's block is at its slot of recv. */
-    const unsigned char *send = a->send ? a->send : a->recv + (size_t)ctx->rank * b;
-    if (ctx->rank != leader) {
+    const unsigned char *send = a->send ? a->send : a->recv + (size_t)net->rank * b;
+    if (net->rank != leader) {
         int rc = node_block(net, STRATA_COLL_GATHER, send, NULL, b, local_root);
         if (rc != MPI_SUCCESS) return rc;
         return strata_bcast_bytes(np, a->recv, total, local_root);
     }
-    unsigned char *transit = transit_or_abort(ctx, total);
+    unsigned char *transit = transit_or_abort(net, total);
     unsigned char *mine = bundle_of(net, me, a->recv, transit, b);
     /* The leader's block is in place only if the bundle is recv itself. */
     if (!a->send && net->contiguous[me]) send = NULL;
@@ -250,7 +245,7 @@ static int allgather(struct strata_ctx *ctx, const struct strata_block_args *a)
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     strata_engine_count_as(e, STRATA_COLL_ALLGATHER);
-    exchange_bundles(ctx, a->recv, transit, b);
+    exchange_bundles(net, a->recv, transit, b);
     while (!strata_engine_complete(e)) {
         int moved;
         if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
@@ -261,10 +256,9 @@ static int allgather(struct strata_ctx *ctx, const struct strata_block_args *a)
     return np ? strata_bcast_bytes(np, a->recv, total, local_root) : MPI_SUCCESS;
 }
 
-int strata_net_block(struct strata_ctx *ctx, int coll, const struct strata_block_args *a,
+int strata_net_block(struct strata_net *net, int coll, const struct strata_block_args *a,
                      char *desc, size_t desclen)
 {
-    struct strata_net *net = ctx->net;
     if (desc) {
         const char *how = coll == STRATA_COLL_ALLGATHER
             ? (net->nnodes <= ALLGATHER_DIRECT_MAX_NODES ? "leaders exchange bundles all with all"
@@ -273,8 +267,8 @@ int strata_net_block(struct strata_ctx *ctx, int coll, const struct strata_block
         snprintf(desc, desclen, "across nodes: two levels over %d nodes, %s", net->nnodes, how);
     }
     switch (coll) {
-    case STRATA_COLL_GATHER: return gather(ctx, a);
-    case STRATA_COLL_SCATTER: return scatter(ctx, a);
-    default: return allgather(ctx, a);
+    case STRATA_COLL_GATHER: return gather(net, a);
+    case STRATA_COLL_SCATTER: return scatter(net, a);
+    default: return allgather(net, a);
     }
 }

@@ -19,7 +19,6 @@
 #include <string.h>
 
 #include "coll/select.h"
-#include "context/context.h"
 #include "net/net_tree.h"
 #include "util/log.h"
 
@@ -90,37 +89,36 @@ static int second_leader(const struct strata_net *net, int root)
 /* A rank that is not its node's leader: its share of each segment's node
  * reduction.  The second leader of a two-leader node is the workers' root:
  * it reduces into acc and streams each segment to the leader as it is done. */
-static int reduce_in_node(struct strata_ctx *ctx, const struct strata_reduce_args *a,
+static int reduce_in_node(struct strata_net *net, const struct strata_reduce_args *a,
                           const void *send, void *acc, int root, size_t seg_elems)
 {
-    struct strata_net *net = ctx->net;
     int second = second_leader(net, root);
     if (second < 0) {
         int local_root = net->node_rank[strata_net_leader(net, net->my_node, root)];
         for (size_t first = 0; first < a->count; first += seg_elems) {
             struct strata_reduce_args seg;
             segment_args(a, &seg, first, segment_len(a, first, seg_elems), send, NULL, local_root);
-            int rc = strata_reduce(net->node->plane, &seg);
+            int rc = strata_reduce(net->node_plane, &seg);
             if (rc != MPI_SUCCESS) return rc;
         }
         return MPI_SUCCESS;
     }
     /* Workers: the second leader is rank 0 of their communicator. */
-    struct strata_plane *wp = net->workers->plane;
-    int is_second = ctx->rank == second;
+    struct strata_plane *wp = net->workers_plane;
+    int is_second = net->rank == second;
     struct strata_engine *e = &net->engine;
     int up = -1;
     if (is_second) {
         strata_engine_reset(e, net->dup);
         int leader = strata_net_leader(net, net->my_node, root);
         /* Traffic inside the node: counted at the leader's distance. */
-        strata_engine_count_at(e, STRATA_COLL_REDUCE, net->node->plane->dist[net->node_rank[leader]]);
+        strata_engine_count_at(e, STRATA_COLL_REDUCE, net->node_plane->dist[net->node_rank[leader]]);
         up = strata_engine_add(e, 1, leader, TAG_NODE_PART,
                                acc, span(a, 0, a->count), seg_elems * a->extent,
                                strata_tuning()->net_sends);
         if (up < 0) {
             strata_error("out of memory starting a reduction across nodes");
-            PMPI_Abort(ctx->comm, 1);
+            PMPI_Abort(net->comm, 1);
         }
     }
     for (size_t first = 0; first < a->count; first += seg_elems) {
@@ -146,12 +144,11 @@ static int reduce_in_node(struct strata_ctx *ctx, const struct strata_reduce_arg
 /* The reduction to `root`, leaving the result in `acc` at the root; send is
  * this rank's input (NULL: it is already in acc).  acc is significant at
  * the leaders and at second leaders. */
-static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a, const void *send,
+static int reduce_to(struct strata_net *net, const struct strata_reduce_args *a, const void *send,
                      void *acc, int root, char *desc, size_t desclen)
 {
-    struct strata_net *net = ctx->net;
     const struct strata_tuning *tu = strata_tuning();
-    struct strata_plane *np = net->node->plane;
+    struct strata_plane *np = net->node_plane;
     int leader = strata_net_leader(net, net->my_node, root);
     int second = second_leader(net, root);
     size_t seg_elems = tu->net_segment / a->extent ? tu->net_segment / a->extent : 1;
@@ -170,7 +167,7 @@ static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a,
                  "only talks to other nodes)" : "", strata_net_tree_name(&t, name, sizeof name),
                  net->nnodes, t.predicted_us);
     }
-    if (ctx->rank != leader) return reduce_in_node(ctx, a, send, acc, root, seg_elems);
+    if (net->rank != leader) return reduce_in_node(net, a, send, acc, root, seg_elems);
 
     int parent_node, *children = net->tree_buf;
     int nchildren = strata_net_tree_links(&t, net->nnodes, net->node_of[root], net->my_node,
@@ -198,7 +195,7 @@ static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a,
     }
     if (bad) {
         strata_error("out of memory starting a reduction across nodes");
-        PMPI_Abort(ctx->comm, 1);
+        PMPI_Abort(net->comm, 1);
     }
     /* Elements reduced in the node (by this rank, one leader) and combined
      * with what came in.  With two leaders the node's part arrives as a
@@ -243,33 +240,32 @@ static int reduce_to(struct strata_ctx *ctx, const struct strata_reduce_args *a,
     return MPI_SUCCESS;
 }
 
-int strata_net_reduce(struct strata_ctx *ctx, const struct strata_reduce_args *a, char *desc,
+int strata_net_reduce(struct strata_net *net, const struct strata_reduce_args *a, char *desc,
                       size_t desclen)
 {
     if (a->count == 0) {
         if (desc) snprintf(desc, desclen, "nothing to move");
         return MPI_SUCCESS;
     }
-    struct strata_net *net = ctx->net;
     int leader = strata_net_leader(net, net->my_node, a->root);
     void *acc = NULL;
-    if (ctx->rank == a->root) {
+    if (net->rank == a->root) {
         acc = a->recvbuf;
-    } else if (ctx->rank == leader || ctx->rank == second_leader(net, a->root)) {
+    } else if (net->rank == leader || net->rank == second_leader(net, a->root)) {
         /* A leader that is not the root, and a second leader, hold their
          * node's partial result in private memory (their receive buffers
          * are not significant). */
         acc = strata_net_staging(net, STRATA_NET_ACC, span(a, 0, a->count));
         if (!acc) {
             strata_error("out of memory for a reduction across nodes");
-            PMPI_Abort(ctx->comm, 1);
+            PMPI_Abort(net->comm, 1);
         }
     }
     /* a->sendbuf is NULL only at the root (in place): the input is in acc. */
-    return reduce_to(ctx, a, a->sendbuf, acc, a->root, desc, desclen);
+    return reduce_to(net, a, a->sendbuf, acc, a->root, desc, desclen);
 }
 
-int strata_net_allreduce(struct strata_ctx *ctx, const struct strata_reduce_args *a,
+int strata_net_allreduce(struct strata_net *net, const struct strata_reduce_args *a,
                          char *desc, size_t desclen)
 {
     if (a->count == 0) {
@@ -279,11 +275,10 @@ int strata_net_allreduce(struct strata_ctx *ctx, const struct strata_reduce_args
     /* Every rank has a receive buffer: leaders accumulate in it, and an
      * in-place rank's input is there already. */
     const void *send = a->sendbuf;
-    struct strata_net *net = ctx->net;
     int leader = strata_net_leader(net, net->my_node, 0);
-    if (!send && ctx->rank != leader && ctx->rank != second_leader(net, 0))
+    if (!send && net->rank != leader && net->rank != second_leader(net, 0))
         send = a->recvbuf;
-    int rc = reduce_to(ctx, a, send, a->recvbuf, 0, desc, desclen);
+    int rc = reduce_to(net, a, send, a->recvbuf, 0, desc, desclen);
     if (rc != MPI_SUCCESS) return rc;
-    return strata_net_bcast(ctx, a->recvbuf, span(a, 0, a->count), 0, NULL, 0);
+    return strata_net_bcast(net, a->recvbuf, span(a, 0, a->count), 0, NULL, 0);
 }

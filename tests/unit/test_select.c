@@ -62,6 +62,25 @@ static void report(int ok, int line, const char *fmt, ...)
                what, got_ ? got_ : "(null)", needle_);                                  \
     } while (0)
 
+/* ------------------------------------------------- the algorithm table */
+
+/* Every value of enum strata_algo has its entry (a hole of the designated
+ * initializers would have no name and no function), at its own index, for a
+ * collective that exists, and no collective has two algorithms of one name. */
+static void test_algorithm_table(void)
+{
+    for (int id = 0; id < STRATA_NALGOS; id++) {
+        const struct strata_algorithm *al = strata_algorithm((enum strata_algo)id);
+        report(al->name && al->run && al->summary, __LINE__, "algorithm %d has no entry", id);
+        if (!al->name) continue;
+        EXPECT_INT(al->name, (int)al->id, id);
+        report(al->coll >= 0 && al->coll < STRATA_NCOLLS, __LINE__, "%s: collective %d", al->name,
+               al->coll);
+        report(strata_algorithm_find(al->coll, al->name) == al, __LINE__,
+               "%s is not found under its own name", al->name);
+    }
+}
+
 /* ------------------------------------------------- strata_algorithm_parse */
 
 static void test_algorithm_parse(void)
@@ -486,6 +505,7 @@ int main(int argc, char **argv)
         return 2;
     }
     data_dir = argv[1];
+    test_algorithm_table();
     test_algorithm_parse();
     load_model();
     test_contention();
