@@ -96,3 +96,13 @@ else()
   fd_script(native_vs_preload.np2 native_vs_preload.sh 2)
   fd_script(bad_config.np2 bad_config.sh 2)
 endif()
+
+# The layers of src/ point one way and no files loop (issue 14): the check on
+# a fake tree that breaks every rule, which must fail naming each break.
+add_test(NAME foundation.layering.selftest
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/check_layers_selftest.sh
+                 ${CMAKE_SOURCE_DIR}/scripts/check-layers.sh ${CMAKE_C_COMPILER})
+# The real tree: includes and, from this build's object files, calls.
+add_test(NAME foundation.layering
+         COMMAND bash ${CMAKE_SOURCE_DIR}/scripts/check-layers.sh --objects ${CMAKE_BINARY_DIR}
+                 ${CMAKE_SOURCE_DIR})

@@ -3,6 +3,7 @@
  * of the tool offers the others:
  *
  *   strata-bench.c    main, set-up, which rows run in which order
+ *   bench_row.c       one row of results and what is derived from it (bench_row.h)
  *   bench_options.c   the command line
  *   bench_timing.c    buffers, the calls, timing one row (and its noise)
  *   bench_table.c     what is printed on the terminal
@@ -19,6 +20,7 @@
 #include <mpi.h>
 
 #include "bench_noise.h"
+#include "bench_row.h"
 #include "interpose/route.h"
 
 #define BENCH_MAX_SIZES 32
@@ -33,9 +35,6 @@
 #define BENCH_FLUSH_BYTES (64u << 20) /* twice the 32 MiB L3 */
 #define BENCH_ROOT 0              /* the root, or the first one with --root-shift */
 
-/* The contestants of one row, in the order iteration 0 runs them. */
-enum bench_variant { V_NATIVE, V_STRATA, V_COPY, NVARIANTS };
-
 struct bench_options {
     size_t sizes[BENCH_MAX_SIZES];
     int nsizes;
@@ -48,30 +47,6 @@ struct bench_options {
     const char *json;
     const char *csv;
     struct bench_noise_options noise; /* --noise: max_ms > 0 */
-};
-
-/* One contestant's times in one row, µs. */
-struct bench_stats {
-    double median, min, max;      /* over the calls, of each call's max over ranks */
-    /* Each rank's mean time per call; min, median, max over the ranks. */
-    double rank_min, rank_median, rank_max;
-};
-
-struct bench_row {
-    enum strata_coll coll;
-    size_t bytes;                 /* per rank block, as moved */
-    int count;                    /* elements passed to the call */
-    MPI_Datatype type;
-    int iters;
-    int nvariants;                /* 3 when the CMA copy is timed too */
-    int copy_failed;
-    struct bench_stats st[NVARIANTS];
-    const char *refusal;          /* NULL: strata serves it */
-    const char *algorithm;        /* --algorithms: the algorithm forced, or the tuned choice */
-    int k;                        /* its factor (0: none) */
-    int tuned;                    /* strata chose (nothing forced) */
-    double predicted;             /* the model's prediction, µs (< 0: none) */
-    struct bench_noise_row noise; /* --noise */
 };
 
 struct bench {
@@ -92,10 +67,6 @@ struct bench {
     const struct bench_row *noisy_row; /* the row the noisy calls are timing */
 };
 
-/* strata-bench.c */
-const char *bench_coll_name(enum strata_coll coll);   /* "bcast", ... */
-/* The bytes a bandwidth figure counts for this row (0: none, barrier). */
-size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks);
 
 /* bench_options.c: 0 to run, 1 for --help, 2 on a bad option (said on
  * stderr when `verbose`).  Every rank parses the same argv alike. */

@@ -32,30 +32,6 @@
 #include "context/context.h"
 #include "strata.h"
 
-const char *bench_coll_name(enum strata_coll coll)
-{
-    static const char *names[STRATA_NCOLLS] = {
-        "bcast", "reduce", "allreduce", "allgather", "gather", "scatter", "alltoall", "barrier",
-    };
-    return names[coll];
-}
-
-/* The buffer that holds the whole result on one rank: a bandwidth figure
- * then says how fast that buffer was filled, whatever the algorithm. */
-size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks)
-{
-    switch (r->coll) {
-    case STRATA_COLL_BCAST:
-    case STRATA_COLL_REDUCE:
-    case STRATA_COLL_ALLREDUCE: return r->bytes;
-    case STRATA_COLL_ALLGATHER:
-    case STRATA_COLL_GATHER:
-    case STRATA_COLL_SCATTER:
-    case STRATA_COLL_ALLTOALL: return r->bytes * (size_t)ranks;
-    default: return 0;
-    }
-}
-
 static struct bench_row make_row(const struct bench *b, enum strata_coll coll, size_t bytes)
 {
     struct bench_row r = {.coll = coll, .bytes = bytes, .count = (int)bytes, .type = MPI_BYTE};
@@ -218,7 +194,7 @@ static void run_algorithm_rows(struct bench *b)
                 if (!any++) run_algorithm_row(b, (enum strata_coll)c, b->opt.sizes[s], NULL, 0);
                 int ks[40], nk = factors_to_try(al, b->size, ks);
                 for (int i = 0; i < nk; i++) {
-                    if (strata_algorithm_refusal(al, b->size, b->ctx->plane->use_cma, ks[i]))
+                    if (strata_algorithm_refusal(al, b->size, strata_plane_single_copy(b->ctx->plane), ks[i]))
                         continue;
                     run_algorithm_row(b, (enum strata_coll)c, b->opt.sizes[s], al, ks[i]);
                 }

@@ -6,65 +6,74 @@
 #include <string.h>
 #include <strings.h>
 
-#include "interpose/route.h"
+#include "util/colls.h"
 
-#define CMA STRATA_NEEDS_CMA
-static const struct strata_algorithm table[STRATA_NALGOS] = {
-    {STRATA_ALGO_BCAST_PIPELINED, STRATA_COLL_BCAST, "pipelined", 0, NULL, 1,
+/* Short for the table: needs a transport that reaches peers' memory. */
+#define CMA STRATA_NEEDS_SINGLE_COPY
+/* Keyed by enum strata_algo: ALGO puts each entry at the index of its id, so
+ * strata_algorithm(id) is table[id] by construction, whatever the order of
+ * the lines; a value of the enum left out of the table is caught below (the
+ * last one) or by the unit test of select (any other: a hole has no name). */
+#define ALGO(id_, ...) [id_] = {id_, __VA_ARGS__}
+static const struct strata_algorithm table[] = {
+    ALGO(STRATA_ALGO_BCAST_PIPELINED, STRATA_COLL_BCAST, "pipelined", 0, NULL, 1,
      strata_bcast_pipelined,
-     "XHC pull down the hierarchy, chunk by chunk (segment for small data)"},
-    {STRATA_ALGO_BCAST_DIRECT_READ, STRATA_COLL_BCAST, "direct-read", CMA, NULL, 1,
-     strata_bcast_direct_read, "every rank reads the whole payload from the root at once"},
-    {STRATA_ALGO_BCAST_DIRECT_WRITE, STRATA_COLL_BCAST, "direct-write", CMA, NULL, 1,
-     strata_bcast_direct_write, "the root writes the payload into each rank in turn"},
-    {STRATA_ALGO_BCAST_KNOMIAL, STRATA_COLL_BCAST, "knomial", CMA,
+     "XHC pull down the hierarchy, chunk by chunk (segment for small data)"),
+    ALGO(STRATA_ALGO_BCAST_DIRECT_READ, STRATA_COLL_BCAST, "direct-read", CMA, NULL, 1,
+     strata_bcast_direct_read, "every rank reads the whole payload from the root at once"),
+    ALGO(STRATA_ALGO_BCAST_DIRECT_WRITE, STRATA_COLL_BCAST, "direct-write", CMA, NULL, 1,
+     strata_bcast_direct_write, "the root writes the payload into each rank in turn"),
+    ALGO(STRATA_ALGO_BCAST_KNOMIAL, STRATA_COLL_BCAST, "knomial", CMA,
      "readers of one source at once (radix k+1)", 4, strata_bcast_knomial,
-     "k-nomial tree of radix k+1: at most k ranks read one source at a time"},
-    {STRATA_ALGO_BCAST_SCATTER_ALLGATHER, STRATA_COLL_BCAST, "scatter-allgather", CMA, NULL, 1,
+     "k-nomial tree of radix k+1: at most k ranks read one source at a time"),
+    ALGO(STRATA_ALGO_BCAST_SCATTER_ALLGATHER, STRATA_COLL_BCAST, "scatter-allgather", CMA, NULL, 1,
      strata_bcast_scatter_allgather,
-     "each rank reads 1/size of the payload from the root, then the pieces go round a ring"},
-    {STRATA_ALGO_SCATTER_CICO, STRATA_COLL_SCATTER, "copy-in-copy-out", 0, NULL, 1,
-     strata_scatter_cico, "through the shared segment, two copies, in rounds"},
-    {STRATA_ALGO_SCATTER_PARALLEL_READ, STRATA_COLL_SCATTER, "parallel-read", CMA, NULL, 1,
-     strata_scatter_parallel_read, "every rank reads its block from the root at once"},
-    {STRATA_ALGO_SCATTER_SEQUENTIAL_WRITE, STRATA_COLL_SCATTER, "sequential-write", CMA, NULL, 1,
-     strata_scatter_sequential_write, "the root writes each rank's block in turn"},
-    {STRATA_ALGO_SCATTER_THROTTLED_READ, STRATA_COLL_SCATTER, "throttled-read", CMA,
+     "each rank reads 1/size of the payload from the root, then the pieces go round a ring"),
+    ALGO(STRATA_ALGO_SCATTER_CICO, STRATA_COLL_SCATTER, "copy-in-copy-out", 0, NULL, 1,
+     strata_scatter_cico, "through the shared segment, two copies, in rounds"),
+    ALGO(STRATA_ALGO_SCATTER_PARALLEL_READ, STRATA_COLL_SCATTER, "parallel-read", CMA, NULL, 1,
+     strata_scatter_parallel_read, "every rank reads its block from the root at once"),
+    ALGO(STRATA_ALGO_SCATTER_SEQUENTIAL_WRITE, STRATA_COLL_SCATTER, "sequential-write", CMA, NULL, 1,
+     strata_scatter_sequential_write, "the root writes each rank's block in turn"),
+    ALGO(STRATA_ALGO_SCATTER_THROTTLED_READ, STRATA_COLL_SCATTER, "throttled-read", CMA,
      "throttle (concurrent readers)", 4, strata_scatter_throttled_read,
-     "at most k ranks read from the root at once, each hands its turn on"},
-    {STRATA_ALGO_GATHER_CICO, STRATA_COLL_GATHER, "copy-in-copy-out", 0, NULL, 1,
-     strata_gather_cico, "through the shared segment, two copies, in rounds"},
-    {STRATA_ALGO_GATHER_PARALLEL_WRITE, STRATA_COLL_GATHER, "parallel-write", CMA, NULL, 1,
-     strata_gather_parallel_write, "every rank writes its block into the root at once"},
-    {STRATA_ALGO_GATHER_SEQUENTIAL_READ, STRATA_COLL_GATHER, "sequential-read", CMA, NULL, 1,
-     strata_gather_sequential_read, "the root reads each rank's block in turn"},
-    {STRATA_ALGO_GATHER_THROTTLED_WRITE, STRATA_COLL_GATHER, "throttled-write", CMA,
+     "at most k ranks read from the root at once, each hands its turn on"),
+    ALGO(STRATA_ALGO_GATHER_CICO, STRATA_COLL_GATHER, "copy-in-copy-out", 0, NULL, 1,
+     strata_gather_cico, "through the shared segment, two copies, in rounds"),
+    ALGO(STRATA_ALGO_GATHER_PARALLEL_WRITE, STRATA_COLL_GATHER, "parallel-write", CMA, NULL, 1,
+     strata_gather_parallel_write, "every rank writes its block into the root at once"),
+    ALGO(STRATA_ALGO_GATHER_SEQUENTIAL_READ, STRATA_COLL_GATHER, "sequential-read", CMA, NULL, 1,
+     strata_gather_sequential_read, "the root reads each rank's block in turn"),
+    ALGO(STRATA_ALGO_GATHER_THROTTLED_WRITE, STRATA_COLL_GATHER, "throttled-write", CMA,
      "throttle (concurrent writers)", 4, strata_gather_throttled_write,
-     "at most k ranks write into the root at once, each hands its turn on"},
-    {STRATA_ALGO_ALLTOALL_CICO, STRATA_COLL_ALLTOALL, "copy-in-copy-out", 0, NULL, 1,
-     strata_alltoall_cico, "through the shared segment, two copies, in rounds"},
-    {STRATA_ALGO_ALLTOALL_PAIRWISE, STRATA_COLL_ALLTOALL, "pairwise", CMA, NULL, 1,
-     strata_alltoall_pairwise, "size-1 steps, each rank reads from a different partner"},
-    {STRATA_ALGO_ALLGATHER_CICO, STRATA_COLL_ALLGATHER, "copy-in-copy-out", 0, NULL, 1,
-     strata_allgather_cico, "through the shared segment, two copies, in rounds"},
-    {STRATA_ALGO_ALLGATHER_RING_NEIGHBOUR, STRATA_COLL_ALLGATHER, "ring-neighbour",
+     "at most k ranks write into the root at once, each hands its turn on"),
+    ALGO(STRATA_ALGO_ALLTOALL_CICO, STRATA_COLL_ALLTOALL, "copy-in-copy-out", 0, NULL, 1,
+     strata_alltoall_cico, "through the shared segment, two copies, in rounds"),
+    ALGO(STRATA_ALGO_ALLTOALL_PAIRWISE, STRATA_COLL_ALLTOALL, "pairwise", CMA, NULL, 1,
+     strata_alltoall_pairwise, "size-1 steps, each rank reads from a different partner"),
+    ALGO(STRATA_ALGO_ALLGATHER_CICO, STRATA_COLL_ALLGATHER, "copy-in-copy-out", 0, NULL, 1,
+     strata_allgather_cico, "through the shared segment, two copies, in rounds"),
+    ALGO(STRATA_ALGO_ALLGATHER_RING_NEIGHBOUR, STRATA_COLL_ALLGATHER, "ring-neighbour",
      CMA | STRATA_NEEDS_COPRIME_K, "ring distance j", 1, strata_allgather_ring_neighbour,
-     "step i reads the block rank-j received in step i-1"},
-    {STRATA_ALGO_ALLGATHER_RING_SOURCE_READ, STRATA_COLL_ALLGATHER, "ring-source-read", CMA, NULL,
-     1, strata_allgather_ring_source_read, "step i reads rank-i's block from rank-i itself"},
-    {STRATA_ALGO_ALLGATHER_RING_SOURCE_WRITE, STRATA_COLL_ALLGATHER, "ring-source-write", CMA,
-     NULL, 1, strata_allgather_ring_source_write, "step i writes this rank's block into rank+i"},
-    {STRATA_ALGO_ALLGATHER_RECURSIVE_DOUBLING, STRATA_COLL_ALLGATHER, "recursive-doubling",
+     "step i reads the block rank-j received in step i-1"),
+    ALGO(STRATA_ALGO_ALLGATHER_RING_SOURCE_READ, STRATA_COLL_ALLGATHER, "ring-source-read", CMA, NULL,
+     1, strata_allgather_ring_source_read, "step i reads rank-i's block from rank-i itself"),
+    ALGO(STRATA_ALGO_ALLGATHER_RING_SOURCE_WRITE, STRATA_COLL_ALLGATHER, "ring-source-write", CMA,
+     NULL, 1, strata_allgather_ring_source_write, "step i writes this rank's block into rank+i"),
+    ALGO(STRATA_ALGO_ALLGATHER_RECURSIVE_DOUBLING, STRATA_COLL_ALLGATHER, "recursive-doubling",
      CMA | STRATA_NEEDS_POW2, NULL, 1, strata_allgather_recursive_doubling,
-     "log2(size) steps exchanging everything held so far with rank XOR 2^i"},
-    {STRATA_ALGO_ALLGATHER_BRUCK, STRATA_COLL_ALLGATHER, "bruck", CMA, NULL, 1,
-     strata_allgather_bruck, "ceil(log2(size)) steps reading from rank+2^i, then one rotation"},
-    {STRATA_ALGO_ALLGATHER_HIER_LEADER, STRATA_COLL_ALLGATHER, "hier-leader", CMA, NULL, 1,
+     "log2(size) steps exchanging everything held so far with rank XOR 2^i"),
+    ALGO(STRATA_ALGO_ALLGATHER_BRUCK, STRATA_COLL_ALLGATHER, "bruck", CMA, NULL, 1,
+     strata_allgather_bruck, "ceil(log2(size)) steps reading from rank+2^i, then one rotation"),
+    ALGO(STRATA_ALGO_ALLGATHER_HIER_LEADER, STRATA_COLL_ALLGATHER, "hier-leader", CMA, NULL, 1,
      strata_allgather_hier_leader,
-     "group leaders gather their group, exchange among themselves, members read from them"},
-    {STRATA_ALGO_ALLGATHER_HIER_RING, STRATA_COLL_ALLGATHER, "hier-ring", CMA, NULL, 1,
-     strata_allgather_hier_ring, "ring-neighbour over the ranks in hierarchy order"},
+     "group leaders gather their group, exchange among themselves, members read from them"),
+    ALGO(STRATA_ALGO_ALLGATHER_HIER_RING, STRATA_COLL_ALLGATHER, "hier-ring", CMA, NULL, 1,
+     strata_allgather_hier_ring, "ring-neighbour over the ranks in hierarchy order"),
 };
+_Static_assert(sizeof table / sizeof table[0] == STRATA_NALGOS,
+               "every enum strata_algo value needs its entry in the table");
+#undef ALGO
 #undef CMA
 
 const struct strata_algorithm *strata_algorithm(enum strata_algo id) { return &table[id]; }
@@ -78,11 +87,11 @@ const struct strata_algorithm *strata_algorithm_find(int coll, const char *name)
 
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
-const char *strata_algorithm_refusal(const struct strata_algorithm *al, int size, int use_cma,
-                                     int k)
+const char *strata_algorithm_refusal(const struct strata_algorithm *al, int size,
+                                     int single_copy, int k)
 {
-    if ((al->needs & STRATA_NEEDS_CMA) && !use_cma)
-        return "it needs Cross-Memory Attach, which is off or not usable here";
+    if ((al->needs & STRATA_NEEDS_SINGLE_COPY) && !single_copy)
+        return "it needs a single-copy transport (cma), which is off or not usable here";
     if ((al->needs & STRATA_NEEDS_POW2) && (size & (size - 1)))
         return "it needs a power-of-two number of ranks";
     if (k < 1) return "its factor must be at least 1";

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "coll/algorithm.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/json.h"
 
 #define RULE_KEYS "collective, algorithm, k, min_bytes, max_bytes, min_ranks, max_ranks"

@@ -6,6 +6,9 @@
 
 #include <stddef.h>
 
+/* If you add a value here, also update: the names parse_map accepts and
+ * STRATA_MAP's row of the variable table (src/config/config.c), and the
+ * placement in strata_binding (src/topology/location.c). */
 enum strata_map_kind {
     STRATA_MAP_CORE,     /* local rank i on the i-th core (wrapping) */
     STRATA_MAP_NUMA,     /* round-robin over NUMA nodes, then cores inside */
@@ -28,6 +31,7 @@ struct strata_config {
     enum strata_vnode_layout vnode_layout; /* STRATA_VIRTUAL_LAYOUT */
     int test_refuse_rank;        /* STRATA_TEST_REFUSE_RANK, -1 = off (tests only) */
     int cma;                     /* STRATA_CMA: 0 never, 1 when it works */
+    char transport[16];          /* STRATA_TRANSPORT: a name of transport/registry.h */
     size_t cico_max;             /* STRATA_CICO_MAX */
     size_t chunk[8];             /* STRATA_CHUNK, per level, finest first */
     int nchunk;                  /* entries given (the last repeats) */
@@ -70,7 +74,14 @@ int strata_config_check_job(struct strata_config *cfg, int world_size, int write
 /* The table of variables, terminated by a row whose name is NULL. */
 const struct strata_config_var *strata_config_vars(void);
 
-/* The parsed configuration of this process (valid after runtime init). */
+/* The parsed configuration of this process (valid after runtime init), or
+ * NULL before. */
 const struct strata_config *strata_config(void);
+
+/* The process's configuration for the runtime to fill in at MPI_Init
+ * (strata_config_parse, then the values agreed with rank 0), and the mark
+ * that it is complete: from then on strata_config() returns it. */
+struct strata_config *strata_config_process(void);
+void strata_config_set_parsed(void);
 
 #endif

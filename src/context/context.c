@@ -1,4 +1,5 @@
-/* Communicator contexts: lazy creation, agreement, caching, release. */
+/* Communicator contexts: lazy creation, agreement, caching, release; the
+ * node view of a communicator that spans several nodes. */
 #include "context/context.h"
 
 #include <pthread.h>
@@ -10,7 +11,7 @@
 #include "coll/coll.h"
 #include "context/runtime.h"
 #include "net/net.h"
-#include "transport/probe.h"
+#include "transport/registry.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -52,6 +53,8 @@ static int ctx_delete_attr(MPI_Comm comm, int keyval, void *value, void *extra)
 static void create_keyval(void)
 {
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, ctx_delete_attr, &ctx_keyval, NULL);
+    /* Contexts never freed by the application go at MPI_Finalize. */
+    strata_runtime_at_finalize(strata_ctx_release_all);
 }
 
 static const char *capability_failure(unsigned bits)
@@ -69,7 +72,8 @@ static unsigned local_capabilities(struct strata_ctx *ctx, const struct strata_r
 {
     unsigned bits = STRATA_CAP_CONTEXT;
     char why[128];
-    if (strata_cma_unchanged(why, sizeof why)) bits |= STRATA_CAP_CMA;
+    if (!rt || !rt->transport->unchanged || rt->transport->unchanged(why, sizeof why))
+        bits |= STRATA_CAP_TRANSPORT;
     if (!rt) return bits & ~(unsigned)STRATA_CAP_RUNTIME & ~(unsigned)STRATA_CAP_IN_WORLD &
                     ~(unsigned)STRATA_CAP_HIERARCHY;
     MPI_Group group, world_group;
@@ -172,7 +176,8 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
         else if (ctx->hier.nnodes > 1)
             offer.mode = MODE_NET;
         else if (!strata_segment_create(seg, bytes,
-                                        strata_runtime()->cma_ok && (*mine & STRATA_CAP_CMA),
+                                        strata_transport_single_copy(strata_runtime()->transport) &&
+                                            (*mine & STRATA_CAP_TRANSPORT),
                                         ctx->serial, offer.why, sizeof offer.why)) {
             offer.ok = 1;
             offer.mode = MODE_SEGMENT;
@@ -196,21 +201,21 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
     }
 }
 
-/* Once per process, from the communicator's rank 0: CMA stopped working
- * after MPI_Init's probe (a rank made itself non-dumpable, dropped
- * CAP_SYS_PTRACE or changed credentials), so new communicators copy through
- * the segment; those set up before still use CMA and stop the job with a
+/* Once per process, from the communicator's rank 0: the transport stopped
+ * working after MPI_Init's probe (for CMA: a rank made itself non-dumpable,
+ * dropped CAP_SYS_PTRACE or changed credentials), so new communicators copy
+ * through the segment; those set up before keep it and stop the job with a
  * message if a copy is refused. */
-static void warn_cma_lost(const struct strata_ctx *ctx, unsigned agreed)
+static void warn_transport_lost(const struct strata_ctx *ctx, unsigned agreed)
 {
     static int warned;
-    if (!strata_runtime()->cma_ok || (agreed & STRATA_CAP_CMA) || ctx->rank != 0 || warned)
-        return;
+    const struct strata_transport *t = strata_runtime()->transport;
+    if (!t->unchanged || (agreed & STRATA_CAP_TRANSPORT) || ctx->rank != 0 || warned) return;
     warned = 1;
     char why[128] = "a rank was made non-dumpable, dropped CAP_SYS_PTRACE or changed its ids";
-    strata_cma_unchanged(why, sizeof why); /* this rank's own change, if it is one */
-    strata_warn("Cross-Memory Attach may be refused since MPI_Init (%s): communicator #%lu and "
-                "later ones copy through shared memory instead", why, ctx->serial);
+    t->unchanged(why, sizeof why); /* this rank's own change, if it is one */
+    strata_warn("transport %s may be refused since MPI_Init (%s): communicator #%lu and "
+                "later ones copy through the segment instead", t->name, why, ctx->serial);
 }
 
 /* With the agreed capabilities and every rank's pid, sets up the plane. */
@@ -223,9 +228,10 @@ static void adopt_plane(struct strata_ctx *ctx, unsigned agreed, struct strata_s
         return;
     }
     ctx->plane->seg = *seg;
-    warn_cma_lost(ctx, agreed);
+    warn_transport_lost(ctx, agreed);
     if (strata_plane_init(ctx->plane, &ctx->hier, ctx->rank, ctx->size, pids,
-                          strata_runtime()->cma_ok && (agreed & STRATA_CAP_CMA),
+                          (agreed & STRATA_CAP_TRANSPORT) ? strata_runtime()->transport
+                                                          : strata_transport_at(0),
                           strata_tuning()->cico_max)) {
         /* Out of memory on this rank alone: the job cannot agree any more. */
         strata_error("out of memory setting up communicator #%lu", ctx->serial);
@@ -336,4 +342,153 @@ int strata_ctx_live_count(void)
     int n = live_count;
     pthread_mutex_unlock(&registry_lock);
     return n;
+}
+
+/* The node view of a communicator that spans several nodes (net/net.h):
+ * built here because it creates a context for each node. */
+
+/* Numbers the nodes of ctx's ranks by their lowest rank and lists each
+ * node's ranks in ascending order. */
+static int map_nodes(struct strata_net *net, const struct strata_ctx *ctx)
+{
+    const struct strata_runtime *rt = strata_runtime();
+    int size = ctx->size;
+    int *machine_node = malloc(sizeof(int) * (size_t)size);
+    net->node_of = malloc(sizeof(int) * (size_t)size);
+    net->node_rank = malloc(sizeof(int) * (size_t)size);
+    net->members = malloc(sizeof(int) * (size_t)size);
+    net->node_start = calloc((size_t)size + 1, sizeof(int));
+    if (!machine_node || !net->node_of || !net->node_rank || !net->members || !net->node_start) {
+        free(machine_node);
+        return -1;
+    }
+    net->nnodes = 0;
+    for (int r = 0; r < size; r++) {
+        machine_node[r] = rt->world_loc[ctx->world_rank[r]].node;
+        int n = 0;
+        while (n < net->nnodes && machine_node[net->members[net->node_start[n]]] != machine_node[r])
+            n++;
+        if (n == net->nnodes) {
+            /* A new node: remember its first rank where its list will start. */
+            net->node_start[n] = r;
+            net->members[r] = r;
+            net->nnodes++;
+        }
+        net->node_of[r] = n;
+    }
+    free(machine_node);
+    /* Counting sort by node keeps ranks ascending inside each node. */
+    int *count = calloc((size_t)net->nnodes + 1, sizeof(int));
+    net->contiguous = malloc((size_t)net->nnodes);
+    net->tree_buf = malloc(sizeof(int) * (size_t)net->nnodes);
+    if (!count || !net->contiguous || !net->tree_buf) {
+        free(count);
+        return -1;
+    }
+    for (int r = 0; r < size; r++) count[net->node_of[r] + 1]++;
+    for (int n = 0; n < net->nnodes; n++) count[n + 1] += count[n];
+    memcpy(net->node_start, count, sizeof(int) * ((size_t)net->nnodes + 1));
+    net->max_node_size = 0;
+    for (int r = 0; r < size; r++) {
+        int n = net->node_of[r];
+        net->node_rank[r] = count[n] - net->node_start[n];
+        net->members[count[n]++] = r;
+    }
+    free(count);
+    for (int n = 0; n < net->nnodes; n++) {
+        int first = net->members[net->node_start[n]], len = strata_net_node_size(net, n);
+        net->contiguous[n] = net->members[net->node_start[n] + len - 1] == first + len - 1;
+        if (len > net->max_node_size) net->max_node_size = len;
+    }
+    net->my_node = net->node_of[ctx->rank];
+    net->peer_pid = malloc(sizeof(pid_t) * (size_t)size);
+    if (!net->peer_pid) return -1;
+    for (int r = 0; r < size; r++) net->peer_pid[r] = rt->world_pid[ctx->world_rank[r]];
+    net->engine.peer_pid = net->peer_pid;
+    return 0;
+}
+
+/* The workers of a node with three ranks or more: every rank but the
+ * node's first, with a data plane of their own.  Collective over the node;
+ * the node uses two leaders only if every one of its ranks can. */
+static void setup_double_leader(struct strata_net *net)
+{
+    int node_size = strata_net_node_size(net, net->my_node);
+    if (strata_tuning()->net_reduce_leaders < 2 || node_size < 3) return;
+    int node_rank;
+    PMPI_Comm_rank(net->node_comm, &node_rank);
+    int first = node_rank == 0;
+    PMPI_Comm_split(net->node_comm, first ? MPI_UNDEFINED : 0, node_rank, &net->workers_comm);
+    int able = 1;
+    if (!first) {
+        char name[MPI_MAX_OBJECT_NAME];
+        snprintf(name, sizeof name, "strata workers of node %d", net->my_node);
+        PMPI_Comm_set_name(net->workers_comm, name);
+        net->workers = strata_ctx_get(net->workers_comm);
+        able = net->workers && net->workers->served && net->workers->plane;
+        if (able) net->workers_plane = net->workers->plane;
+    }
+    PMPI_Allreduce(&able, &net->double_leader, 1, MPI_INT, MPI_MIN, net->node_comm);
+}
+
+int strata_net_create(struct strata_ctx *ctx, char *why, size_t whylen)
+{
+    struct strata_net *net = calloc(1, sizeof *net);
+    if (net) net->node_comm = net->dup = net->workers_comm = MPI_COMM_NULL;
+    int ok = net && !map_nodes(net, ctx);
+    /* The communicators are made whatever happened on this rank: the calls
+     * are collective, and the agreement that follows settles the verdict. */
+    MPI_Comm node_comm, dup;
+    PMPI_Comm_split(ctx->comm, ok ? net->my_node : 0, ctx->rank, &node_comm);
+    PMPI_Comm_dup(ctx->comm, &dup);
+    if (!ok) {
+        snprintf(why, whylen, "out of memory mapping the communicator's nodes");
+        PMPI_Comm_free(&dup);
+        PMPI_Comm_free(&node_comm);
+        if (net) strata_net_free(net);
+        return -1;
+    }
+    net->node_comm = node_comm;
+    net->dup = dup;
+    net->comm = ctx->comm;
+    net->rank = ctx->rank;
+    net->size = ctx->size;
+    char name[MPI_MAX_OBJECT_NAME];
+    snprintf(name, sizeof name, "strata node %d of communicator #%lu", net->my_node, ctx->serial);
+    PMPI_Comm_set_name(net->node_comm, name);
+    snprintf(name, sizeof name, "strata leaders of communicator #%lu", ctx->serial);
+    PMPI_Comm_set_name(net->dup, name);
+    /* The node's own context: its data plane, agreed among its ranks. */
+    net->node = strata_ctx_get(net->node_comm);
+    if (net->node) net->node_plane = net->node->plane;
+    setup_double_leader(net);
+    ctx->net = net;
+    return 0;
+}
+
+int strata_net_node_ready(const struct strata_net *net)
+{
+    if (!net->node || !net->node->served) return 0;
+    return net->node->size == 1 || net->node->plane != NULL;
+}
+
+void strata_net_free(struct strata_net *net)
+{
+    if (!net) return;
+    /* Freeing the node communicator releases its context (attribute
+     * callback), unless MPI_Finalize released it first. */
+    if (net->workers_comm != MPI_COMM_NULL) PMPI_Comm_free(&net->workers_comm);
+    if (net->node_comm != MPI_COMM_NULL) PMPI_Comm_free(&net->node_comm);
+    if (net->dup != MPI_COMM_NULL) PMPI_Comm_free(&net->dup);
+    strata_engine_free(&net->engine);
+    free(net->node_of);
+    free(net->node_rank);
+    free(net->node_start);
+    free(net->members);
+    free(net->contiguous);
+    free(net->tree_buf);
+    free(net->peer_pid);
+    free(net->staging[0]);
+    free(net->staging[1]);
+    free(net);
 }

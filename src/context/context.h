@@ -15,6 +15,9 @@
 
 /* What each rank checks on its own before the agreement; a bit per check so
  * the agreement can say which check failed. */
+/* If you add a check here, also update: STRATA_CAP_CONTEXT (or the bits
+ * after it), capability_failure in src/context/context.c (the reason a user
+ * reads when the check fails), and what sets the bit there (local_capabilities). */
 enum strata_capability {
     STRATA_CAP_RUNTIME = 1 << 0,   /* strata set up on this rank */
     STRATA_CAP_IN_WORLD = 1 << 1,  /* every member is a rank of MPI_COMM_WORLD */
@@ -23,8 +26,8 @@ enum strata_capability {
     STRATA_CAP_CONTEXT = (1 << 4) - 1, /* all of the above: strata serves the communicator */
     STRATA_CAP_SEGMENT = 1 << 4,   /* attached the node's control segment (across
                                       nodes: this rank's node context is ready) */
-    STRATA_CAP_CMA = 1 << 5,       /* still passes the ptrace check as at MPI_Init's CMA
-                                      probe (transport/probe.h) */
+    STRATA_CAP_TRANSPORT = 1 << 5, /* the runtime's transport still works here as its
+                                      probe found at MPI_Init (its unchanged call) */
 };
 
 struct strata_ctx {
@@ -52,5 +55,18 @@ void strata_ctx_release_all(void);
 
 /* Number of live contexts in this process (tests and strata-info). */
 int strata_ctx_live_count(void);
+
+/* The node view of a communicator that spans several nodes (struct
+ * strata_net, net/net.h), built and freed with its context: it holds a
+ * context for the rank's node. */
+/* Builds the node view of ctx (collective over ctx->comm).  0, or -1 with
+ * the reason in why (then nothing is left allocated). */
+int strata_net_create(struct strata_ctx *ctx, char *why, size_t whylen);
+
+/* Whether this rank's node can run its part (its data plane is set up, or
+ * it holds one rank). */
+int strata_net_node_ready(const struct strata_net *net);
+
+void strata_net_free(struct strata_net *net);
 
 #endif

@@ -10,21 +10,17 @@
 
 #include "coll/coll.h"
 #include "coll/select.h"
-#include "context/context.h"
 #include "shm/flags.h"
 #include "shm/segment.h"
-#include "transport/cma.h"
-#include "transport/probe.h"
+#include "transport/registry.h"
 #include "util/log.h"
 #include "util/stats.h"
 
 static struct strata_runtime rt;
 static struct strata_segment accounting; /* the machine's STRATA_SHM_MAX counter */
-static struct strata_config cfg;
-static int cfg_parsed;
+/* The process's configuration (config.c holds it), filled in at init. */
+static struct strata_config *cfg;
 static int self_keyval = MPI_KEYVAL_INVALID;
-
-const struct strata_config *strata_config(void) { return cfg_parsed ? &cfg : NULL; }
 
 const struct strata_runtime *strata_runtime(void)
 {
@@ -32,6 +28,13 @@ const struct strata_runtime *strata_runtime(void)
 }
 
 const struct strata_runtime *strata_runtime_state(void) { return &rt; }
+
+/* What the layer above releases at MPI_Finalize, after the STRATA_STATS
+ * report and before the runtime goes: the contexts never freed (context.c
+ * registers it once, from its first context, before any finalize). */
+static void (*release_above)(void);
+
+void strata_runtime_at_finalize(void (*release)(void)) { release_above = release; }
 
 static void disable(const char *why)
 {
@@ -47,56 +50,65 @@ static int self_delete(MPI_Comm comm, int keyval, void *value, void *extra)
     return MPI_SUCCESS;
 }
 
-/* Splits the ranks of one machine into cfg.virtual_nodes virtual nodes. */
+/* Splits the ranks of one machine into cfg->virtual_nodes virtual nodes. */
 static int virtual_node_of(int host_rank, int host_size)
 {
-    int v = cfg.virtual_nodes < host_size ? cfg.virtual_nodes : host_size;
+    int v = cfg->virtual_nodes < host_size ? cfg->virtual_nodes : host_size;
     if (v <= 1) return 0;
-    if (cfg.vnode_layout == STRATA_VNODE_CYCLIC) return host_rank % v;
+    if (cfg->vnode_layout == STRATA_VNODE_CYCLIC) return host_rank % v;
     return (int)((long)host_rank * v / host_size);
 }
 
-/* Once per process: does CMA work between every pair of ranks of this
- * machine?  Agreed over the world, so every communicator sees one answer. */
-static void probe_cma(MPI_Comm host_comm, int host_size)
+/* Once per process: which transport moves data between the ranks of a
+ * node?  The one STRATA_TRANSPORT names if every rank asks for it and its
+ * probe passes between every pair of ranks of every machine, else the
+ * segment (which always works).  Agreed over the world, so every
+ * communicator sees one answer. */
+static void choose_transport(MPI_Comm host_comm, int host_size)
 {
-    int ok = 1;
-    /* The probe is collective over the machine: agree first whether to run
-     * it, or STRATA_CMA=0 on some ranks only leaves the others waiting in it
-     * forever. */
-    int want = cfg.cma, all_want;
-    PMPI_Allreduce(&want, &all_want, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_want) {
-        ok = 0;
-        snprintf(rt.cma_why, sizeof rt.cma_why, "switched off with STRATA_CMA=0%s",
-                 want ? " on another rank" : "");
-    } else if (host_size > 1) {
-        ok = strata_cma_probe(host_comm, rt.cma_why, sizeof rt.cma_why);
-    }
-    PMPI_Allreduce(&ok, &rt.cma_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (ok && !rt.cma_ok)
-        snprintf(rt.cma_why, sizeof rt.cma_why, "it fails between other ranks of the job");
-    if (!rt.cma_ok && cfg.cma && rt.world_rank == 0)
-        strata_warn("Cross-Memory Attach is not usable (%s); strata copies through shared "
-                    "memory instead", rt.cma_why);
+    const struct strata_transport *fallback = strata_transport_at(0);
+    const struct strata_transport *asked = strata_transport_find(cfg->transport);
+    if (!asked) asked = fallback; /* config.c accepts only listed names */
+    /* The probe is collective over the machine: agree first which one to
+     * probe, or a rank that asked for another leaves the others waiting in
+     * it forever.  Ranks that differ all take the segment. */
+    int idx[2] = {strata_transport_index(asked), -strata_transport_index(asked)}, all[2];
+    PMPI_Allreduce(idx, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const struct strata_transport *want = all[0] == -all[1] ? asked : fallback;
+    rt.transport_why[0] = '\0';
+    if (want != asked)
+        snprintf(rt.transport_why, sizeof rt.transport_why,
+                 "ranks asked for different transports (STRATA_TRANSPORT, STRATA_CMA)");
+    int ok = 1, all_ok;
+    if (want->probe && host_size > 1)
+        ok = want->probe(host_comm, rt.transport_why, sizeof rt.transport_why);
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok && !all_ok)
+        snprintf(rt.transport_why, sizeof rt.transport_why,
+                 "it fails between other ranks of the job");
+    rt.transport = all_ok ? want : fallback;
+    if (rt.transport != asked && rt.world_rank == 0)
+        strata_warn("transport %s is not usable (%s); strata copies through the %s instead",
+                    asked->name, rt.transport_why, rt.transport->name);
+    strata_verbose(1, "transport: %s", rt.transport->name);
 }
 
 static void apply_tuning(void)
 {
     struct strata_tuning t = {
-        .cico_max = cfg.cico_max,
-        .reduce_chunk = cfg.reduce_chunk,
-        .min_slice = cfg.min_slice,
-        .throttle = cfg.throttle,
-        .net_segment = cfg.net_segment,
-        .net_sends = cfg.net_sends,
-        .net_recvs = cfg.net_recvs,
-        .net_tree = cfg.net_tree,
-        .net_tree_k = cfg.net_tree_k,
-        .net_reduce_leaders = cfg.net_reduce_leaders,
+        .cico_max = cfg->cico_max,
+        .reduce_chunk = cfg->reduce_chunk,
+        .min_slice = cfg->min_slice,
+        .throttle = cfg->throttle,
+        .net_segment = cfg->net_segment,
+        .net_sends = cfg->net_sends,
+        .net_recvs = cfg->net_recvs,
+        .net_tree = cfg->net_tree,
+        .net_tree_k = cfg->net_tree_k,
+        .net_reduce_leaders = cfg->net_reduce_leaders,
     };
     for (int l = 0; l < STRATA_MAX_HIER; l++)
-        t.chunk[l] = cfg.chunk[l < cfg.nchunk ? l : cfg.nchunk - 1];
+        t.chunk[l] = cfg->chunk[l < cfg->nchunk ? l : cfg->nchunk - 1];
     /* The segment's layout, the copy paths and the pipelines' chunks and
      * slices must be the same on every rank, or ranks disagree inside a
      * collective (wrong results; a bus error on a segment of another size):
@@ -119,11 +131,11 @@ static void apply_tuning(void)
      * are everyone's too (only rank 0 writes the report). */
     struct {
         int check_args;
-        char stats[sizeof cfg.stats];
+        char stats[sizeof cfg->stats];
     } own, first;
     memset(&own, 0, sizeof own);
-    own.check_args = cfg.check_args;
-    memcpy(own.stats, cfg.stats, sizeof own.stats);
+    own.check_args = cfg->check_args;
+    memcpy(own.stats, cfg->stats, sizeof own.stats);
     first = own;
     PMPI_Bcast(&first, sizeof first, MPI_BYTE, 0, MPI_COMM_WORLD);
     if (first.check_args != own.check_args)
@@ -132,11 +144,12 @@ static void apply_tuning(void)
     if (strcmp(first.stats, own.stats))
         strata_warn("STRATA_STATS=\"%s\" differs from rank 0's (\"%s\"): rank 0's applies",
                     own.stats, first.stats);
-    cfg.check_args = first.check_args;
-    memcpy(cfg.stats, first.stats, sizeof cfg.stats);
-    strata_flag_set_spin(cfg.spin >= 0 ? (unsigned)cfg.spin : STRATA_SPIN_DEFAULT);
-    strata_segment_set_cap(cfg.shm_max);
-    strata_cma_set_max_per_call(cfg.cma_max_per_call);
+    cfg->check_args = first.check_args;
+    memcpy(cfg->stats, first.stats, sizeof cfg->stats);
+    strata_stats_set_enabled(cfg->stats[0] != '\0');
+    strata_flag_set_spin(cfg->spin >= 0 ? (unsigned)cfg->spin : STRATA_SPIN_DEFAULT);
+    strata_segment_set_cap(cfg->shm_max);
+    strata_transport_set_max_per_call(cfg->cma_max_per_call);
 }
 
 /* The ranks of one machine count their segments in one shared word, so
@@ -147,7 +160,9 @@ static void share_accounting(MPI_Comm host_comm, int host_rank)
     struct { int ok; char name[STRATA_SEGMENT_NAME_MAX]; } offer = {0};
     char why[256] = "";
     if (host_rank == 0 &&
-        !strata_segment_create_uncounted(&accounting, 4096, rt.cma_ok, why, sizeof why)) {
+        !strata_segment_create_uncounted(&accounting, 4096,
+                                         strata_transport_single_copy(rt.transport), why,
+                                         sizeof why)) {
         offer.ok = 1;
         snprintf(offer.name, sizeof offer.name, "%s", accounting.name);
     }
@@ -173,7 +188,7 @@ static int share_topology(MPI_Comm host_comm, int host_rank, char *err, size_t e
     int len = 0, rc = 0;
     char *xml = NULL;
     if (host_rank == 0) {
-        rc = strata_topology_load(&cfg, &rt.topo, err, errlen);
+        rc = strata_topology_load(cfg, &rt.topo, err, errlen);
         if (!rc && hwloc_topology_export_xmlbuffer(rt.topo, &xml, &len, 0)) {
             snprintf(err, errlen, "hwloc could not export the topology");
             rc = -1;
@@ -191,7 +206,7 @@ static int share_topology(MPI_Comm host_comm, int host_rank, char *err, size_t e
     if (host_rank == 0) {
         hwloc_free_xmlbuffer(rt.topo, xml);
     } else {
-        rc = strata_topology_load_xml(buf, len, cfg.topology[0] == '\0', &rt.topo, err,
+        rc = strata_topology_load_xml(buf, len, cfg->topology[0] == '\0', &rt.topo, err,
                                       errlen);
         free(buf);
     }
@@ -218,6 +233,7 @@ static int share_pids(MPI_Comm host_comm)
         if (all[3 * r + 1] == mine[1] && all[3 * r + 2] == mine[2] && mine[2] != -1)
             rt.world_pid[r] = (pid_t)all[3 * r];
     free(all);
+    if (all_ok) strata_log_set_world_pids(rt.world_pid, rt.world_size);
     return all_ok ? 0 : -1;
 }
 
@@ -255,7 +271,7 @@ static enum setup_outcome setup_layout_and_locations(char *err, size_t errlen)
     rt.nnodes = pair[1];
 
     int rc = share_topology(host_comm, host_rank, err, errlen);
-    probe_cma(host_comm, host_size);
+    choose_transport(host_comm, host_size);
     share_accounting(host_comm, host_rank);
     if (share_pids(host_comm) && rc == 0) {
         snprintf(err, errlen, "out of memory listing the ranks' processes");
@@ -275,7 +291,7 @@ static enum setup_outcome setup_layout_and_locations(char *err, size_t errlen)
         hwloc_bitmap_t set = hwloc_bitmap_alloc();
         /* Only an explicit STRATA_MAP list fails here: an object it names
          * that this machine lacks (or a malformed entry) is a bad value. */
-        if (strata_binding(rt.topo, &cfg, rt.local_rank, set, err, errlen))
+        if (strata_binding(rt.topo, cfg, rt.local_rank, set, err, errlen))
             outcome = SETUP_BAD_VALUE;
         hwloc_bitmap_list_snprintf(rt.binding, sizeof rt.binding, set);
         strata_location_from_binding(rt.topo, &rt.levels, set, &mine);
@@ -334,6 +350,7 @@ static void strata_runtime_init(int thread_level)
 {
     char err[1024] = "";
     memset(&rt, 0, sizeof rt);
+    cfg = strata_config_process();
     rt.thread_level = thread_level;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rt.world_rank);
     PMPI_Comm_size(MPI_COMM_WORLD, &rt.world_size);
@@ -343,8 +360,8 @@ static void strata_runtime_init(int thread_level)
      * stops with a message naming it.  Agreed, then MPI_Finalize and exit(1)
      * rather than MPI_Abort, because MPICH's launcher often drops what an
      * aborting process last wrote to stderr, message included. */
-    int parsed = strata_config_parse(&cfg, err, sizeof err) == 0 &&
-                 strata_config_check_job(&cfg, rt.world_size, rt.world_rank == 0, err,
+    int parsed = strata_config_parse(cfg, err, sizeof err) == 0 &&
+                 strata_config_check_job(cfg, rt.world_size, rt.world_rank == 0, err,
                                          sizeof err) == 0;
     int all_parsed;
     PMPI_Allreduce(&parsed, &all_parsed, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -353,11 +370,13 @@ static void strata_runtime_init(int thread_level)
         PMPI_Finalize();
         exit(1);
     }
-    cfg_parsed = 1;
+    strata_config_set_parsed();
+    strata_log_set_verbose(cfg->verbose);
+    strata_stats_set_enabled(cfg->stats[0] != '\0');
     rt.ready = 1;
     /* Agreed, so that a rank launched with STRATA_DISABLE=1 beside others
      * without it cannot leave them waiting in a context creation. */
-    int enabled = !cfg.disable, all_enabled;
+    int enabled = !cfg->disable, all_enabled;
     PMPI_Allreduce(&enabled, &all_enabled, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
     if (!all_enabled) {
         disable(enabled ? "STRATA_DISABLE=1 on another rank" : "STRATA_DISABLE=1");
@@ -366,12 +385,12 @@ static void strata_runtime_init(int thread_level)
     /* Every rank builds each communicator's hierarchy on its own: from the
      * same levels (world rank 0's, see setup_layout_and_locations) and the
      * same hint, or their algorithms' trees would not match. */
-    char my_hierarchy[sizeof cfg.hierarchy];
-    memcpy(my_hierarchy, cfg.hierarchy, sizeof my_hierarchy);
-    PMPI_Bcast(cfg.hierarchy, sizeof cfg.hierarchy, MPI_CHAR, 0, MPI_COMM_WORLD);
-    if (strcmp(my_hierarchy, cfg.hierarchy))
+    char my_hierarchy[sizeof cfg->hierarchy];
+    memcpy(my_hierarchy, cfg->hierarchy, sizeof my_hierarchy);
+    PMPI_Bcast(cfg->hierarchy, sizeof cfg->hierarchy, MPI_CHAR, 0, MPI_COMM_WORLD);
+    if (strcmp(my_hierarchy, cfg->hierarchy))
         strata_warn("STRATA_HIERARCHY=%s differs from rank 0's (%s): rank 0's applies",
-                    my_hierarchy, cfg.hierarchy);
+                    my_hierarchy, cfg->hierarchy);
     apply_tuning();
     /* The algorithm choice (model, overrides, tuning file) is world rank
      * 0's; a bad file or override stops the job like a bad variable. */
@@ -397,7 +416,7 @@ static void strata_runtime_init(int thread_level)
      * rank it waits for needs: yield almost at once.  The real cores count,
      * whatever machine STRATA_TOPOLOGY imposes. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (cfg.spin < 0 && cores > 0 && rt.host_local_size > cores) strata_flag_set_spin(4);
+    if (cfg->spin < 0 && cores > 0 && rt.host_local_size > cores) strata_flag_set_spin(4);
     if (layout != SETUP_DONE) {
         if (err[0]) strata_error("%s; strata passes every call to the host MPI", err);
         disable(err[0] ? err : "topology set-up failed");
@@ -406,15 +425,15 @@ static void strata_runtime_init(int thread_level)
     if (rt.world_rank == 0) {
         strata_verbose(1, "strata %s over %s: %d ranks on %d node%s%s", STRATA_VERSION,
                        STRATA_HOST_MPI, rt.world_size, rt.nnodes, rt.nnodes == 1 ? "" : "s",
-                       cfg.virtual_nodes > 1 ? " (virtual)" : "");
+                       cfg->virtual_nodes > 1 ? " (virtual)" : "");
     }
 }
 
 void strata_runtime_finalize(void)
 {
     if (!rt.ready) return;
-    strata_stats_report();
-    strata_ctx_release_all();
+    if (strata_runtime()) strata_stats_report(cfg->stats, rt.world_rank, rt.world_size);
+    if (release_above) release_above();
     /* Contexts returned their bytes to the shared counter: it can go now. */
     static _Atomic uint64_t after_finalize;
     strata_segment_share_accounting(&after_finalize);
@@ -423,6 +442,7 @@ void strata_runtime_finalize(void)
     rt.topo = NULL;
     free(rt.world_loc);
     rt.world_loc = NULL;
+    strata_log_set_world_pids(NULL, 0);
     free(rt.world_pid);
     rt.world_pid = NULL;
     rt.ready = 0;

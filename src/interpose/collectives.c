@@ -206,16 +206,36 @@ static char *net_desc(char *buf)
     return cfg && cfg->verbose >= 2 ? buf : NULL;
 }
 
-/* A call across nodes: the composition, then (verbose) what it did. */
-#define RUN_ACROSS_NODES(ctx, coll, bytes, call)                              \
-    do {                                                                      \
-        char desc_[320];                                                      \
-        char *d_ = net_desc(desc_);                                           \
-        count_algorithm((coll), STRATA_STATS_ACROSS_NODES);                   \
-        int rc_ = (call);                                                     \
-        if (d_) strata_route_served((ctx), (coll), d_, (bytes));              \
-        return rc_;                                                           \
-    } while (0)
+/* A call across nodes, before its composition runs: counted, and the
+ * buffer for the verbose description handed out (NULL when nothing will be
+ * printed).  across_done reports it once the composition has filled it. */
+static char *across_start(enum strata_coll coll, char *desc)
+{
+    count_algorithm(coll, STRATA_STATS_ACROSS_NODES);
+    return net_desc(desc);
+}
+
+static int across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
+                       const char *desc, int rc)
+{
+    if (desc) strata_route_served(ctx, coll, desc, bytes);
+    return rc;
+}
+
+/* A broadcast's `bytes` in one run at data: across nodes, or on the node's
+ * plane with the algorithm chosen for them.  The only place a broadcast
+ * decides between the two. */
+static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
+{
+    if (ctx->net) {
+        char buf[320], *desc = across_start(STRATA_COLL_BCAST, buf);
+        int rc = strata_net_bcast(ctx->net, data, bytes, root, desc, sizeof buf);
+        return across_done(ctx, STRATA_COLL_BCAST, bytes, desc, rc);
+    }
+    struct strata_choice ch;
+    choose(ctx, STRATA_COLL_BCAST, bytes, &ch);
+    return run_choice(ctx, &ch, data, data, bytes, root);
+}
 
 int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large)
@@ -234,13 +254,8 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         strata_route_served(ctx, STRATA_COLL_BCAST, "nothing to move", 0);
         return MPI_SUCCESS;
     }
-    struct strata_choice ch;
     void *run = contiguous_run(buffer, count, datatype, (size_t)bytes);
-    if (run && ctx->net)
-        RUN_ACROSS_NODES(ctx, STRATA_COLL_BCAST, (size_t)bytes,
-                         strata_net_bcast(ctx, run, (size_t)bytes, root, d_, sizeof desc_));
-    if (!ctx->net) choose(ctx, STRATA_COLL_BCAST, (size_t)bytes, &ch);
-    if (run) return run_choice(ctx, &ch, run, run, (size_t)bytes, root);
+    if (run) return bcast_run(ctx, run, (size_t)bytes, root);
     /* A layout with holes is packed on this rank alone: the others never
      * need to know, since only the byte count decides the path. */
     void *packed = malloc((size_t)bytes);
@@ -249,9 +264,7 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         PMPI_Abort(comm, 1);
     }
     if (ctx->rank == root) pack_user(buffer, count, datatype, packed, comm, 0);
-    if (ctx->net) count_algorithm(STRATA_COLL_BCAST, STRATA_STATS_ACROSS_NODES);
-    int rc = ctx->net ? strata_net_bcast(ctx, packed, (size_t)bytes, root, NULL, 0)
-                      : run_choice(ctx, &ch, packed, packed, (size_t)bytes, root);
+    int rc = bcast_run(ctx, packed, (size_t)bytes, root);
     if (ctx->rank != root) pack_user(buffer, count, datatype, packed, comm, 1);
     free(packed);
     return rc;
@@ -286,6 +299,25 @@ static const char *reduce_args(struct strata_reduce_args *a, const void *sendbuf
     return NULL;
 }
 
+/* A Reduce or Allreduce (coll) across nodes, or on the node's plane: the only
+ * place a reduction decides between the two. */
+static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
+                      const struct strata_reduce_args *a)
+{
+    size_t bytes = a->count * a->extent;
+    if (ctx->net) {
+        char buf[320], *desc = across_start(coll, buf);
+        int rc = coll == STRATA_COLL_REDUCE
+                     ? strata_net_reduce(ctx->net, a, desc, sizeof buf)
+                     : strata_net_allreduce(ctx->net, a, desc, sizeof buf);
+        return across_done(ctx, coll, bytes, desc, rc);
+    }
+    const char *path = strata_route_path(ctx->plane, bytes);
+    count_algorithm(coll, path);
+    strata_route_served(ctx, coll, path, bytes);
+    return strata_reduce(ctx->plane, a);
+}
+
 int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, int large)
 {
@@ -300,13 +332,7 @@ int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
     }
     if (!ctx) return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
-    if (ctx->net)
-        RUN_ACROSS_NODES(ctx, STRATA_COLL_REDUCE, a.count * a.extent,
-                         strata_net_reduce(ctx, &a, d_, sizeof desc_));
-    const char *path = strata_route_path(ctx->plane, a.count * a.extent);
-    count_algorithm(STRATA_COLL_REDUCE, path);
-    strata_route_served(ctx, STRATA_COLL_REDUCE, path, a.count * a.extent);
-    return strata_reduce(ctx->plane, &a);
+    return reduce_run(ctx, STRATA_COLL_REDUCE, &a);
 }
 
 int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
@@ -320,13 +346,7 @@ int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
     }
     if (!ctx) return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
-    if (ctx->net)
-        RUN_ACROSS_NODES(ctx, STRATA_COLL_ALLREDUCE, a.count * a.extent,
-                         strata_net_allreduce(ctx, &a, d_, sizeof desc_));
-    const char *path = strata_route_path(ctx->plane, a.count * a.extent);
-    count_algorithm(STRATA_COLL_ALLREDUCE, path);
-    strata_route_served(ctx, STRATA_COLL_ALLREDUCE, path, a.count * a.extent);
-    return strata_reduce(ctx->plane, &a);
+    return reduce_run(ctx, STRATA_COLL_ALLREDUCE, &a);
 }
 
 int MPI_Barrier(MPI_Comm comm)
@@ -334,12 +354,13 @@ int MPI_Barrier(MPI_Comm comm)
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
     if (ctx) ctx = settle(ctx, STRATA_COLL_BARRIER, -1, 0, NULL);
     if (!ctx) return PMPI_Barrier(comm);
-    if (ctx->net)
-        RUN_ACROSS_NODES(ctx, STRATA_COLL_BARRIER, 0,
-                         (snprintf(desc_, sizeof desc_, "across nodes: node barrier, "
-                                   "dissemination among %d leaders, node barrier",
-                                   ctx->net->nnodes),
-                          strata_net_barrier(ctx)));
+    if (ctx->net) {
+        char buf[320], *desc = across_start(STRATA_COLL_BARRIER, buf);
+        if (desc)
+            snprintf(desc, sizeof buf, "across nodes: node barrier, dissemination among %d "
+                     "leaders, node barrier", ctx->net->nnodes);
+        return across_done(ctx, STRATA_COLL_BARRIER, 0, desc, strata_net_barrier(ctx->net));
+    }
     count_algorithm(STRATA_COLL_BARRIER, "flag waves");
     strata_route_served(ctx, STRATA_COLL_BARRIER, "flag waves", 0);
     return strata_barrier(ctx->plane);
@@ -424,11 +445,10 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
     }
     int rc;
     if (ctx->net) {
-        char desc[320], *d = net_desc(desc);
+        char buf[320], *desc = across_start(c->coll, buf);
         struct strata_block_args a = {sv.run, rv.run, b, c->root, 1};
-        count_algorithm(c->coll, STRATA_STATS_ACROSS_NODES);
-        rc = strata_net_block(ctx, c->coll, &a, d, sizeof desc);
-        if (d) strata_route_served(ctx, c->coll, d, b);
+        rc = across_done(ctx, c->coll, b, desc,
+                         strata_net_block(ctx->net, c->coll, &a, desc, sizeof buf));
     } else {
         choose(ctx, c->coll, b, &ch);
         rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
@@ -459,13 +479,6 @@ static int block_args_bad(long long block, const void *sendbuf, long long scount
     return send_blocks && recv_blocks && strata_route_overlap(&send, &recv);
 }
 
-/* The host MPI's call for a block collective (when strata does not serve it). */
-#define HOST_OR_RUN(ctx, call, host_call)                                    \
-    do {                                                                     \
-        int rc_ = (ctx) ? run_block((ctx), (call)) : -1;                     \
-        return rc_ >= 0 ? rc_ : (host_call);                                 \
-    } while (0)
-
 int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm, int large)
@@ -488,9 +501,10 @@ int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype se
             c.pack_recv_in = in_place;
         }
     }
-    HOST_OR_RUN(ctx, &c,
-                HOST_CALL(large, Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                          recvtype, root, comm));
+    if (!ctx)
+        return HOST_CALL(large, Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         root, comm);
+    return run_block(ctx, &c);
 }
 
 int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
@@ -514,9 +528,10 @@ int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype s
         c.recvbuf = in_place ? NULL : recvbuf;
         c.rcount = recvcount;
     }
-    HOST_OR_RUN(ctx, &c,
-                HOST_CALL(large, Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                          recvtype, root, comm));
+    if (!ctx)
+        return HOST_CALL(large, Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, root, comm);
+    return run_block(ctx, &c);
 }
 
 int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
@@ -537,9 +552,10 @@ int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype
         c.rcount = (long long)recvcount * (ctx ? ctx->size : 0);
         c.pack_recv_in = in_place;
     }
-    HOST_OR_RUN(ctx, &c,
-                HOST_CALL(large, Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                          recvtype, comm));
+    if (!ctx)
+        return HOST_CALL(large, Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm);
+    return run_block(ctx, &c);
 }
 
 int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
@@ -561,9 +577,10 @@ int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype 
         c.rcount = (long long)recvcount * (ctx ? ctx->size : 0);
         c.pack_recv_in = in_place;
     }
-    HOST_OR_RUN(ctx, &c,
-                HOST_CALL(large, Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                          recvtype, comm));
+    if (!ctx)
+        return HOST_CALL(large, Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm);
+    return run_block(ctx, &c);
 }
 
 /* ---- The C entry points (int counts) ---- */

@@ -11,24 +11,7 @@
 #include <stdint.h>
 
 #include "context/context.h"
-
-enum strata_coll {
-    STRATA_COLL_BCAST,
-    STRATA_COLL_REDUCE,
-    STRATA_COLL_ALLREDUCE,
-    STRATA_COLL_ALLGATHER,
-    STRATA_COLL_GATHER,
-    STRATA_COLL_SCATTER,
-    STRATA_COLL_ALLTOALL,
-    STRATA_COLL_BARRIER,
-    STRATA_NCOLLS
-};
-
-/* "MPI_Bcast", ... */
-const char *strata_coll_name(enum strata_coll coll);
-
-/* Parses "bcast", "MPI_Bcast", ... (case-insensitive); -1 if unknown. */
-int strata_coll_parse(const char *name);
+#include "util/colls.h"
 
 /* Why strata hands this collective on this communicator to the host MPI,
  * or NULL if strata serves it.  ctx may be NULL (no context). */

@@ -24,15 +24,21 @@
 struct strata_ctx;
 
 struct strata_net {
+    MPI_Comm comm;           /* the communicator itself (the application's) */
+    int rank, size;          /* this rank in it, its size */
     MPI_Comm dup;            /* leaders' traffic, private to strata */
     MPI_Comm node_comm;      /* this rank's node */
-    struct strata_ctx *node; /* its context; node->plane is NULL on a one-rank node */
+    /* Its context (owned by the context layer, opaque here) and that
+     * context's data plane, NULL on a one-rank node. */
+    struct strata_ctx *node;
+    struct strata_plane *node_plane;
     /* Reductions with two leaders (HierKNEM): on a node of three ranks or
      * more, every rank but the node's first forms the workers communicator;
      * the second rank reduces the workers' data inside the node while the
      * first talks to other nodes.  double_leader: the node agreed it can. */
     MPI_Comm workers_comm;
-    struct strata_ctx *workers;
+    struct strata_ctx *workers;           /* its context (opaque here) */
+    struct strata_plane *workers_plane;   /* and that context's data plane */
     int double_leader;
     int nnodes;
     int my_node;
@@ -53,16 +59,6 @@ struct strata_net {
  * (or leaves for them), and a leader's own accumulation. */
 enum strata_net_buffer { STRATA_NET_TRANSIT, STRATA_NET_ACC };
 
-/* Builds the node view of ctx (collective over ctx->comm).  0, or -1 with
- * the reason in why (then nothing is left allocated). */
-int strata_net_create(struct strata_ctx *ctx, char *why, size_t whylen);
-
-/* Whether this rank's node can run its part (its data plane is set up, or
- * it holds one rank). */
-int strata_net_node_ready(const struct strata_net *net);
-
-void strata_net_free(struct strata_net *net);
-
 /* The rank that leads `node` in a call rooted at `root` (-1: unrooted). */
 static inline int strata_net_leader(const struct strata_net *net, int node, int root)
 {
@@ -76,21 +72,80 @@ static inline int strata_net_node_size(const struct strata_net *net, int node)
     return net->node_start[node + 1] - net->node_start[node];
 }
 
-/* Private buffer `which` of at least `bytes`; NULL if memory runs out. */
+/* Private buffer `which` of at least `bytes`; NULL if memory runs out
+ * (src/net/staging.c). */
 void *strata_net_staging(struct strata_net *net, enum strata_net_buffer which, size_t bytes);
 
 /* The compositions; each returns MPI_SUCCESS or the host MPI's error.  desc
  * (if not NULL) receives a line naming the algorithm for verbose output. */
-int strata_net_bcast(struct strata_ctx *ctx, void *data, size_t bytes, int root, char *desc,
+int strata_net_bcast(struct strata_net *net, void *data, size_t bytes, int root, char *desc,
                      size_t desclen);
-int strata_net_reduce(struct strata_ctx *ctx, const struct strata_reduce_args *a, char *desc,
+int strata_net_reduce(struct strata_net *net, const struct strata_reduce_args *a, char *desc,
                       size_t desclen);
-int strata_net_allreduce(struct strata_ctx *ctx, const struct strata_reduce_args *a, char *desc,
+int strata_net_allreduce(struct strata_net *net, const struct strata_reduce_args *a, char *desc,
                          size_t desclen);
 /* coll: STRATA_COLL_GATHER, SCATTER or ALLGATHER, with block.h's byte-run
  * conventions (a->send or a->recv NULL: in place). */
-int strata_net_block(struct strata_ctx *ctx, int coll, const struct strata_block_args *a,
+int strata_net_block(struct strata_net *net, int coll, const struct strata_block_args *a,
                      char *desc, size_t desclen);
-int strata_net_barrier(struct strata_ctx *ctx);
+int strata_net_barrier(struct strata_net *net);
+
+/* ---- Resumable forms (coll/op.h): start, then strata_op_step until
+ * MPI_SUCCESS (or the host MPI's error).  The node's part runs as a
+ * sub-operation; the leaders' network part polls the host MPI (and the
+ * engine of engine.h) once per step instead of waiting. */
+struct strata_net_barrier_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_barrier_op node;  /* the node barriers, before and after */
+    int dist, from, to;
+    MPI_Request req[2];
+    char token;                     /* the zero-byte message's buffer */
+};
+void strata_net_barrier_start(struct strata_net_barrier_op *o, struct strata_net *net);
+
+struct strata_net_bcast_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_bcast_op node;    /* this node's broadcast, or the feed's close */
+    unsigned char *data;
+    size_t bytes, announced;
+    int local_root, leader, from, first_send, fed;
+    uint64_t base;                  /* the fed node broadcast's */
+};
+struct strata_net_block_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_block_args a;
+    int coll, leader, local_root, rc;
+    const unsigned char *send;      /* what this rank gives its node's gather */
+    unsigned char *transit, *mine;  /* node-ordered bundles; this node's bundle */
+    struct strata_block_op node;    /* the node's part */
+    struct strata_bcast_op bcast;   /* Allgather: the result inside the node */
+};
+/* coll, a, desc as strata_net_block's. */
+void strata_net_block_start(struct strata_net_block_op *o, struct strata_net *net, int coll,
+                            const struct strata_block_args *a, char *desc, size_t desclen);
+
+/* desc as strata_net_bcast's. */
+void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_net *net, void *data,
+                            size_t bytes, int root, char *desc, size_t desclen);
+
+/* Reduce (a->root >= 0) or Allreduce (a->root < 0) across nodes. */
+struct strata_net_reduce_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_reduce_args a;
+    const void *send;               /* this rank's input (NULL: already in acc) */
+    void *acc;                      /* where the node's / the result accumulates */
+    int root, leader, second, nchildren, nin, up, allreduce;
+    size_t seg_elems, total, stride, first, reduced, combined;
+    unsigned char *from_in;         /* incoming partial results, stride apart */
+    struct strata_reduce_args seg;  /* the segment the node is reducing */
+    struct strata_reduce_op node;   /* ... its node reduction */
+    struct strata_net_bcast_op bcast; /* Allreduce: the result back down */
+};
+void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_net *net,
+                             const struct strata_reduce_args *a, char *desc, size_t desclen);
 
 #endif

@@ -13,6 +13,9 @@
 
 #include "coll/model.h"
 
+/* If you add a value here, also update: the tree's links and cost and its
+ * name (src/net/net_tree.c), and STRATA_NET_TREE's parsing and row in
+ * src/config/config.c. */
 enum strata_net_shape { STRATA_NET_AUTO, STRATA_NET_CHAIN, STRATA_NET_KNOMIAL };
 
 struct strata_net_tree {

@@ -10,42 +10,15 @@
 static const struct {
     int type;
     hwloc_obj_type_t hwloc;
-    const char *name;
 } hw_types[STRATA_HW_NTYPES] = {
-    {STRATA_HW_PACKAGE, HWLOC_OBJ_PACKAGE, "Package"},
-    {STRATA_HW_NUMA, HWLOC_OBJ_NUMANODE, "NUMANode"},
-    {STRATA_HW_L3, HWLOC_OBJ_L3CACHE, "L3Cache"},
-    {STRATA_HW_L2, HWLOC_OBJ_L2CACHE, "L2Cache"},
-    {STRATA_HW_L1, HWLOC_OBJ_L1CACHE, "L1Cache"},
-    {STRATA_HW_CORE, HWLOC_OBJ_CORE, "Core"},
-    {STRATA_HW_PU, HWLOC_OBJ_PU, "PU"},
+    {STRATA_HW_PACKAGE, HWLOC_OBJ_PACKAGE},
+    {STRATA_HW_NUMA, HWLOC_OBJ_NUMANODE},
+    {STRATA_HW_L3, HWLOC_OBJ_L3CACHE},
+    {STRATA_HW_L2, HWLOC_OBJ_L2CACHE},
+    {STRATA_HW_L1, HWLOC_OBJ_L1CACHE},
+    {STRATA_HW_CORE, HWLOC_OBJ_CORE},
+    {STRATA_HW_PU, HWLOC_OBJ_PU},
 };
-
-const char *strata_hw_type_name(int type)
-{
-    if (type >= 0 && type < STRATA_HW_NTYPES) return hw_types[type].name;
-    if (type == STRATA_HW_MACHINE) return "Machine";
-    if (type == STRATA_HW_CLUSTER) return "Cluster";
-    return "Unknown";
-}
-
-int strata_hw_type_parse(const char *name)
-{
-    static const struct { const char *name; int type; } aliases[] = {
-        {"node", STRATA_HW_MACHINE},     {"machine", STRATA_HW_MACHINE},
-        {"cluster", STRATA_HW_CLUSTER},  {"socket", STRATA_HW_PACKAGE},
-        {"package", STRATA_HW_PACKAGE},  {"numa", STRATA_HW_NUMA},
-        {"numanode", STRATA_HW_NUMA},    {"l3", STRATA_HW_L3},
-        {"l3cache", STRATA_HW_L3},       {"l2", STRATA_HW_L2},
-        {"l2cache", STRATA_HW_L2},       {"l1", STRATA_HW_L1},
-        {"l1cache", STRATA_HW_L1},       {"l1d", STRATA_HW_L1},
-        {"core", STRATA_HW_CORE},        {"pu", STRATA_HW_PU},
-    };
-    if (!name) return STRATA_HW_UNKNOWN;
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (!strcasecmp(name, aliases[i].name)) return aliases[i].type;
-    return STRATA_HW_UNKNOWN;
-}
 
 int strata_levels_find(const struct strata_levels *lv, int type)
 {
@@ -330,4 +303,28 @@ int strata_locations_common_level(const struct strata_levels *lv,
         if (shared) deepest = i;
     }
     return deepest;
+}
+
+static int same_object(const struct strata_levels *lv, int type, const struct strata_location *a,
+                       const struct strata_location *b)
+{
+    int pos = strata_levels_find(lv, type);
+    /* The machine's only object of a type holds every rank on it, bound or
+     * not (an unbound rank has no index at any level). */
+    if (pos >= 0 && lv->count[pos] == 1) return 1;
+    return pos >= 0 && a->idx[pos] >= 0 && a->idx[pos] == b->idx[pos];
+}
+
+enum strata_distance strata_distance(const struct strata_levels *lv,
+                                     const struct strata_location *a,
+                                     const struct strata_location *b)
+{
+    if (a->node != b->node) return STRATA_DIST_NODE;
+    if (same_object(lv, STRATA_HW_L3, a, b)) return STRATA_DIST_L3;
+    if (same_object(lv, STRATA_HW_NUMA, a, b)) return STRATA_DIST_NUMA;
+    if (same_object(lv, STRATA_HW_PACKAGE, a, b)) return STRATA_DIST_SOCKET;
+    /* A machine without NUMA or package objects is one domain. */
+    if (strata_levels_find(lv, STRATA_HW_PACKAGE) < 0 && strata_levels_find(lv, STRATA_HW_NUMA) < 0)
+        return STRATA_DIST_NUMA;
+    return STRATA_DIST_MACHINE;
 }

@@ -15,22 +15,10 @@
 #include <stddef.h>
 
 #include "config/config.h"
+#include "util/hw_types.h"
+#include "util/stats.h"
 
-enum strata_hw_type {
-    STRATA_HW_PACKAGE,
-    STRATA_HW_NUMA,
-    STRATA_HW_L3,
-    STRATA_HW_L2,
-    STRATA_HW_L1,
-    STRATA_HW_CORE,
-    STRATA_HW_PU,
-    STRATA_HW_NTYPES,
-    /* Not hwloc levels of the stack, but names a level can have. */
-    STRATA_HW_MACHINE = 100,
-    STRATA_HW_CLUSTER = 101,
-    STRATA_HW_UNKNOWN = -1
-};
-
+/* enum strata_hw_type: src/util/hw_types.h */
 #define STRATA_MAX_LEVELS STRATA_HW_NTYPES
 
 /* The level stack of a machine (the same on every rank of a job). */
@@ -47,15 +35,6 @@ struct strata_location {
     int node;                         /* node index (virtual nodes count) */
     int idx[STRATA_MAX_LEVELS];       /* per level of the stack, or -1 */
 };
-
-/* hwloc's name of a type ("Package", "NUMANode", "L3Cache", ..., "Machine",
- * "Cluster"). */
-const char *strata_hw_type_name(int type);
-
-/* Parses a level name: strata's short names (node, socket, package, numa, l3,
- * l2, l1, core, pu, cluster) or hwloc's (Machine, Package, NUMANode, L3Cache,
- * ...), case-insensitive.  Returns STRATA_HW_UNKNOWN if not a level name. */
-int strata_hw_type_parse(const char *name);
 
 /* Position of a type in the stack, or -1 if the machine lacks it. */
 int strata_levels_find(const struct strata_levels *lv, int type);
@@ -94,5 +73,10 @@ void strata_location_from_binding(hwloc_topology_t topo,
  * n must be >= 1. */
 int strata_locations_common_level(const struct strata_levels *lv,
                                   const struct strata_location *const *locs, int n);
+
+/* The distance class between two ranks' locations. */
+enum strata_distance strata_distance(const struct strata_levels *lv,
+                                     const struct strata_location *a,
+                                     const struct strata_location *b);
 
 #endif

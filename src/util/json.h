@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+/* If you add a value here, also update strata_json_type_name (json.c) and the
+ * parser and writer there. */
 enum strata_json_type {
     STRATA_JSON_NULL,
     STRATA_JSON_FALSE,

@@ -5,11 +5,30 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "config/config.h"
-
 static int log_rank = -1;
+/* STRATA_VERBOSE, set once at MPI_Init before any other thread calls in. */
+static int log_verbose;
 
 void strata_log_set_rank(int rank) { log_rank = rank; }
+
+void strata_log_set_verbose(int level) { log_verbose = level; }
+
+/* The runtime's table of world pids (set at init, cleared at finalize). */
+static const pid_t *world_pid;
+static int world_pids;
+
+void strata_log_set_world_pids(const pid_t *pid, int world_size)
+{
+    world_pid = pid;
+    world_pids = pid ? world_size : 0;
+}
+
+int strata_log_world_rank(pid_t pid)
+{
+    for (int r = 0; pid > 0 && r < world_pids; r++)
+        if (world_pid[r] == pid) return r;
+    return -1;
+}
 
 static void emit(const char *kind, const char *fmt, va_list ap)
 {
@@ -43,8 +62,7 @@ void strata_warn(const char *fmt, ...)
 
 void strata_verbose(int level, const char *fmt, ...)
 {
-    const struct strata_config *cfg = strata_config();
-    if (!cfg || cfg->verbose < level) return;
+    if (log_verbose < level) return;
     va_list ap;
     va_start(ap, fmt);
     emit("", fmt, ap);

@@ -11,9 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config/config.h"
-#include "context/runtime.h"
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "util/log.h"
 
 static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_numa",
@@ -45,35 +43,12 @@ static _Thread_local int serving = -1;
 
 const char *strata_distance_name(enum strata_distance d) { return dist_names[d]; }
 
-int strata_stats_enabled(void)
-{
-    const struct strata_config *cfg = strata_config();
-    return cfg && cfg->stats[0];
-}
+/* Set at MPI_Init only (one thread, before any collective). */
+static int stats_enabled;
 
-static int same_object(const struct strata_levels *lv, int type, const struct strata_location *a,
-                       const struct strata_location *b)
-{
-    int pos = strata_levels_find(lv, type);
-    /* The machine's only object of a type holds every rank on it, bound or
-     * not (an unbound rank has no index at any level). */
-    if (pos >= 0 && lv->count[pos] == 1) return 1;
-    return pos >= 0 && a->idx[pos] >= 0 && a->idx[pos] == b->idx[pos];
-}
+void strata_stats_set_enabled(int on) { stats_enabled = on; }
 
-enum strata_distance strata_distance(const struct strata_levels *lv,
-                                     const struct strata_location *a,
-                                     const struct strata_location *b)
-{
-    if (a->node != b->node) return STRATA_DIST_NODE;
-    if (same_object(lv, STRATA_HW_L3, a, b)) return STRATA_DIST_L3;
-    if (same_object(lv, STRATA_HW_NUMA, a, b)) return STRATA_DIST_NUMA;
-    if (same_object(lv, STRATA_HW_PACKAGE, a, b)) return STRATA_DIST_SOCKET;
-    /* A machine without NUMA or package objects is one domain. */
-    if (strata_levels_find(lv, STRATA_HW_PACKAGE) < 0 && strata_levels_find(lv, STRATA_HW_NUMA) < 0)
-        return STRATA_DIST_NUMA;
-    return STRATA_DIST_MACHINE;
-}
+int strata_stats_enabled(void) { return stats_enabled; }
 
 void strata_stats_bytes(int coll, enum strata_distance d, size_t bytes)
 {
@@ -353,10 +328,9 @@ int strata_stats_try_destination(const char *path)
     return 0;
 }
 
-void strata_stats_report(void)
+void strata_stats_report(const char *dest, int world_rank, int world_size)
 {
-    const struct strata_runtime *rt = strata_runtime();
-    if (!strata_stats_enabled() || !rt) return;
+    if (!strata_stats_enabled()) return;
     struct totals mine, sum;
     memset(&sum, 0, sizeof sum);
     snapshot(&mine);
@@ -366,17 +340,16 @@ void strata_stats_report(void)
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(mine.calls, sum.calls, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
-    if (gather_algos(&sum, rt->world_rank, rt->world_size) && rt->world_rank == 0)
+    if (gather_algos(&sum, world_rank, world_size) && world_rank == 0)
         strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
-    if (rt->world_rank == 0) {
-        const char *dest = strata_config()->stats;
+    if (world_rank == 0) {
         FILE *f = strcmp(dest, "stderr") ? fopen(dest, "w") : stderr;
         if (!f) {
             strata_error("STRATA_STATS: cannot write %s", dest);
         } else if (f == stderr) {
-            write_table(f, &sum, rt->world_size);
+            write_table(f, &sum, world_size);
         } else {
-            write_json(f, &sum, rt->world_size);
+            write_json(f, &sum, world_size);
             if (fclose(f)) strata_error("STRATA_STATS: cannot write %s", dest);
         }
     }

@@ -14,8 +14,9 @@
 
 #include <stddef.h>
 
-#include "topology/location.h"
-
+/* If you add a value here, also update: dist_names in src/util/stats.c (the
+ * report's keys, sized STRATA_NDIST), strata_distance (src/topology/location.c),
+ * the report's example in docs/USAGE.md, and the tests that read the report (tests/scripts/stats_json.sh, tests/mpi/test_node_stats.c). */
 enum strata_distance {
     STRATA_DIST_L3,       /* same L3 cache (or same core) */
     STRATA_DIST_NUMA,     /* same NUMA node, another L3 */
@@ -31,11 +32,6 @@ enum strata_distance {
 /* "same_l3", "same_numa", "other_numa", "other_socket", "other_node": the
  * keys of the report. */
 const char *strata_distance_name(enum strata_distance d);
-
-/* The distance class between two ranks' locations. */
-enum strata_distance strata_distance(const struct strata_levels *lv,
-                                     const struct strata_location *a,
-                                     const struct strata_location *b);
 
 /* Counts one message of `bytes` (zero for a bare synchronisation message)
  * at distance d, for the collective this thread is serving, or for `coll`
@@ -56,8 +52,10 @@ void strata_stats_call_unserve(int coll);
  * STRATA_STATS_ACROSS_NODES. */
 void strata_stats_algorithm(int coll, const char *algorithm);
 
-/* Whether counting is on (STRATA_STATS set). */
+/* Whether counting is on (STRATA_STATS set), as the runtime set it at
+ * MPI_Init (off before). */
 int strata_stats_enabled(void);
+void strata_stats_set_enabled(int on);
 
 /* Whether the report's file `path` can be written, tried at MPI_Init so
  * that a bad path stops the job there rather than losing the report at
@@ -67,9 +65,9 @@ int strata_stats_enabled(void);
 int strata_stats_try_destination(const char *path);
 
 /* At finalize: sums every rank's counters and has world rank 0 write them
- * (JSON to the file STRATA_STATS names, or a table on stderr for "stderr").
- * Collective over MPI_COMM_WORLD. */
-void strata_stats_report(void);
+ * (JSON to the file dest, the value of STRATA_STATS, or a table on stderr for
+ * "stderr").  Collective over MPI_COMM_WORLD; nothing when counting is off. */
+void strata_stats_report(const char *dest, int world_rank, int world_size);
 
 /* This process's counters (tests). */
 unsigned long long strata_stats_local_bytes(int coll, enum strata_distance d);

@@ -62,6 +62,25 @@ static void report(int ok, int line, const char *fmt, ...)
                what, got_ ? got_ : "(null)", needle_);                                  \
     } while (0)
 
+/* ------------------------------------------------- the algorithm table */
+
+/* Every value of enum strata_algo has its entry (a hole of the designated
+ * initializers would have no name and no function), at its own index, for a
+ * collective that exists, and no collective has two algorithms of one name. */
+static void test_algorithm_table(void)
+{
+    for (int id = 0; id < STRATA_NALGOS; id++) {
+        const struct strata_algorithm *al = strata_algorithm((enum strata_algo)id);
+        report(al->name && al->run && al->summary, __LINE__, "algorithm %d has no entry", id);
+        if (!al->name) continue;
+        EXPECT_INT(al->name, (int)al->id, id);
+        report(al->coll >= 0 && al->coll < STRATA_NCOLLS, __LINE__, "%s: collective %d", al->name,
+               al->coll);
+        report(strata_algorithm_find(al->coll, al->name) == al, __LINE__,
+               "%s is not found under its own name", al->name);
+    }
+}
+
 /* ------------------------------------------------- strata_algorithm_parse */
 
 static void test_algorithm_parse(void)
@@ -119,14 +138,14 @@ static void test_algorithm_parse(void)
 
 static struct strata_model model;
 
-static struct strata_model_shape one_group(int ranks, int use_cma)
+static struct strata_model_shape one_group(int ranks, int single_copy)
 {
-    return (struct strata_model_shape){ranks, 1, ranks, use_cma, 2 * 16384, 0};
+    return (struct strata_model_shape){ranks, 1, ranks, single_copy, 2 * 16384, 0};
 }
 
-static int explain(int coll, int ranks, int use_cma, size_t block, struct strata_prediction *all)
+static int explain(int coll, int ranks, int single_copy, size_t block, struct strata_prediction *all)
 {
-    struct strata_model_shape shape = one_group(ranks, use_cma);
+    struct strata_model_shape shape = one_group(ranks, single_copy);
     int n = strata_select_explain(&model, &shape, coll, block, all, STRATA_NALGOS);
     /* Whatever the model: fastest first, refused ones last with a reason. */
     for (int i = 0; i < n; i++) {
@@ -240,7 +259,7 @@ static void test_refusals(void)
             EXPECT_STR(what, all[0].al->name, no_cma[c].only);
             for (int i = 1; i < n; i++) {
                 EXPECT(all[i].us < 0, "%s can run without CMA", all[i].al->name);
-                EXPECT_CONTAINS(all[i].al->name, all[i].refusal, "Cross-Memory Attach");
+                EXPECT_CONTAINS(all[i].al->name, all[i].refusal, "single-copy transport");
             }
         }
     }
@@ -486,6 +505,7 @@ int main(int argc, char **argv)
         return 2;
     }
     data_dir = argv[1];
+    test_algorithm_table();
     test_algorithm_parse();
     load_model();
     test_contention();

@@ -1,0 +1,33 @@
+/* The names of the collectives. */
+#include "util/colls.h"
+
+#include <strings.h>
+
+static const struct {
+    const char *name;       /* the C MPI name, under which everything reports */
+    const char *short_name; /* accepted by the tuning file and the tools */
+} colls[] = {
+    [STRATA_COLL_BCAST] = {"MPI_Bcast", "bcast"},
+    [STRATA_COLL_REDUCE] = {"MPI_Reduce", "reduce"},
+    [STRATA_COLL_ALLREDUCE] = {"MPI_Allreduce", "allreduce"},
+    [STRATA_COLL_ALLGATHER] = {"MPI_Allgather", "allgather"},
+    [STRATA_COLL_GATHER] = {"MPI_Gather", "gather"},
+    [STRATA_COLL_SCATTER] = {"MPI_Scatter", "scatter"},
+    [STRATA_COLL_ALLTOALL] = {"MPI_Alltoall", "alltoall"},
+    [STRATA_COLL_BARRIER] = {"MPI_Barrier", "barrier"},
+};
+/* A collective without a name would print as (null): every value has one. */
+_Static_assert(sizeof colls / sizeof colls[0] == STRATA_NCOLLS,
+               "every enum strata_coll value needs its names here");
+
+const char *strata_coll_name(enum strata_coll coll) { return colls[coll].name; }
+
+const char *strata_coll_short_name(enum strata_coll coll) { return colls[coll].short_name; }
+
+int strata_coll_parse(const char *name)
+{
+    for (int c = 0; c < STRATA_NCOLLS; c++)
+        if (!strcasecmp(name, colls[c].name) || !strcasecmp(name, colls[c].short_name))
+            return c;
+    return -1;
+}

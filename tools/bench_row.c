@@ -1,0 +1,20 @@
+/* What strata-bench derives from one row of results. */
+#include "bench_row.h"
+
+const char *bench_coll_name(enum strata_coll coll) { return strata_coll_short_name(coll); }
+
+/* The buffer that holds the whole result on one rank: a bandwidth figure
+ * then says how fast that buffer was filled, whatever the algorithm. */
+size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks)
+{
+    switch (r->coll) {
+    case STRATA_COLL_BCAST:
+    case STRATA_COLL_REDUCE:
+    case STRATA_COLL_ALLREDUCE: return r->bytes;
+    case STRATA_COLL_ALLGATHER:
+    case STRATA_COLL_GATHER:
+    case STRATA_COLL_SCATTER:
+    case STRATA_COLL_ALLTOALL: return r->bytes * (size_t)ranks;
+    default: return 0;
+    }
+}
