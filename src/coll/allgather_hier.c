@@ -170,13 +170,9 @@ void strata_allgather_hier_leader_start(struct strata_block_op *o, struct strata
     const struct strata_hier_level *L0 = &p->hier->level[0];
     int leads = L0->leader[L0->group_of[p->rank]] == p->rank;
     strata_op_init(&o->op, p, leads ? leader_progress : member_progress);
-    o->base = strata_plane_begin(p, (size_t)L0->ngroups);
-    struct strata_rank_ctl *mine = &p->ctl[p->rank];
     /* Members write into a leader's receive buffer and read from it; other
      * ranks expose the same buffer, which nobody uses. */
-    strata_flag_set_relaxed(&mine->acc, (uintptr_t)a->recv);
-    strata_flag_set_relaxed(&mine->buf, (uintptr_t)a->recv);
-    strata_flag_publish(&mine->seq, o->base); /* acc and buf above go with it */
+    o->base = strata_plane_enter(p, (size_t)L0->ngroups, a->recv, a->recv);
 }
 
 int strata_allgather_hier_leader(struct strata_plane *p, const struct strata_block_args *a)
@@ -248,10 +244,8 @@ void strata_allgather_hier_ring_start(struct strata_block_op *o, struct strata_p
     while (order[pos] != me) pos++;
     o->n = pos;
 
-    o->base = strata_plane_begin(p, (size_t)size);
+    o->base = strata_plane_enter(p, (size_t)size, a->recv, NULL);
     struct strata_rank_ctl *mine = &p->ctl[me];
-    strata_flag_set_relaxed(&mine->buf, (uintptr_t)a->recv);
-    strata_flag_publish(&mine->seq, o->base); /* buf above goes with it */
     /* Release: step 0 is done, the own block is in place. */
     strata_flag_publish(&mine->progress, o->base);
 }

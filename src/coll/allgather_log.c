@@ -30,13 +30,8 @@
 /* Exposes buf and enters the operation: 0 steps done. */
 static uint64_t enter(struct strata_plane *p, const void *buf, int steps)
 {
-    uint64_t base = strata_plane_begin(p, (size_t)steps);
-    struct strata_rank_ctl *ctl = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&ctl->buf, (uintptr_t)buf);
-    strata_flag_set_relaxed(&ctl->progress, base);
-    /* Release: buf, progress and the own block copied before go with it. */
-    strata_flag_publish(&ctl->seq, base);
-    return base;
+    /* Release: buf, progress and the own block copied before go with seq. */
+    return strata_plane_enter_progress(p, (size_t)steps, buf, NULL, 0);
 }
 
 static struct strata_block_op *block_of(struct strata_op *op)

@@ -97,12 +97,9 @@ void strata_allgather_ring_neighbour_start(struct strata_block_op *o, struct str
     strata_op_init(&o->op, p, neighbour_progress);
     o->k = a->k % size; /* coprime with size (the registry refuses others) */
     o->n = (me - o->k + size) % size;
-    o->base = strata_plane_begin(p, (size_t)size);
-    struct strata_rank_ctl *ctl = &p->ctl[me];
-    strata_flag_set_relaxed(&ctl->buf, (uintptr_t)a->recv);
-    strata_flag_set_relaxed(&ctl->progress, o->base); /* 0 steps done: own block only */
-    /* Release: buf, progress and the own block copied above go with it. */
-    strata_flag_publish(&ctl->seq, o->base);
+    /* 0 steps done: own block only.  Release: buf, progress and the own
+     * block copied above go with seq. */
+    o->base = strata_plane_enter_progress(p, (size_t)size, a->recv, NULL, 0);
 }
 
 int strata_allgather_ring_neighbour(struct strata_plane *p, const struct strata_block_args *a)
@@ -145,11 +142,8 @@ void strata_allgather_ring_source_read_start(struct strata_block_op *o, struct s
         return;
     }
     strata_op_init(&o->op, p, source_read_progress);
-    o->base = strata_plane_begin(p, 1);
-    struct strata_rank_ctl *ctl = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&ctl->buf, (uintptr_t)(a->send ? a->send : own));
-    /* Release: buf goes with it; the block itself is valid from entry. */
-    strata_flag_publish(&ctl->seq, o->base);
+    /* Release: buf goes with seq; the block itself is valid from entry. */
+    o->base = strata_plane_enter(p, 1, a->send ? a->send : own, NULL);
 }
 
 int strata_allgather_ring_source_read(struct strata_plane *p, const struct strata_block_args *a)
@@ -193,11 +187,8 @@ void strata_allgather_ring_source_write_start(struct strata_block_op *o, struct 
         return;
     }
     strata_op_init(&o->op, p, source_write_progress);
-    o->base = strata_plane_begin(p, 1);
-    struct strata_rank_ctl *ctl = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&ctl->acc, (uintptr_t)a->recv);
-    /* Release: acc goes with it; peers may write into recv from now on. */
-    strata_flag_publish(&ctl->seq, o->base);
+    /* Release: acc goes with seq; peers may write into recv from now on. */
+    o->base = strata_plane_enter(p, 1, NULL, a->recv);
 }
 
 int strata_allgather_ring_source_write(struct strata_plane *p, const struct strata_block_args *a)

@@ -93,10 +93,8 @@ void strata_alltoall_pairwise_start(struct strata_block_op *o, struct strata_pla
     } else {
         memcpy(a->recv + (size_t)me * b, send + (size_t)me * b, b);
     }
-    o->base = strata_plane_begin(p, 0);
-    struct strata_rank_ctl *mine = &p->ctl[me];
-    strata_flag_set_relaxed(&mine->buf, (uintptr_t)send);
-    strata_flag_publish(&mine->seq, o->base); /* makes buf (and the scratch copy) visible */
+    /* seq makes buf (and the scratch copy) visible. */
+    o->base = strata_plane_enter(p, 0, send, NULL);
 }
 
 int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_args *a)

@@ -40,8 +40,7 @@ void strata_barrier_start(struct strata_barrier_op *o, struct strata_plane *p)
     strata_op_init(&o->op, p, barrier_progress);
     o->children = p->tree_buf;
     o->nchildren = strata_tree_links(p->hier, 0, p->rank, &o->parent, p->tree_buf);
-    o->base = strata_plane_begin(p, 0);
-    strata_flag_publish(&p->ctl[p->rank].seq, o->base);
+    o->base = strata_plane_enter(p, 0, NULL, NULL);
 }
 
 int strata_barrier(struct strata_plane *p)

@@ -78,11 +78,9 @@ static void single_copy_start(struct strata_bcast_op *o)
     struct strata_plane *p = o->op.p;
     o->children = p->tree_buf;
     o->nchildren = strata_tree_links(p->hier, o->root, p->rank, &o->parent, p->tree_buf);
-    o->base = strata_plane_begin(p, o->bytes);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)o->data);
-    strata_flag_set_relaxed(&me->progress, p->rank == o->root ? o->base + o->bytes : o->base);
-    strata_flag_publish(&me->seq, o->base); /* buf and progress above go with it */
+    /* The root holds every byte from the start. */
+    o->base = strata_plane_enter_progress(p, o->bytes, o->data, NULL,
+                                          p->rank == o->root ? o->bytes : 0);
     if (o->parent < 0) return;
     o->sibling = throttle_sibling(p, o->parent, o->root);
     int level = strata_tree_levels_of(p->hier, o->root, p->rank) - 1;
@@ -103,8 +101,7 @@ static void cico_start(struct strata_bcast_op *o, unsigned char *data, size_t by
     o->cur_bytes = bytes;
     o->children = p->tree_buf;
     o->nchildren = strata_tree_links(p->hier, o->root, p->rank, &o->parent, p->tree_buf);
-    o->base = strata_plane_begin(p, bytes);
-    strata_flag_publish(&p->ctl[p->rank].seq, o->base); /* entered: done reading older regions */
+    o->base = strata_plane_enter(p, bytes, NULL, NULL); /* entered: done reading older regions */
 }
 
 static int cico_steps(struct strata_bcast_op *o, struct strata_op *step)
@@ -186,11 +183,7 @@ int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uin
 {
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (p->size == 1 || bytes <= region || !strata_plane_single_copy(p)) return 0;
-    *base = strata_plane_begin(p, bytes);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)data);
-    strata_flag_set_relaxed(&me->progress, *base);
-    strata_flag_publish(&me->seq, *base); /* buf and the empty progress go with it */
+    *base = strata_plane_enter_progress(p, bytes, data, NULL, 0);
     return 1;
 }
 

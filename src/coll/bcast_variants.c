@@ -35,18 +35,6 @@ static const unsigned char *exposed_buf(struct strata_plane *p, int peer)
     return (const unsigned char *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
 }
 
-/* Enters the operation: exposes `buf` (for readers) and `acc` (for writers)
- * with the starting progress, then publishes seq. */
-static void enter(struct strata_plane *p, uint64_t base, const void *buf, void *acc,
-                  uint64_t progress)
-{
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)buf);
-    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
-    strata_flag_set_relaxed(&me->progress, progress);
-    strata_flag_publish(&me->seq, base); /* buf, acc and progress above go with it */
-}
-
 static struct strata_block_op *block_of(struct strata_op *op)
 {
     return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
@@ -89,8 +77,7 @@ void strata_bcast_direct_read_start(struct strata_block_op *o, struct strata_pla
         return;
     }
     strata_op_init(&o->op, p, direct_read_progress);
-    o->base = strata_plane_begin(p, 1);
-    enter(p, o->base, a->recv, NULL, o->base);
+    o->base = strata_plane_enter_progress(p, 1, a->recv, NULL, 0);
 }
 
 int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_args *a)
@@ -141,8 +128,7 @@ void strata_bcast_direct_write_start(struct strata_block_op *o, struct strata_pl
         return;
     }
     strata_op_init(&o->op, p, direct_write_progress);
-    o->base = strata_plane_begin(p, (size_t)p->size);
-    enter(p, o->base, NULL, a->recv, o->base);
+    o->base = strata_plane_enter_progress(p, (size_t)p->size, NULL, a->recv, 0);
 }
 
 int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_args *a)
@@ -234,8 +220,7 @@ void strata_bcast_knomial_start(struct strata_block_op *o, struct strata_plane *
     int size = p->size, root = a->root, k = a->k < size - 1 ? a->k : size - 1;
     int radix = k + 1, v = (p->rank - root + size) % size;
     o->k = k;
-    o->base = strata_plane_begin(p, 1);
-    enter(p, o->base, a->recv, NULL, p->rank == root ? o->base + 1 : o->base);
+    o->base = strata_plane_enter_progress(p, 1, a->recv, NULL, p->rank == root);
     int *children = p->tree_buf, *siblings = p->tree_buf + size;
     o->n = knomial_children(v, size, radix, children);
     for (int c = 0; c < o->n; c++) children[c] = (children[c] + root) % size;
@@ -316,8 +301,7 @@ void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct stra
         return;
     }
     strata_op_init(&o->op, p, scatter_allgather_progress);
-    o->base = strata_plane_begin(p, 1);
-    enter(p, o->base, a->recv, NULL, p->rank == a->root ? o->base + 1 : o->base);
+    o->base = strata_plane_enter_progress(p, 1, a->recv, NULL, p->rank == a->root);
 }
 
 int strata_bcast_scatter_allgather(struct strata_plane *p, const struct strata_block_args *a)

@@ -50,8 +50,7 @@ static int rounds_progress(struct strata_op *op)
     size_t R = round_bytes(p);
     STRATA_OP_BEGIN(op);
     for (o->j = 0; o->j < o->rounds; o->j++) {
-        o->base = strata_plane_begin(p, 1);
-        strata_flag_publish(&me->seq, o->base); /* entered: done reading older regions */
+        o->base = strata_plane_enter(p, 1, NULL, NULL); /* entered: done reading older regions */
         if (o->mine > o->j * R) {
             STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
             size_t from = o->j * R, len = (o->mine < from + R ? o->mine : from + R) - from;

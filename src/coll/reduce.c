@@ -312,7 +312,6 @@ static void single_copy_start(struct strata_reduce_op *o)
     c->chunk_elems = strata_tuning()->reduce_chunk / a->extent;
     if (c->chunk_elems == 0) c->chunk_elems = 1;
     c->nchunks = (a->count + c->chunk_elems - 1) / c->chunk_elems;
-    c->base = strata_plane_begin(p, a->count * a->extent);
 
     /* What this rank exposes: its operand, and where its group results go. */
     const void *operand = a->sendbuf ? a->sendbuf : a->recvbuf;
@@ -322,11 +321,7 @@ static void single_copy_start(struct strata_reduce_op *o)
         strata_error("out of memory for a %zu-byte reduction buffer", a->count * a->extent);
         abort();
     }
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_flag_set_relaxed(&me->buf, (uintptr_t)operand);
-    strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
-    strata_flag_set_relaxed(&me->progress, c->base);
-    strata_flag_publish(&me->seq, c->base); /* buf, acc and progress go with it */
+    c->base = strata_plane_enter_progress(p, a->count * a->extent, operand, acc, 0);
     o->parent = -1;
     o->nchildren = 0;
     if (allreduce) o->nchildren = strata_tree_links(p->hier, 0, p->rank, &o->parent, p->tree_buf);
@@ -344,8 +339,8 @@ static void cico_start(struct strata_reduce_op *o, const struct strata_reduce_ar
     plan_roles(c);
     c->chunk_elems = a->count;
     c->nchunks = 1;
-    c->base = strata_plane_begin(p, a->count * a->extent);
-    strata_flag_publish(&p->ctl[p->rank].seq, c->base); /* entered: done reading older regions */
+    /* Entered: done reading older regions. */
+    c->base = strata_plane_enter(p, a->count * a->extent, NULL, NULL);
 }
 
 static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)

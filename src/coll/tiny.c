@@ -78,9 +78,9 @@ void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *
     strata_op_init(&o->op, p, tiny_progress);
     o->a = *a;
     o->span = (a->count - 1) * a->extent + a->true_extent;
-    o->base = strata_plane_begin(p, a->count * a->extent);
+    /* Entered: done reading older lines. */
+    o->base = strata_plane_enter(p, a->count * a->extent, NULL, NULL);
     o->half = (int)((p->ops - 1) & 1);
-    strata_flag_publish(&p->ctl[p->rank].seq, o->base); /* entered: done reading older lines */
 }
 
 int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)
