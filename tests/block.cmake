@@ -21,6 +21,12 @@ endfunction()
 # Blocks from 4 KiB up: where the CMA transfer loop makes more than one call.
 set(BLOCK_CMA_SIZES --sizes=4099,16K,64K+5,1M)
 
+# Every algorithm once per transport: with the segment, the single-copy ones
+# are refused and the test checks the refusal and the model's replacement.
+foreach(t cma segment)
+  block_colls(transport.${t}.np3 3 120 ENV STRATA_TRANSPORT=${t} ARGS --comms=world --roots=some)
+endforeach()
+
 if(STRATA_MPI STREQUAL "openmpi")
   # Every root up to 5 ranks, on MPI_COMM_WORLD, a split with the ranks
   # reversed and all ranks but the last (odd at 4 ranks).

@@ -73,3 +73,7 @@ endif()
 strata_test_program(test_fortran_names mpi/test_fortran_names.c)
 strata_mpi_test(NAME fortran.names.np2 TARGET test_fortran_names RANKS 2
                 ENV STRATA_STATS=/dev/null)
+if(STRATA_HAVE_HW_SPLIT_TYPES)
+  strata_mpi_test(NAME fortran.names.split.nodes2.np2 TARGET test_fortran_names RANKS 2
+                  ENV STRATA_VIRTUAL_NODES=2 ARGS split)
+endif()

@@ -21,9 +21,9 @@ if(STRATA_MPICXX)
   set(CXX_TEST ${CMAKE_BINARY_DIR}/bin/test_cxx)
   add_custom_command(OUTPUT ${CXX_TEST}
     COMMAND ${STRATA_MPICXX} -std=c++17 -O2 -Wall -Wextra -DOMPI_SKIP_MPICXX -DMPICH_SKIP_MPICXX
-            ${CMAKE_CURRENT_SOURCE_DIR}/cxx/test_cxx.cpp -o ${CXX_TEST}
+            -I${CMAKE_SOURCE_DIR}/src ${CMAKE_CURRENT_SOURCE_DIR}/cxx/test_cxx.cpp -o ${CXX_TEST}
             -L$<TARGET_FILE_DIR:strata> -Wl,-rpath,$<TARGET_FILE_DIR:strata> -lstrata
-    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cxx/test_cxx.cpp strata
+    DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/cxx/test_cxx.cpp ${CMAKE_SOURCE_DIR}/src/util/colls.h strata
     COMMENT "mpicxx: test_cxx")
   add_custom_target(test_cxx_program ALL DEPENDS ${CXX_TEST})
   add_test(NAME mpi4.cxx COMMAND ${STRATA_RUN} --native -n 3 ${CXX_TEST})

@@ -122,6 +122,21 @@ else()
   set(NODE_SHM_RANKS 2)
 endif()
 
+# ---- The matrix once per transport (src/transport/registry.c), chosen with
+# STRATA_TRANSPORT; --transport makes the program check that every plane
+# really moves its data with that one (no silent fallback), and results are
+# compared with the host MPI's.  The whole matrix: about 40 s alone, several
+# times that on a loaded machine, hence the timeouts.
+foreach(t cma segment)
+  if(STRATA_MPI STREQUAL "openmpi")
+    node_colls(transport.${t}.np3 3 300 ENV STRATA_TRANSPORT=${t}
+               ARGS ${NODE_SUITES} --comms=world,reversed --roots=some --transport=${t})
+  else()
+    node_colls(transport.${t}.np2 2 240 ENV STRATA_TRANSPORT=${t}
+               ARGS ${NODE_SUITES} --comms=world,reversed --transport=${t})
+  endif()
+endforeach()
+
 # ---- Traffic accounting on the 2-socket fake machine, 8 ranks, roots 0, 5,
 # 3 and 7 (both sockets), ranks placed by core and round-robin over NUMA.
 # Summed over ranks, for B bytes; the hierarchy is L3 pairs, sockets, node.
@@ -190,4 +205,36 @@ foreach(mode churn abort abort-create)
            COMMAND ${NODE_SCRIPTS}/shm_leftovers.sh ${STRATA_RUN} $<TARGET_FILE:test_node_shm>
                    ${NODE_SHM_RANKS} ${mode})
   set_tests_properties(node.shm-leftovers.${mode} PROPERTIES TIMEOUT 60)
+endforeach()
+
+# ---- Resumable operations (coll/op.h): two collectives on two communicators
+# driven by alternating single progress steps from one thread, every
+# converted operation, sizes on both sides of the copy-in/copy-out limit,
+# once per transport (with the segment, large payloads go in rounds).
+strata_test_program(test_op_alternate mpi/test_op_alternate.c)
+foreach(t cma segment)
+  strata_mpi_test(NAME node.op-alternate.${t}.np2 TARGET test_op_alternate RANKS 2
+                  ENV STRATA_TRANSPORT=${t})
+  set_tests_properties(node.op-alternate.${t}.np2 PROPERTIES TIMEOUT 60)
+  if(STRATA_MPI STREQUAL "openmpi")
+    strata_mpi_test(NAME node.op-alternate.${t}.np3 TARGET test_op_alternate RANKS 3
+                    ENV STRATA_TRANSPORT=${t})
+    set_tests_properties(node.op-alternate.${t}.np3 PROPERTIES TIMEOUT 90)
+  endif()
+endforeach()
+strata_mpi_test(NAME node.op-alternate.topo2.np4 TARGET test_op_alternate RANKS 4
+                ENV "${NODE_TOPO2}" STRATA_MAP=core STRATA_CHUNK=4K)
+set_tests_properties(node.op-alternate.topo2.np4 PROPERTIES TIMEOUT 120)
+# Across (virtual) nodes: the compositions made resumable (Bcast, Barrier),
+# the leaders' network part and the node part stepped in turn; at 6 ranks on
+# 2 nodes, 3 ranks a node: Reduce/Allreduce with a second leader.
+foreach(spec "nodes2.np4|2|block" "nodes3.np5|3|cyclic" "nodes2.np6|2|block")
+  string(REPLACE "|" ";" parts "${spec}")
+  list(GET parts 0 name)
+  list(GET parts 1 nodes)
+  list(GET parts 2 layout)
+  string(REGEX REPLACE ".*np" "" ranks "${name}")
+  strata_mpi_test(NAME net.op-alternate.${name} TARGET test_op_alternate RANKS ${ranks}
+                  ENV STRATA_VIRTUAL_NODES=${nodes} STRATA_VIRTUAL_LAYOUT=${layout})
+  set_tests_properties(net.op-alternate.${name} PROPERTIES TIMEOUT 120)
 endforeach()

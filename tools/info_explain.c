@@ -137,7 +137,7 @@ static void print_deciders(const struct explain_request *rq, const struct strata
         if (strata_algorithm_parse(rq->coll, text, &al, &k, err, sizeof err)) {
             printf("  %s=%s is not valid: %s\n", var, text, err);
         } else {
-            const char *why = strata_algorithm_refusal(al, sh->size, sh->use_cma, k);
+            const char *why = strata_algorithm_refusal(al, sh->size, sh->single_copy, k);
             if (!why) {
                 printf("  %s decides instead of the model: ", var);
                 print_algorithm_k(al, k);
@@ -158,7 +158,7 @@ static void print_deciders(const struct explain_request *rq, const struct strata
                 sh->size < r->min_ranks || sh->size > r->max_ranks)
                 continue;
             const struct strata_algorithm *al = strata_algorithm(r->algo);
-            const char *why = strata_algorithm_refusal(al, sh->size, sh->use_cma, r->k);
+            const char *why = strata_algorithm_refusal(al, sh->size, sh->single_copy, r->k);
             printf("  tuning file rule %d (%s) matches: ", i + 1, path);
             print_algorithm_k(al, r->k);
             if (why) printf(", refused here (%s): the model decides\n", why);
@@ -187,7 +187,8 @@ static void explain(const struct explain_request *rq, int world_size)
         snprintf(shape_from, sizeof shape_from, "of MPI_COMM_WORLD");
     } else {
         /* A node's communicator of that many ranks, all in one group. */
-        shape = (struct strata_model_shape){ranks, 1, ranks, rt->cma_ok,
+        shape = (struct strata_model_shape){ranks, 1, ranks,
+                                            strata_transport_single_copy(rt->transport),
                                             2 * strata_tuning()->cico_max, 0};
         long cores = sysconf(_SC_NPROCESSORS_ONLN); /* as strata_select_shape */
         if (cores > 0 && cores < ranks) shape.cores = (int)cores;
@@ -196,12 +197,16 @@ static void explain(const struct explain_request *rq, int world_size)
                  world ? (world->plane_why[0] ? world->plane_why : world->reason) : "");
     }
     char cma[600];
-    if (!shape.use_cma) snprintf(cma, sizeof cma, "off (%s)", rt->cma_why);
-    else if (rt->host_local_size < 2) snprintf(cma, sizeof cma, "on (not probed: one rank here)");
-    else snprintf(cma, sizeof cma, "on");
+    if (!shape.single_copy)
+        snprintf(cma, sizeof cma, "none: transport %s%s%s%s", rt->transport->name,
+                 rt->transport_why[0] ? " (" : "", rt->transport_why,
+                 rt->transport_why[0] ? ")" : "");
+    else if (rt->host_local_size < 2)
+        snprintf(cma, sizeof cma, "transport %s (not probed: one rank here)", rt->transport->name);
+    else snprintf(cma, sizeof cma, "transport %s", rt->transport->name);
     print_model(strata_select_model());
     printf("\n%s of %zu bytes%s on %d ranks\n  shape %s: %d group%s, the largest of %d ranks\n"
-           "  CMA %s; copy-in/copy-out rounds of %zu bytes\n",
+           "  single copy: %s; copy-in/copy-out rounds of %zu bytes\n",
            strata_coll_name(rq->coll), rq->block,
            rq->coll == STRATA_COLL_BCAST ? "" : " per rank block", shape.size, shape_from,
            shape.groups, shape.groups == 1 ? "" : "s", shape.largest_group, cma, shape.region);

@@ -128,7 +128,7 @@ static void add_pull(struct traffic *t, enum strata_distance d, size_t bytes, si
  * level, except that a leaf no throttle holds back copies whatever its
  * parent has ready (one to all chunks, depending on timing). */
 static int node_bcast_traffic(const struct strata_location *loc, const int *rank_of, int size,
-                              int root, size_t bytes, int use_cma, struct traffic *t, int print)
+                              int root, size_t bytes, int single_copy, struct traffic *t, int print)
 {
     const struct strata_runtime *rt = strata_runtime();
     const struct strata_tuning *tu = strata_tuning();
@@ -148,7 +148,7 @@ static int node_bcast_traffic(const struct strata_location *loc, const int *rank
         size_t fewest, most;
         if (bytes <= small) {
             fewest = most = 1;
-        } else if (!use_cma) {
+        } else if (!single_copy) {
             fewest = most = ceil_div(bytes, region);
         } else {
             size_t chunk = tu->chunk[strata_tree_levels_of(&h, root, r) - 1];
@@ -171,7 +171,7 @@ static int node_bcast_traffic(const struct strata_location *loc, const int *rank
  * segments, each one message at other_node; then each node broadcasts from
  * its leader as above. */
 static int net_bcast_traffic(const struct strata_location *loc, int size, int root, size_t bytes,
-                             int use_cma, struct traffic *t, int print)
+                             int single_copy, struct traffic *t, int print)
 {
     const struct strata_tuning *tu = strata_tuning();
     int *node_of = malloc(sizeof(int) * (size_t)size * 4);
@@ -214,7 +214,7 @@ static int net_bcast_traffic(const struct strata_location *loc, int size, int ro
             nloc[count++] = loc[r];
         }
         if (count > 1)
-            rc = node_bcast_traffic(nloc, members, count, local_root, bytes, use_cma, t, print);
+            rc = node_bcast_traffic(nloc, members, count, local_root, bytes, single_copy, t, print);
     }
     free(nloc);
     free(node_of);
@@ -286,10 +286,11 @@ static int traffic(const struct traffic_request *rq, int world_size)
         printf("nothing to move\n");
     } else if (h.nnodes > 1) {
         printf("transfers (a rank counts what it pulls, a leader the segments it sends):\n");
-        rc = net_bcast_traffic(loc, n, rq->root, rq->bytes, rt->cma_ok, &t, print);
+        rc = net_bcast_traffic(loc, n, rq->root, rq->bytes, strata_transport_single_copy(rt->transport), &t,
+                               print);
     } else {
         /* The choice strata_select makes for such a communicator. */
-        struct strata_plane shape = {.rank = 0, .size = n, .hier = &h, .use_cma = rt->cma_ok,
+        struct strata_plane shape = {.rank = 0, .size = n, .hier = &h, .xport = rt->transport,
                                      .region = plane_region(), .nregions = 1 + h.nlevels};
         struct strata_choice ch;
         strata_select(&shape, STRATA_COLL_BCAST, rq->bytes, &ch);
@@ -298,7 +299,8 @@ static int traffic(const struct traffic_request *rq, int world_size)
             printf("; the traffic below is the pipelined tree's, which "
                    "STRATA_BCAST_ALGORITHM=pipelined gives");
         printf("\ntransfers (a rank counts what it pulls):\n");
-        rc = node_bcast_traffic(loc, rank_of, n, rq->root, rq->bytes, rt->cma_ok, &t, print);
+        rc = node_bcast_traffic(loc, rank_of, n, rq->root, rq->bytes, strata_transport_single_copy(rt->transport), &t,
+                               print);
     }
     if (rc) fprintf(stderr, "strata-info: out of memory\n");
     else print_traffic_table(&t);

@@ -194,7 +194,7 @@ static void run_algorithm_rows(struct bench *b)
                 if (!any++) run_algorithm_row(b, (enum strata_coll)c, b->opt.sizes[s], NULL, 0);
                 int ks[40], nk = factors_to_try(al, b->size, ks);
                 for (int i = 0; i < nk; i++) {
-                    if (strata_algorithm_refusal(al, b->size, b->ctx->plane->use_cma, ks[i]))
+                    if (strata_algorithm_refusal(al, b->size, strata_plane_single_copy(b->ctx->plane), ks[i]))
                         continue;
                     run_algorithm_row(b, (enum strata_coll)c, b->opt.sizes[s], al, ks[i]);
                 }

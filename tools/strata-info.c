@@ -35,6 +35,7 @@
 #include "net/net_tree.h"
 #include "strata.h"
 #include "transport/probe.h"
+#include "transport/registry.h"
 #include "util/stats.h"
 
 static void print_config(void)
@@ -104,9 +105,17 @@ int main(int argc, char **argv)
         char *nl = strchr(version, '\n');
         if (nl) *nl = '\0';
         printf("strata %s\nHost MPI: %s (MPI %d.%d)\n", strata_version(), version, major, minor);
-        /* What this build intercepts beyond the C collectives: the host's
-         * MPI-4 additions, where CMake found them. */
-        printf("Entry points: the C collectives%s%s\n",
+        /* What this build intercepts beyond the C collectives: the Fortran
+         * bindings (src/fortran/calls.def), the host's MPI-4 additions where
+         * CMake found them. */
+        printf("Entry points: the C collectives; from Fortran, MPI_Init, MPI_Init_thread, "
+               "MPI_Finalize and the collectives (mpif.h and use mpi in every name mangling, "
+               "%s; counted under the C names)%s%s\n",
+#ifdef OPEN_MPI
+               "use mpi_f08",
+#else
+               "use mpi_f08's buffer-less calls, its others through the C functions",
+#endif
 #ifdef STRATA_HAVE_LARGE_COUNT
                ", their MPI-4 large-count forms (MPI_Bcast_c ... MPI_Alltoall_c, counted "
                "under the C names)",
@@ -135,17 +144,35 @@ int main(int argc, char **argv)
     /* Transports, probed among the ranks of each machine. */
     MPI_Comm host;
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &host);
-    char cma_why[512] = "", shm_why[512] = "";
-    int host_size;
+    char xport_why[8][512], shm_why[512] = "";
+    int xport_ok[8];
+    int host_size, nxport = strata_transport_count() < 8 ? strata_transport_count() : 8;
     MPI_Comm_size(host, &host_size);
-    int cma_ok = host_size > 1 ? strata_cma_probe(host, cma_why, sizeof cma_why) : -1;
+    for (int i = 0; i < nxport; i++) {
+        const struct strata_transport *t = strata_transport_at(i);
+        xport_why[i][0] = '\0';
+        /* -1: nothing to probe (one rank here, or a transport that needs none). */
+        xport_ok[i] = host_size > 1 && t->probe ? t->probe(host, xport_why[i], sizeof xport_why[i])
+                                                : -1;
+    }
     int shm_ok = strata_shm_probe(1 << 20, shm_why, sizeof shm_why);
     MPI_Comm_free(&host);
     if (rank == 0) {
-        printf("\nTransports (probed between the ranks of this machine):\n");
-        if (cma_ok < 0) printf("  cma: not probed (one rank on this machine; run with -n 2 or more)\n");
-        else printf("  cma: %s%s\n", cma_ok ? "works" : "does not work: ", cma_why);
-        printf("  shm: %s%s\n", shm_ok ? "works" : "does not work: ", shm_why);
+        printf("\nTransports (probed between the ranks of this machine; in use: %s%s%s%s):\n",
+               rt->transport->name, rt->transport_why[0] ? ", because " : "",
+               rt->transport_why, "");
+        for (int i = 0; i < nxport; i++) {
+            const struct strata_transport *t = strata_transport_at(i);
+            char features[128];
+            strata_transport_features(t, features, sizeof features);
+            printf("  %s: ", t->name);
+            if (xport_ok[i] > 0) printf("works");
+            else if (!xport_ok[i]) printf("does not work: %s", xport_why[i]);
+            else if (t->probe) printf("not probed (one rank on this machine; run with -n 2 or more)");
+            else printf("needs no probe");
+            printf(" [%s] %s\n", features, t->summary);
+        }
+        printf("  /dev/shm: %s%s\n", shm_ok ? "works" : "does not work: ", shm_why);
         print_topology(rt);
     }
     print_ranks(rt);

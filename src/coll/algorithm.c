@@ -8,7 +8,8 @@
 
 #include "util/colls.h"
 
-#define CMA STRATA_NEEDS_CMA
+/* Short for the table: needs a transport that reaches peers' memory. */
+#define CMA STRATA_NEEDS_SINGLE_COPY
 /* Keyed by enum strata_algo: ALGO puts each entry at the index of its id, so
  * strata_algorithm(id) is table[id] by construction, whatever the order of
  * the lines; a value of the enum left out of the table is caught below (the
@@ -86,11 +87,11 @@ const struct strata_algorithm *strata_algorithm_find(int coll, const char *name)
 
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
-const char *strata_algorithm_refusal(const struct strata_algorithm *al, int size, int use_cma,
-                                     int k)
+const char *strata_algorithm_refusal(const struct strata_algorithm *al, int size,
+                                     int single_copy, int k)
 {
-    if ((al->needs & STRATA_NEEDS_CMA) && !use_cma)
-        return "it needs Cross-Memory Attach, which is off or not usable here";
+    if ((al->needs & STRATA_NEEDS_SINGLE_COPY) && !single_copy)
+        return "it needs a single-copy transport (cma), which is off or not usable here";
     if ((al->needs & STRATA_NEEDS_POW2) && (size & (size - 1)))
         return "it needs a power-of-two number of ranks";
     if (k < 1) return "its factor must be at least 1";

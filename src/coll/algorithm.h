@@ -42,7 +42,7 @@ enum strata_algo {
 /* If you add a value here, also update strata_algorithm_refusal
  * (src/coll/algorithm.c), which says why an algorithm cannot run. */
 enum strata_algo_needs {
-    STRATA_NEEDS_CMA = 1 << 0,  /* single copy: Cross-Memory Attach usable */
+    STRATA_NEEDS_SINGLE_COPY = 1 << 0, /* a transport that reaches peers' memory */
     STRATA_NEEDS_POW2 = 1 << 1, /* a power-of-two number of ranks */
     STRATA_NEEDS_COPRIME_K = 1 << 2, /* k and the number of ranks coprime */
 };
@@ -64,9 +64,10 @@ const struct strata_algorithm *strata_algorithm(enum strata_algo id);
 const struct strata_algorithm *strata_algorithm_find(int coll, const char *name);
 
 /* Why algorithm `al` with factor k cannot run correctly on a communicator of
- * `size` ranks (use_cma: single copy available), or NULL if it can. */
-const char *strata_algorithm_refusal(const struct strata_algorithm *al, int size, int use_cma,
-                                     int k);
+ * `size` ranks (single_copy: the plane's transport reaches peers' memory,
+ * strata_plane_single_copy), or NULL if it can. */
+const char *strata_algorithm_refusal(const struct strata_algorithm *al, int size,
+                                     int single_copy, int k);
 
 /* Parses "name" or "name:k" for collective coll.  On error returns -1 and
  * writes a message naming what is accepted into err. */

@@ -13,8 +13,10 @@
  * progress = base + steps done, published after each step's copy; ack =
  * base once this rank reads no more.  A rank returns only after everyone
  * who reads from it has acknowledged: its buffer must stay valid (and, for
- * Bruck, the scratch must not be refilled by the next call) until then. */
+ * Bruck, the scratch must not be refilled by the next call) until then.
+ * Resumable operations (coll/op.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,69 +24,137 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "util/colls.h"
-#include "transport/cma.h"
 #include "util/log.h"
 #include "util/stats.h"
 
 /* Exposes buf and enters the operation: 0 steps done. */
 static uint64_t enter(struct strata_plane *p, const void *buf, int steps)
 {
-    /* Release: buf, progress and the own block copied before go with it. */
+    /* Release: buf, progress and the own block copied before go with seq. */
     return strata_plane_enter_progress(p, (size_t)steps, buf, NULL, 0);
 }
 
-/* Reads len bytes at offset off of peer's exposed buffer into local, once
- * the peer has done `steps` steps. */
-static void pull_after(struct strata_plane *p, int peer, uint64_t base, int steps, size_t off,
-                       unsigned char *local, size_t len)
+static struct strata_block_op *block_of(struct strata_op *op)
 {
-    struct strata_rank_ctl *c = &p->ctl[peer];
-    pid_t pid = p->pid[peer];
-    /* Acquire: the peer's buf of this op (stored before seq) is visible. */
-    strata_flag_wait_ge(&c->seq, base, pid);
-    strata_flag_wait_ge(&c->progress, base + (uint64_t)steps, pid);
-    const unsigned char *remote = (const void *)(uintptr_t)strata_flag_read(&c->buf);
-    if (strata_cma_read(pid, remote + off, local, len)) strata_cma_failed("read from", peer, errno);
-    if (p->stats) strata_stats_bytes(STRATA_COLL_ALLGATHER, p->dist[peer], len);
+    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+}
+
+/* Reads len bytes at offset off of peer's exposed buffer into local, once
+ * the operation has awaited the peer's seq (acquire: its buf of this op,
+ * stored before, is visible) and its progress. */
+static void pull_from(struct strata_plane *p, int peer, size_t off, unsigned char *local,
+                      size_t len)
+{
+    const unsigned char *remote = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
+    strata_plane_pull(p, STRATA_COLL_ALLGATHER, peer, remote + off, local, len);
+}
+
+static int nothing_to_do(struct strata_op *op)
+{
+    (void)op;
+    return MPI_SUCCESS;
+}
+
+/* ---- recursive doubling.  o->n: steps; o->t: the step. */
+static int doubling_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
+    int me = p->rank;
+    size_t b = a->block;
+    STRATA_OP_BEGIN(op);
+    for (o->t = 0; o->t < o->n; o->t++) {
+        /* The partner's aligned group of 2^s blocks, complete after its
+         * step s-1; it lies at the same offset in both buffers. */
+        STRATA_OP_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].seq, o->base, p->pid[me ^ (1 << o->t)]);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].progress, o->base + (uint64_t)o->t,
+                           p->pid[me ^ (1 << o->t)]);
+        int group = 1 << o->t, partner = me ^ group;
+        size_t off = (size_t)(partner & ~(group - 1)) * b;
+        pull_from(p, partner, off, a->recv + off, (size_t)group * b);
+        /* Release: partners of later steps that see s+1 steps see the blocks. */
+        strata_flag_publish(&p->ctl[me].progress, o->base + (uint64_t)o->t + 1);
+    }
+    strata_flag_publish(&p->ctl[me].ack, o->base); /* done reading */
+    /* Each partner read this rank's recv once. */
+    for (o->t = 0; o->t < o->n; o->t++)
+        STRATA_OP_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].ack, o->base, p->pid[me ^ (1 << o->t)]);
+    STRATA_OP_END(op);
+}
+
+void strata_allgather_recursive_doubling_start(struct strata_block_op *o, struct strata_plane *p,
+                                               const struct strata_block_args *a)
+{
+    int size = p->size, me = p->rank, steps = 0;
+    size_t b = a->block;
+    o->a = *a;
+    if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
+    if (size == 1) {
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
+    }
+    strata_op_init(&o->op, p, doubling_progress);
+    while ((1 << steps) < size) steps++; /* size is a power of two (registry) */
+    o->n = steps;
+    o->base = enter(p, a->recv, steps);
 }
 
 int strata_allgather_recursive_doubling(struct strata_plane *p, const struct strata_block_args *a)
 {
-    int size = p->size, me = p->rank, steps = 0;
-    size_t b = a->block;
-    if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
-    if (size == 1) return MPI_SUCCESS;
-    while ((1 << steps) < size) steps++; /* size is a power of two (registry) */
-
-    uint64_t base = enter(p, a->recv, steps);
-    struct strata_rank_ctl *ctl = &p->ctl[me];
-    for (int s = 0; s < steps; s++) {
-        int group = 1 << s, partner = me ^ group;
-        /* The partner's aligned group of 2^s blocks, complete after its
-         * step s-1; it lies at the same offset in both buffers. */
-        size_t off = (size_t)(partner & ~(group - 1)) * b;
-        pull_after(p, partner, base, s, off, a->recv + off, (size_t)group * b);
-        /* Release: partners of later steps that see s+1 steps see the blocks. */
-        strata_flag_publish(&ctl->progress, base + (uint64_t)s + 1);
-    }
-    strata_flag_publish(&ctl->ack, base); /* done reading */
-    /* Each partner read this rank's recv once. */
-    for (int s = 0; s < steps; s++) {
-        int partner = me ^ (1 << s);
-        strata_flag_wait_ge(&p->ctl[partner].ack, base, p->pid[partner]);
-    }
-    return MPI_SUCCESS;
+    return strata_block_run(strata_allgather_recursive_doubling_start, p, a);
 }
 
-int strata_allgather_bruck(struct strata_plane *p, const struct strata_block_args *a)
+/* ---- Bruck.  o->n: steps; o->t: the step; o->owned is not used: tmp is
+ * the plane's scratch (one operation per plane at a time). */
+static int bruck_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
+    int size = p->size, me = p->rank;
+    size_t b = a->block;
+    unsigned char *tmp = (unsigned char *)o->send;
+    STRATA_OP_BEGIN(op);
+    for (o->t = 0; o->t < o->n; o->t++) {
+        /* from's first d blocks are complete after its step s-1. */
+        STRATA_OP_AWAIT_GE(op, &p->ctl[(me + (1 << o->t)) % size].seq, o->base,
+                           p->pid[(me + (1 << o->t)) % size]);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[(me + (1 << o->t)) % size].progress,
+                           o->base + (uint64_t)o->t, p->pid[(me + (1 << o->t)) % size]);
+        int d = 1 << o->t, from = (me + d) % size;
+        int count = d < size - d ? d : size - d;
+        pull_from(p, from, 0, tmp + (size_t)d * b, (size_t)count * b);
+        /* Release: the rank reading at the next step sees these blocks. */
+        strata_flag_publish(&p->ctl[me].progress, o->base + (uint64_t)o->t + 1);
+    }
+    strata_flag_publish(&p->ctl[me].ack, o->base); /* done reading */
+
+    /* tmp block i is rank (me + i)'s: two runs, up to the end of recv and
+     * from its start. */
+    memcpy(a->recv + (size_t)me * b, tmp, (size_t)(size - me) * b);
+    memcpy(a->recv, tmp + (size_t)(size - me) * b, (size_t)me * b);
+
+    /* Rank me - 2^s read tmp in step s; the next call refills it. */
+    for (o->t = 0; o->t < o->n; o->t++)
+        STRATA_OP_AWAIT_GE(op, &p->ctl[((me - (1 << o->t)) % size + size) % size].ack, o->base,
+                           p->pid[((me - (1 << o->t)) % size + size) % size]);
+    STRATA_OP_END(op);
+}
+
+void strata_allgather_bruck_start(struct strata_block_op *o, struct strata_plane *p,
+                                  const struct strata_block_args *a)
 {
     int size = p->size, me = p->rank, steps = 0;
     size_t b = a->block;
     const unsigned char *mine = a->send ? a->send : a->recv + (size_t)me * b;
+    o->a = *a;
     if (size == 1) {
         if (a->send) memcpy(a->recv, a->send, b);
-        return MPI_SUCCESS;
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
     }
+    strata_op_init(&o->op, p, bruck_progress);
     while ((1 << steps) < size) steps++;
     /* Private to this rank and to this call (see plane.h); peers read it. */
     unsigned char *tmp = strata_plane_scratch(p, (size_t)size * b);
@@ -94,29 +164,12 @@ int strata_allgather_bruck(struct strata_plane *p, const struct strata_block_arg
         abort();
     }
     memcpy(tmp, mine, b);
+    o->send = tmp;
+    o->n = steps;
+    o->base = enter(p, tmp, steps);
+}
 
-    uint64_t base = enter(p, tmp, steps);
-    struct strata_rank_ctl *ctl = &p->ctl[me];
-    for (int s = 0; s < steps; s++) {
-        int d = 1 << s, from = (me + d) % size;
-        int count = d < size - d ? d : size - d;
-        /* from's first d blocks are complete after its step s-1. */
-        pull_after(p, from, base, s, 0, tmp + (size_t)d * b, (size_t)count * b);
-        /* Release: the rank reading at the next step sees these blocks. */
-        strata_flag_publish(&ctl->progress, base + (uint64_t)s + 1);
-    }
-    strata_flag_publish(&ctl->ack, base); /* done reading */
-
-    /* tmp block i is rank (me + i)'s: two runs, up to the end of recv and
-     * from its start. */
-    size_t head = (size_t)(size - me) * b;
-    memcpy(a->recv + (size_t)me * b, tmp, head);
-    memcpy(a->recv, tmp + head, (size_t)me * b);
-
-    /* Rank me - 2^s read tmp in step s; the next call refills it. */
-    for (int s = 0; s < steps; s++) {
-        int r = ((me - (1 << s)) % size + size) % size;
-        strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
-    }
-    return MPI_SUCCESS;
+int strata_allgather_bruck(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_allgather_bruck_start, p, a);
 }

@@ -13,125 +13,185 @@
  * Flags (block.h): seq = base on entry (buf or acc exposed, and what peers
  * read there valid); progress = base + steps done (ring-neighbour); ack =
  * base when a rank will touch no peer's memory again.  A rank returns once
- * every rank that reads or writes its buffers has acknowledged. */
+ * every rank that reads or writes its buffers has acknowledged.  Resumable
+ * operations (coll/op.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "util/colls.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
-/* The exposed address of a peer, once it has entered this operation.  The
- * peer cannot move on to a later operation (and change the flag) before
- * this rank acknowledges, so the value read stays valid for the whole call. */
-static unsigned char *peer_address(struct strata_plane *p, int peer, uint64_t base, int which_acc)
+static struct strata_block_op *block_of(struct strata_op *op)
+{
+    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+}
+
+/* The exposed address of a peer, once the operation has seen it enter
+ * (await its seq first).  The peer cannot move on to a later operation (and
+ * change the flag) before this rank acknowledges, so the value read stays
+ * valid for the whole call. */
+static unsigned char *peer_address(struct strata_plane *p, int peer, int which_acc)
 {
     struct strata_rank_ctl *c = &p->ctl[peer];
-    /* Acquire: the address (stored relaxed before seq) is visible after. */
-    strata_flag_wait_ge(&c->seq, base, p->pid[peer]);
+    /* The acquire of the awaited seq made the address (stored before) visible. */
     return (unsigned char *)(uintptr_t)strata_flag_read(which_acc ? &c->acc : &c->buf);
 }
 
-static void pull(struct strata_plane *p, int peer, const unsigned char *remote,
-                 unsigned char *local, size_t len)
+/* Every other rank's ack: all of them read from or wrote into this rank. */
+#define AWAIT_ALL_ACKS(op, o, p)                                                             \
+    for ((o)->i = 1; (o)->i < (p)->size; (o)->i++)                                         \
+    STRATA_OP_AWAIT_GE(op, &(p)->ctl[((p)->rank + (o)->i) % (p)->size].ack, (o)->base,     \
+                       (p)->pid[((p)->rank + (o)->i) % (p)->size])
+
+static int nothing_to_do(struct strata_op *op)
 {
-    if (strata_cma_read(p->pid[peer], remote, local, len))
-        strata_cma_failed("read from", peer, errno);
-    if (p->stats) strata_stats_bytes(STRATA_COLL_ALLGATHER, p->dist[peer], len);
+    (void)op;
+    return MPI_SUCCESS;
 }
 
-/* Every other rank's ack: all of them read from or wrote into this rank. */
-static void wait_all_acks(struct strata_plane *p, uint64_t base)
+/* ---- ring-neighbour-j.  o->k: j; o->n: from; o->t: the block q of the step. */
+static int neighbour_progress(struct strata_op *op)
 {
-    for (int i = 1; i < p->size; i++) {
-        int r = (p->rank + i) % p->size;
-        strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
+    struct strata_rank_ctl *ctl = &p->ctl[p->rank];
+    int size = p->size, from = o->n;
+    size_t b = a->block;
+    STRATA_OP_BEGIN(op);
+    STRATA_OP_AWAIT_GE(op, &p->ctl[from].seq, o->base, p->pid[from]);
+    o->send = peer_address(p, from, 0);
+    o->t = p->rank;
+    for (o->i = 1; o->i < size; o->i++) {
+        o->t = (o->t - o->k + size) % size; /* (me - i*j) mod size: from's block of step i-1 */
+        STRATA_OP_AWAIT_GE(op, &p->ctl[from].progress, o->base + (uint64_t)(o->i - 1),
+                           p->pid[from]);
+        strata_plane_pull(p, STRATA_COLL_ALLGATHER, from, o->send + (size_t)o->t * b,
+                          a->recv + (size_t)o->t * b, b);
+        /* Release: the reader that sees i steps done also sees block q. */
+        strata_flag_publish(&ctl->progress, o->base + (uint64_t)o->i);
     }
+    strata_flag_publish(&ctl->ack, o->base); /* done reading from `from` */
+    /* Only `reader` reads this rank's buffer; keep it valid until it is done. */
+    STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->k) % size].ack, o->base,
+                       p->pid[(p->rank + o->k) % size]);
+    STRATA_OP_END(op);
+}
+
+void strata_allgather_ring_neighbour_start(struct strata_block_op *o, struct strata_plane *p,
+                                           const struct strata_block_args *a)
+{
+    int size = p->size, me = p->rank;
+    size_t b = a->block;
+    unsigned char *own = a->recv + (size_t)me * b;
+    o->a = *a;
+    if (a->send) memcpy(own, a->send, b);
+    if (size == 1) {
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
+    }
+    strata_op_init(&o->op, p, neighbour_progress);
+    o->k = a->k % size; /* coprime with size (the registry refuses others) */
+    o->n = (me - o->k + size) % size;
+    /* 0 steps done: own block only; buf, progress and the own block copied
+     * above go with seq. */
+    o->base = strata_plane_enter_progress(p, (size_t)size, a->recv, NULL, 0);
 }
 
 int strata_allgather_ring_neighbour(struct strata_plane *p, const struct strata_block_args *a)
 {
+    return strata_block_run(strata_allgather_ring_neighbour_start, p, a);
+}
+
+/* ---- ring-source-read */
+static int source_read_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
     int size = p->size, me = p->rank;
     size_t b = a->block;
-    unsigned char *own = a->recv + (size_t)me * b;
-    if (a->send) memcpy(own, a->send, b);
-    if (size == 1) return MPI_SUCCESS;
-    int j = a->k % size; /* coprime with size (the registry refuses others) */
-    int from = (me - j + size) % size, reader = (me + j) % size;
-
-    /* 0 steps done: own block only.  Release: buf, progress and the own
-     * block copied above go with seq. */
-    uint64_t base = strata_plane_enter_progress(p, (size_t)size, a->recv, NULL, 0);
-    struct strata_rank_ctl *ctl = &p->ctl[me];
-
-    const unsigned char *src = peer_address(p, from, base, 0);
-    pid_t from_pid = p->pid[from];
-    int q = me;
-    for (int i = 1; i < size; i++) {
-        q = (q - j + size) % size; /* (me - i*j) mod size: from's block of step i-1 */
-        strata_flag_wait_ge(&p->ctl[from].progress, base + (uint64_t)(i - 1), from_pid);
-        pull(p, from, src + (size_t)q * b, a->recv + (size_t)q * b, b);
-        /* Release: the reader that sees i steps done also sees block q. */
-        strata_flag_publish(&ctl->progress, base + (uint64_t)i);
+    STRATA_OP_BEGIN(op);
+    for (o->i = 1; o->i < size; o->i++) {
+        STRATA_OP_AWAIT_GE(op, &p->ctl[(me - o->i + size) % size].seq, o->base,
+                           p->pid[(me - o->i + size) % size]);
+        int q = (me - o->i + size) % size;
+        strata_plane_pull(p, STRATA_COLL_ALLGATHER, q, peer_address(p, q, 0),
+                          a->recv + (size_t)q * b, b);
     }
-    strata_flag_publish(&ctl->ack, base); /* done reading from `from` */
-    /* Only `reader` reads this rank's buffer; keep it valid until it is done. */
-    strata_flag_wait_ge(&p->ctl[reader].ack, base, p->pid[reader]);
-    return MPI_SUCCESS;
+    strata_flag_publish(&p->ctl[me].ack, o->base); /* done reading from everyone */
+    /* Late, to overlap the others' reads: they read send, not this slot. */
+    if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
+    AWAIT_ALL_ACKS(op, o, p); /* everyone reads this rank's block */
+    STRATA_OP_END(op);
+}
+
+void strata_allgather_ring_source_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                             const struct strata_block_args *a)
+{
+    size_t b = a->block;
+    unsigned char *own = a->recv + (size_t)p->rank * b;
+    o->a = *a;
+    if (p->size == 1) {
+        if (a->send) memcpy(own, a->send, b);
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
+    }
+    strata_op_init(&o->op, p, source_read_progress);
+    /* buf goes with seq; the block itself is valid from entry. */
+    o->base = strata_plane_enter(p, 1, a->send ? a->send : own, NULL);
 }
 
 int strata_allgather_ring_source_read(struct strata_plane *p, const struct strata_block_args *a)
 {
+    return strata_block_run(strata_allgather_ring_source_read_start, p, a);
+}
+
+/* ---- ring-source-write */
+static int source_write_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
     int size = p->size, me = p->rank;
     size_t b = a->block;
-    unsigned char *own = a->recv + (size_t)me * b;
-    if (size == 1) {
-        if (a->send) memcpy(own, a->send, b);
-        return MPI_SUCCESS;
+    STRATA_OP_BEGIN(op);
+    for (o->i = 1; o->i < size; o->i++) {
+        STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].seq, o->base,
+                           p->pid[(me + o->i) % size]);
+        int q = (me + o->i) % size;
+        strata_plane_push(p, STRATA_COLL_ALLGATHER, q, peer_address(p, q, 1) + (size_t)me * b,
+                          a->send ? a->send : a->recv + (size_t)me * b, b);
     }
-    /* Release: buf goes with seq; the block itself is valid from entry. */
-    uint64_t base = strata_plane_enter(p, 1, a->send ? a->send : own, NULL);
-    struct strata_rank_ctl *ctl = &p->ctl[me];
-    for (int i = 1; i < size; i++) {
-        int q = (me - i + size) % size;
-        const unsigned char *src = peer_address(p, q, base, 0);
-        pull(p, q, src, a->recv + (size_t)q * b, b);
+    /* Release: the writes have returned, so a rank that sees every ack
+     * finds every block in its buffer. */
+    strata_flag_publish(&p->ctl[me].ack, o->base);
+    /* Late, to overlap the others' writes: they write every slot but this. */
+    if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
+    AWAIT_ALL_ACKS(op, o, p);
+    STRATA_OP_END(op);
+}
+
+void strata_allgather_ring_source_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                              const struct strata_block_args *a)
+{
+    size_t b = a->block;
+    o->a = *a;
+    if (p->size == 1) {
+        if (a->send) memcpy(a->recv + (size_t)p->rank * b, a->send, b);
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
     }
-    strata_flag_publish(&ctl->ack, base); /* done reading from everyone */
-    /* Late, to overlap the others' reads: they read send, not this slot. */
-    if (a->send) memcpy(own, a->send, b);
-    wait_all_acks(p, base); /* everyone reads this rank's block */
-    return MPI_SUCCESS;
+    strata_op_init(&o->op, p, source_write_progress);
+    /* acc goes with seq; peers may write into recv from now on. */
+    o->base = strata_plane_enter(p, 1, NULL, a->recv);
 }
 
 int strata_allgather_ring_source_write(struct strata_plane *p, const struct strata_block_args *a)
 {
-    int size = p->size, me = p->rank;
-    size_t b = a->block;
-    unsigned char *own = a->recv + (size_t)me * b;
-    const unsigned char *mine = a->send ? a->send : own;
-    if (size == 1) {
-        if (a->send) memcpy(own, a->send, b);
-        return MPI_SUCCESS;
-    }
-    /* Release: acc goes with seq; peers may write into recv from now on. */
-    uint64_t base = strata_plane_enter(p, 1, NULL, a->recv);
-    struct strata_rank_ctl *ctl = &p->ctl[me];
-    for (int i = 1; i < size; i++) {
-        int q = (me + i) % size;
-        unsigned char *dst = peer_address(p, q, base, 1);
-        if (strata_cma_write(p->pid[q], dst + (size_t)me * b, mine, b))
-            strata_cma_failed("write into", q, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_ALLGATHER, p->dist[q], b);
-    }
-    /* Release: the writes have returned, so a rank that sees every ack
-     * finds every block in its buffer. */
-    strata_flag_publish(&ctl->ack, base);
-    /* Late, to overlap the others' writes: they write every slot but this. */
-    if (a->send) memcpy(own, a->send, b);
-    wait_all_acks(p, base);
-    return MPI_SUCCESS;
+    return strata_block_run(strata_allgather_ring_source_write_start, p, a);
 }

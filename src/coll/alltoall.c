@@ -10,6 +10,7 @@
  * and the acks at the end keep every send buffer alive until all its readers
  * are done. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,7 +18,6 @@
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "util/colls.h"
-#include "transport/cma.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -26,18 +26,61 @@ static int partner_of(int rank, int step, int size, int pow2)
     return pow2 ? rank ^ step : (rank - step + size) % size;
 }
 
-int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_args *a)
+static struct strata_block_op *block_of(struct strata_op *op)
+{
+    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+}
+
+static int pairwise_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
+    int me = p->rank, size = p->size, pow2 = (size & (size - 1)) == 0;
+    size_t b = a->block;
+    STRATA_OP_BEGIN(op);
+    for (o->t = 1; o->t < size; o->t++) {
+        /* The acquire makes the peer's buf of this operation visible; the
+         * peer cannot leave the operation before this rank acknowledges. */
+        STRATA_OP_AWAIT_GE(op, &p->ctl[partner_of(me, o->t, size, pow2)].seq, o->base,
+                           p->pid[partner_of(me, o->t, size, pow2)]);
+        int peer = partner_of(me, o->t, size, pow2);
+        const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
+        strata_plane_pull(p, STRATA_COLL_ALLTOALL, peer, src + (size_t)me * b,
+                          a->recv + (size_t)peer * b, b);
+    }
+
+    /* Release: done reading every peer's send buffer. */
+    strata_flag_publish(&p->ctl[me].ack, o->base);
+    /* Every rank reads from this one's send buffer (or scratch copy). */
+    for (o->t = 0; o->t < size; o->t++)
+        if (o->t != me) STRATA_OP_AWAIT_GE(op, &p->ctl[o->t].ack, o->base, p->pid[o->t]);
+    STRATA_OP_END(op);
+}
+
+static int nothing_to_do(struct strata_op *op)
+{
+    (void)op;
+    return MPI_SUCCESS;
+}
+
+void strata_alltoall_pairwise_start(struct strata_block_op *o, struct strata_plane *p,
+                                    const struct strata_block_args *a)
 {
     int me = p->rank, size = p->size;
     size_t b = a->block, total = (size_t)size * b;
     const unsigned char *send = a->send;
+    o->a = *a;
     if (size == 1) {
         if (send) memcpy(a->recv, send, b);
-        return MPI_SUCCESS;
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
     }
+    strata_op_init(&o->op, p, pairwise_progress);
     if (!send) {
         /* In place: incoming blocks overwrite recv while partners still read
-         * their blocks from it, so they read a private copy instead. */
+         * their blocks from it, so they read a private copy instead (the
+         * plane's scratch: one operation per plane at a time). */
         unsigned char *copy = strata_plane_scratch(p, total);
         if (!copy) {
             /* The other ranks are about to wait for this one: returning an
@@ -50,27 +93,11 @@ int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_a
     } else {
         memcpy(a->recv + (size_t)me * b, send + (size_t)me * b, b);
     }
-
     /* seq makes buf (and the scratch copy) visible. */
-    uint64_t base = strata_plane_enter(p, 0, send, NULL);
-    struct strata_rank_ctl *mine = &p->ctl[me];
+    o->base = strata_plane_enter(p, 0, send, NULL);
+}
 
-    int pow2 = (size & (size - 1)) == 0;
-    for (int step = 1; step < size; step++) {
-        int peer = partner_of(me, step, size, pow2);
-        /* The acquire makes the peer's buf of this operation visible; the
-         * peer cannot leave the operation before this rank acknowledges. */
-        strata_flag_wait_ge(&p->ctl[peer].seq, base, p->pid[peer]);
-        const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
-        if (strata_cma_read(p->pid[peer], src + (size_t)me * b, a->recv + (size_t)peer * b, b))
-            strata_cma_failed("read from", peer, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_ALLTOALL, p->dist[peer], b);
-    }
-
-    /* Release: done reading every peer's send buffer. */
-    strata_flag_publish(&mine->ack, base);
-    /* Every rank reads from this one's send buffer (or scratch copy). */
-    for (int r = 0; r < size; r++)
-        if (r != me) strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
-    return MPI_SUCCESS;
+int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_alltoall_pairwise_start, p, a);
 }

@@ -1,22 +1,51 @@
 /* Barrier inside a node: an arrival wave up the hierarchy (each leader waits
  * for its children, whose flag stands for their whole subtree), then a
- * release wave down. */
+ * release wave down.  A resumable operation (coll/op.h). */
+#include <stddef.h>
+
 #include "coll/coll.h"
+#include "coll/op.h"
 #include "coll/tree.h"
+
+static int barrier_progress(struct strata_op *op)
+{
+    struct strata_barrier_op *o =
+        (struct strata_barrier_op *)((char *)op - offsetof(struct strata_barrier_op, op));
+    struct strata_plane *p = op->p;
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    STRATA_OP_BEGIN(op);
+    for (o->i = 0; o->i < o->nchildren; o->i++)
+        STRATA_OP_AWAIT_GE(op, &p->ctl[o->children[o->i]].arrive, o->base,
+                           p->pid[o->children[o->i]]);
+    if (o->parent >= 0) {
+        strata_flag_publish(&me->arrive, o->base);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].release, o->base, p->pid[o->parent]);
+    }
+    if (o->nchildren > 0) strata_flag_publish(&me->release, o->base);
+    STRATA_OP_END(op);
+}
+
+static int nothing_to_do(struct strata_op *op)
+{
+    (void)op;
+    return MPI_SUCCESS;
+}
+
+void strata_barrier_start(struct strata_barrier_op *o, struct strata_plane *p)
+{
+    if (p->size == 1) {
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
+    }
+    strata_op_init(&o->op, p, barrier_progress);
+    o->children = p->tree_buf;
+    o->nchildren = strata_tree_links(p->hier, 0, p->rank, &o->parent, p->tree_buf);
+    o->base = strata_plane_enter(p, 0, NULL, NULL);
+}
 
 int strata_barrier(struct strata_plane *p)
 {
-    if (p->size == 1) return MPI_SUCCESS;
-    int parent, *children = p->tree_buf;
-    int nchildren = strata_tree_links(p->hier, 0, p->rank, &parent, children);
-    uint64_t base = strata_plane_enter(p, 0, NULL, NULL);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    for (int i = 0; i < nchildren; i++)
-        strata_flag_wait_ge(&p->ctl[children[i]].arrive, base, p->pid[children[i]]);
-    if (parent >= 0) {
-        strata_flag_publish(&me->arrive, base);
-        strata_flag_wait_ge(&p->ctl[parent].release, base, p->pid[parent]);
-    }
-    if (nchildren > 0) strata_flag_publish(&me->release, base);
-    return MPI_SUCCESS;
+    struct strata_barrier_op o;
+    strata_barrier_start(&o, p);
+    return strata_op_run(&o.op);
 }

@@ -6,32 +6,18 @@
  * through the parent's region of the segment; with CMA off, large payloads
  * go through the segment in rounds of one region each. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/block.h"
 #include "coll/coll.h"
+#include "coll/op.h"
 #include "coll/tree.h"
-#include "transport/cma.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
-
-void strata_cma_failed(const char *what, int peer_rank, int err)
-{
-    /* peer_rank is the peer's rank in the node plane; the user knows its
-     * MPI_COMM_WORLD rank, found from the pid the failed copy addressed. */
-    pid_t pid = strata_cma_failed_pid();
-    int world_rank = strata_log_world_rank(pid);
-    if (world_rank >= 0)
-        strata_error("Cross-Memory Attach %s MPI_COMM_WORLD rank %d (pid %d) failed "
-                     "mid-operation: %s", what, world_rank, (int)pid, strerror(err));
-    else
-        strata_error("Cross-Memory Attach %s rank %d of the node (pid %d) failed "
-                     "mid-operation: %s", what, peer_rank, (int)pid, strerror(err));
-    abort();
-}
 
 /* The sibling this rank must let finish a chunk before reading it (the
  * throttle: at most k children of one parent read the same chunk at once),
@@ -47,99 +33,155 @@ static int throttle_sibling(struct strata_plane *p, int parent, int root)
     return -1;
 }
 
-static void wait_children_ack(struct strata_plane *p, const int *children, int n, uint64_t base)
+static struct strata_bcast_op *bcast_of(struct strata_op *op)
 {
-    for (int i = 0; i < n; i++)
-        strata_flag_wait_ge(&p->ctl[children[i]].ack, base, p->pid[children[i]]);
+    return (struct strata_bcast_op *)((char *)op - offsetof(struct strata_bcast_op, op));
 }
 
-static void bcast_cma(struct strata_plane *p, unsigned char *data, size_t bytes, int root)
+/* Pipelined single copy: pull each chunk from the parent's user buffer as
+ * soon as the parent holds it, then let the children acknowledge. */
+static int single_copy_progress(struct strata_op *op)
 {
-    int parent, *children = p->tree_buf;
-    int nchildren = strata_tree_links(p->hier, root, p->rank, &parent, children);
-    /* The root holds every byte from the start. */
-    uint64_t base = strata_plane_enter_progress(p, bytes, data, NULL, p->rank == root ? bytes : 0);
+    struct strata_bcast_op *o = bcast_of(op);
+    struct strata_plane *p = op->p;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-
-    if (parent >= 0) {
-        struct strata_rank_ctl *up = &p->ctl[parent];
-        pid_t up_pid = p->pid[parent];
-        int sibling = throttle_sibling(p, parent, root);
-        /* The acquire in the wait makes the parent's buf of this op visible;
-         * the parent cannot move on before this rank acknowledges. */
-        strata_flag_wait_ge(&up->seq, base, up_pid);
-        const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&up->buf);
-        int level = strata_tree_levels_of(p->hier, root, p->rank) - 1;
-        size_t chunk = strata_tuning()->chunk[level];
-        /* Chunks let a rank with children pass data on early, and let the
-         * throttle gate readers; a leaf with no gate gains nothing from them,
-         * so it copies all the parent has ready in one call (each call costs
-         * a system call and a page-pinning pass). */
-        int whole = nchildren == 0 && sibling < 0;
-        for (size_t off = 0, len; off < bytes; off += len) {
-            len = bytes - off < chunk ? bytes - off : chunk;
-            strata_flag_wait_ge(&up->progress, base + off + len, up_pid);
-            if (whole) len = strata_flag_read(&up->progress) - base - off;
-            if (sibling >= 0)
-                strata_flag_wait_ge(&p->ctl[sibling].progress, base + off + len, p->pid[sibling]);
-            if (strata_cma_read(up_pid, src + off, data + off, len))
-                strata_cma_failed("read from", parent, errno);
-            if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[parent], len);
+    STRATA_OP_BEGIN(op);
+    if (o->parent >= 0) {
+        /* The acquire makes the parent's buf of this op visible; the
+         * parent cannot move on before this rank acknowledges. */
+        STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].seq, o->base, p->pid[o->parent]);
+        o->src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[o->parent].buf);
+        for (o->off = 0; o->off < o->bytes; o->off += o->len) {
+            o->len = o->bytes - o->off < o->chunk ? o->bytes - o->off : o->chunk;
+            STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].progress, o->base + o->off + o->len,
+                               p->pid[o->parent]);
+            if (o->whole) o->len = strata_flag_read(&p->ctl[o->parent].progress) - o->base - o->off;
+            if (o->sibling >= 0)
+                STRATA_OP_AWAIT_GE(op, &p->ctl[o->sibling].progress, o->base + o->off + o->len,
+                                   p->pid[o->sibling]);
+            strata_plane_pull(p, STRATA_COLL_BCAST, o->parent, o->src + o->off, o->data + o->off,
+                              o->len);
             /* The bytes just copied are in this rank's buffer: children may
              * read them once they see the new count. */
-            strata_flag_publish(&me->progress, base + off + len);
+            strata_flag_publish(&me->progress, o->base + o->off + o->len);
         }
     }
-    wait_children_ack(p, children, nchildren, base);
-    strata_flag_publish(&me->ack, base);
+    for (o->i = 0; o->i < o->nchildren; o->i++)
+        STRATA_OP_AWAIT_GE(op, &p->ctl[o->children[o->i]].ack, o->base,
+                           p->pid[o->children[o->i]]);
+    strata_flag_publish(&me->ack, o->base);
+    STRATA_OP_END(op);
 }
 
-/* One payload of at most one region through the segment. */
-static void bcast_cico(struct strata_plane *p, unsigned char *data, size_t bytes, int root)
+static void single_copy_start(struct strata_bcast_op *o)
 {
-    int parent, *children = p->tree_buf;
-    int nchildren = strata_tree_links(p->hier, root, p->rank, &parent, children);
-    /* Entered: done reading older regions. */
-    uint64_t base = strata_plane_enter(p, bytes, NULL, NULL);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    unsigned char *mine = strata_plane_region(p, p->rank, STRATA_REGION_IN);
-    if (nchildren > 0) strata_plane_wait_regions_free(p);
+    struct strata_plane *p = o->op.p;
+    o->children = p->tree_buf;
+    o->nchildren = strata_tree_links(p->hier, o->root, p->rank, &o->parent, p->tree_buf);
+    o->base = strata_plane_enter_progress(p, o->bytes, o->data, NULL,
+                                          p->rank == o->root ? o->bytes : 0);
+    if (o->parent < 0) return;
+    o->sibling = throttle_sibling(p, o->parent, o->root);
+    int level = strata_tree_levels_of(p->hier, o->root, p->rank) - 1;
+    o->chunk = strata_tuning()->chunk[level];
+    /* Chunks let a rank with children pass data on early, and let the
+     * throttle gate readers; a leaf with no gate gains nothing from them,
+     * so it copies all the parent has ready in one call (each call costs a
+     * system call and a page-pinning pass). */
+    o->whole = o->nchildren == 0 && o->sibling < 0;
+}
 
-    if (parent < 0) {
-        memcpy(mine, data, bytes);
+/* One payload of at most one region through the segment: o->cur bytes at
+ * o->cur_data, resumed at step->resume. */
+static void cico_start(struct strata_bcast_op *o, unsigned char *data, size_t bytes)
+{
+    struct strata_plane *p = o->op.p;
+    o->cur_data = data;
+    o->cur_bytes = bytes;
+    o->children = p->tree_buf;
+    o->nchildren = strata_tree_links(p->hier, o->root, p->rank, &o->parent, p->tree_buf);
+    o->base = strata_plane_enter(p, bytes, NULL, NULL); /* entered: done reading older regions */
+}
+
+static int cico_steps(struct strata_bcast_op *o, struct strata_op *step)
+{
+    struct strata_plane *p = o->op.p;
+    STRATA_OP_BEGIN(step);
+    if (o->nchildren > 0) STRATA_OP_AWAIT_REGIONS_FREE(step, p, o->i);
+    if (o->parent < 0) {
+        memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN), o->cur_data, o->cur_bytes);
     } else {
-        strata_flag_wait_ge(&p->ctl[parent].progress, base + bytes, p->pid[parent]);
-        const unsigned char *src = strata_plane_region(p, parent, STRATA_REGION_IN);
-        memcpy(data, src, bytes);
-        if (nchildren > 0) memcpy(mine, src, bytes);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[parent], bytes);
+        STRATA_OP_AWAIT_GE(step, &p->ctl[o->parent].progress, o->base + o->cur_bytes,
+                           p->pid[o->parent]);
+        const unsigned char *src = strata_plane_region(p, o->parent, STRATA_REGION_IN);
+        memcpy(o->cur_data, src, o->cur_bytes);
+        if (o->nchildren > 0)
+            memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN), src, o->cur_bytes);
+        if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[o->parent], o->cur_bytes);
     }
     /* Release: children that see the count also see the region's bytes.
      * A leaf publishes too, for the throttle and for uniformity. */
-    strata_flag_publish(&me->progress, base + bytes);
+    strata_flag_publish(&p->ctl[p->rank].progress, o->base + o->cur_bytes);
+    STRATA_OP_END(step);
+}
+
+static int cico_progress(struct strata_op *op) { return cico_steps(bcast_of(op), op); }
+
+/* With no single-copy transport, a large payload goes through the segment
+ * in rounds of one region each (a plane operation per round). */
+static int rounds_progress(struct strata_op *op)
+{
+    struct strata_bcast_op *o = bcast_of(op);
+    struct strata_plane *p = op->p;
+    STRATA_OP_BEGIN(op);
+    for (o->off = 0; o->off < o->bytes; o->off += o->len) {
+        o->len = o->bytes - o->off < p->region ? o->bytes - o->off : p->region;
+        cico_start(o, o->data + o->off, o->len);
+        o->step.resume = 0;
+        STRATA_OP_AWAIT_STEPS(op, &o->step, cico_steps(o, &o->step));
+    }
+    STRATA_OP_END(op);
+}
+
+static int nothing_to_do(struct strata_op *op)
+{
+    (void)op;
+    return MPI_SUCCESS;
+}
+
+void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+                        size_t bytes, int root)
+{
+    o->data = data;
+    o->bytes = bytes;
+    o->root = root;
+    o->step.waits = 0;
+    o->step.waiting_for = 0;
+    size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
+    if (p->size == 1) {
+        strata_op_init(&o->op, p, nothing_to_do);
+    } else if (bytes <= region) {
+        strata_op_init(&o->op, p, cico_progress);
+        cico_start(o, data, bytes);
+    } else if (strata_plane_single_copy(p)) {
+        strata_op_init(&o->op, p, single_copy_progress);
+        single_copy_start(o);
+    } else {
+        strata_op_init(&o->op, p, rounds_progress);
+    }
 }
 
 int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root)
 {
-    if (p->size == 1) return MPI_SUCCESS;
-    size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
-    if (bytes <= region) {
-        bcast_cico(p, data, bytes, root);
-    } else if (p->use_cma) {
-        bcast_cma(p, data, bytes, root);
-    } else {
-        for (size_t off = 0; off < bytes; off += p->region) {
-            size_t len = bytes - off < p->region ? bytes - off : p->region;
-            bcast_cico(p, (unsigned char *)data + off, len, root);
-        }
-    }
-    return MPI_SUCCESS;
+    struct strata_bcast_op o;
+    strata_bcast_start(&o, p, data, bytes, root);
+    return strata_op_run(&o.op);
 }
 
 int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uint64_t *base)
 {
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
-    if (p->size == 1 || bytes <= region || !p->use_cma) return 0;
+    if (p->size == 1 || bytes <= region || !strata_plane_single_copy(p)) return 0;
     *base = strata_plane_enter_progress(p, bytes, data, NULL, 0);
     return 1;
 }
@@ -151,12 +193,49 @@ void strata_bcast_feed_advance(struct strata_plane *p, uint64_t base, size_t rea
     strata_flag_publish(&p->ctl[p->rank].progress, base + ready);
 }
 
+static int feed_close_progress(struct strata_op *op)
+{
+    struct strata_bcast_op *o = bcast_of(op);
+    struct strata_plane *p = op->p;
+    STRATA_OP_BEGIN(op);
+    for (o->i = 0; o->i < o->nchildren; o->i++)
+        STRATA_OP_AWAIT_GE(op, &p->ctl[o->children[o->i]].ack, o->base,
+                           p->pid[o->children[o->i]]);
+    strata_flag_publish(&p->ctl[p->rank].ack, o->base);
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_feed_close_start(struct strata_bcast_op *o, struct strata_plane *p,
+                                   uint64_t base)
+{
+    strata_op_init(&o->op, p, feed_close_progress);
+    o->base = base;
+    o->children = p->tree_buf;
+    o->nchildren = strata_tree_links(p->hier, p->rank, p->rank, &o->parent, p->tree_buf);
+}
+
 void strata_bcast_feed_close(struct strata_plane *p, uint64_t base)
 {
-    int parent, *children = p->tree_buf;
-    int nchildren = strata_tree_links(p->hier, p->rank, p->rank, &parent, children);
-    wait_children_ack(p, children, nchildren, base);
-    strata_flag_publish(&p->ctl[p->rank].ack, base);
+    struct strata_bcast_op o;
+    strata_bcast_feed_close_start(&o, p, base);
+    strata_op_run(&o.op);
+}
+
+static int pipelined_progress(struct strata_op *op)
+{
+    struct strata_block_op *o =
+        (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    STRATA_OP_BEGIN(op);
+    STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_pipelined_start(struct strata_block_op *o, struct strata_plane *p,
+                                  const struct strata_block_args *a)
+{
+    o->a = *a;
+    strata_op_init(&o->op, p, pipelined_progress);
+    strata_bcast_start(&o->bcast, p, a->recv, a->block, a->root);
 }
 
 int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a)

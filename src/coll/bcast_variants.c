@@ -11,24 +11,23 @@
  *   scatter-allgather   every rank reads 1/size from the root (contention
  *                       once, on 1/size of the bytes), then the other pieces
  *                       each from the rank that owns it (no contention).
- * The payload is a->recv (== a->send) on every rank, a->block bytes. */
+ * The payload is a->recv (== a->send) on every rank, a->block bytes.
+ * Resumable operations (coll/op.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "util/colls.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
 /* Copies len bytes at `remote` in rank peer into `local`, counting them. */
 static void pull(struct strata_plane *p, int peer, const unsigned char *remote,
                  unsigned char *local, size_t len)
 {
-    if (len == 0) return;
-    if (strata_cma_read(p->pid[peer], remote, local, len))
-        strata_cma_failed("read from", peer, errno);
-    if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[peer], len);
+    if (len == 0) return; /* nothing to copy, nothing to count */
+    strata_plane_pull(p, STRATA_COLL_BCAST, peer, remote, local, len);
 }
 
 static const unsigned char *exposed_buf(struct strata_plane *p, int peer)
@@ -36,58 +35,105 @@ static const unsigned char *exposed_buf(struct strata_plane *p, int peer)
     return (const unsigned char *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
 }
 
+static struct strata_block_op *block_of(struct strata_op *op)
+{
+    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+}
+
+static int nothing_to_do(struct strata_op *op)
+{
+    (void)op;
+    return MPI_SUCCESS;
+}
+
 /* ---- direct-read ---------------------------------------------------------
  * Flags: root seq (its buf is valid); every non-root's ack (done reading). */
-int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_args *a)
+static int direct_read_progress(struct strata_op *op)
 {
-    if (p->size == 1) return MPI_SUCCESS;
-    uint64_t base = strata_plane_enter_progress(p, 1, a->recv, NULL, 0);
-    int root = a->root;
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    int root = o->a.root;
+    STRATA_OP_BEGIN(op);
     if (p->rank != root) {
         /* The acquire makes the root's buf of this op visible; the root
          * cannot leave the op (and free the buffer) before this rank acks. */
-        strata_flag_wait_ge(&p->ctl[root].seq, base, p->pid[root]);
-        pull(p, root, exposed_buf(p, root), a->recv, a->block);
-        strata_flag_publish(&p->ctl[p->rank].ack, base); /* the root's buffer is free */
-        return MPI_SUCCESS;
+        STRATA_OP_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
+        pull(p, root, exposed_buf(p, root), o->a.recv, o->a.block);
+        strata_flag_publish(&p->ctl[p->rank].ack, o->base); /* the root's buffer is free */
+    } else {
+        for (o->i = 0; o->i < p->size; o->i++)
+            if (o->i != root) STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].ack, o->base, p->pid[o->i]);
+        strata_flag_publish(&p->ctl[root].ack, o->base); /* uniformity: every rank acks */
     }
-    for (int r = 0; r < p->size; r++)
-        if (r != root) strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
-    strata_flag_publish(&p->ctl[root].ack, base); /* uniformity: every rank acks */
-    return MPI_SUCCESS;
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_direct_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                    const struct strata_block_args *a)
+{
+    o->a = *a;
+    if (p->size == 1) {
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
+    }
+    strata_op_init(&o->op, p, direct_read_progress);
+    o->base = strata_plane_enter_progress(p, 1, a->recv, NULL, 0);
+}
+
+int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_bcast_direct_read_start, p, a);
 }
 
 /* ---- direct-write --------------------------------------------------------
  * Flags: each non-root's seq (its acc is valid); the root's progress =
  * base + d once the ranks at distance 1..d from it have the payload, so
  * each rank leaves as soon as its own copy is written. */
-int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_args *a)
+static int direct_write_progress(struct strata_op *op)
 {
-    if (p->size == 1) return MPI_SUCCESS;
-    int root = a->root, size = p->size;
-    uint64_t base = strata_plane_enter_progress(p, (size_t)size, NULL, a->recv, 0);
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    int root = o->a.root, size = p->size;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
+    STRATA_OP_BEGIN(op);
     if (p->rank != root) {
-        int d = (p->rank - root + size) % size;
         /* The acquire pairs with the root's release after its write: the
          * payload is in this rank's buffer once the flag is seen. */
-        strata_flag_wait_ge(&p->ctl[root].progress, base + (uint64_t)d, p->pid[root]);
-        strata_flag_publish(&me->ack, base); /* uniformity: it touched no peer */
-        return MPI_SUCCESS;
+        STRATA_OP_AWAIT_GE(op, &p->ctl[root].progress,
+                           o->base + (uint64_t)((p->rank - root + size) % size), p->pid[root]);
+        strata_flag_publish(&me->ack, o->base); /* uniformity: it touched no peer */
+    } else {
+        for (o->i = 1; o->i < size; o->i++) {
+            /* The acquire makes r's acc of this op visible; r waits for the
+             * progress below, so the buffer stays valid until the write ends. */
+            STRATA_OP_AWAIT_GE(op, &p->ctl[(root + o->i) % size].seq, o->base,
+                               p->pid[(root + o->i) % size]);
+            int r = (root + o->i) % size;
+            void *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r].acc);
+            strata_plane_push(p, STRATA_COLL_BCAST, r, dst, o->a.send, o->a.block);
+            /* r's copy is complete */
+            strata_flag_publish(&me->progress, o->base + (uint64_t)o->i);
+        }
+        strata_flag_publish(&me->ack, o->base); /* uniformity: every rank acks */
     }
-    for (int d = 1; d < size; d++) {
-        int r = (root + d) % size;
-        /* The acquire makes r's acc of this op visible; r waits for the
-         * progress below, so the buffer stays valid until the write ends. */
-        strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
-        void *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r].acc);
-        if (strata_cma_write(p->pid[r], dst, a->send, a->block))
-            strata_cma_failed("write to", r, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[r], a->block);
-        strata_flag_publish(&me->progress, base + (uint64_t)d); /* r's copy is complete */
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_direct_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                     const struct strata_block_args *a)
+{
+    o->a = *a;
+    if (p->size == 1) {
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
     }
-    strata_flag_publish(&me->ack, base); /* uniformity: every rank acks */
-    return MPI_SUCCESS;
+    strata_op_init(&o->op, p, direct_write_progress);
+    o->base = strata_plane_enter_progress(p, (size_t)p->size, NULL, a->recv, 0);
+}
+
+int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_bcast_direct_write_start, p, a);
 }
 
 /* ---- knomial -------------------------------------------------------------
@@ -133,37 +179,63 @@ static int knomial_parent(int v, int radix)
     return (int)(v - (v / w) % radix * w);
 }
 
-int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args *a)
+/* o->k: the throttle k; o->n: number of children (in tree_buf); o->t: the
+ * rank to wait for before reading (-1: none); o->i: child index. */
+static int knomial_progress(struct strata_op *op)
 {
-    if (p->size == 1) return MPI_SUCCESS;
-    int size = p->size, root = a->root, k = a->k < size - 1 ? a->k : size - 1;
-    int radix = k + 1, v = (p->rank - root + size) % size;
-    uint64_t base = strata_plane_enter_progress(p, 1, a->recv, NULL, p->rank == root);
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    int size = p->size, root = o->a.root, radix = o->k + 1;
+    int v = (p->rank - root + size) % size;
+    int parent = v ? (knomial_parent(v, radix) + root) % size : -1;
+    int *children = p->tree_buf;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    int *children = p->tree_buf, *siblings = p->tree_buf + size;
-    int nchildren = knomial_children(v, size, radix, children);
-    for (int c = 0; c < nchildren; c++) children[c] = (children[c] + root) % size;
-
+    STRATA_OP_BEGIN(op);
     if (v != 0) {
-        int pv = knomial_parent(v, radix), parent = (pv + root) % size;
-        int nsib = knomial_children(pv, size, radix, siblings), at = 0;
-        while (at < nsib && siblings[at] != v) at++;
-        if (at >= k) { /* the throttle: wait for the reader k places ahead */
-            int before = (siblings[at - k] + root) % size;
-            strata_flag_wait_ge(&p->ctl[before].ack, base, p->pid[before]);
-        }
+        /* The throttle: wait for the reader k places ahead. */
+        if (o->t >= 0) STRATA_OP_AWAIT_GE(op, &p->ctl[o->t].ack, o->base, p->pid[o->t]);
         /* The acquire makes the parent's buf of this op visible together
          * with its payload; the parent cannot leave the op before this rank
          * acks. */
-        strata_flag_wait_ge(&p->ctl[parent].progress, base + 1, p->pid[parent]);
-        pull(p, parent, exposed_buf(p, parent), a->recv, a->block);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[parent].progress, o->base + 1, p->pid[parent]);
+        pull(p, parent, exposed_buf(p, parent), o->a.recv, o->a.block);
         /* The payload is in this rank's buffer: its children may read it. */
-        strata_flag_publish(&me->progress, base + 1);
+        strata_flag_publish(&me->progress, o->base + 1);
     }
-    strata_flag_publish(&me->ack, base); /* parent's buffer free; the next sibling may go */
-    for (int c = 0; c < nchildren; c++)
-        strata_flag_wait_ge(&p->ctl[children[c]].ack, base, p->pid[children[c]]);
-    return MPI_SUCCESS;
+    strata_flag_publish(&me->ack, o->base); /* parent's buffer free; the next sibling may go */
+    for (o->i = 0; o->i < o->n; o->i++)
+        STRATA_OP_AWAIT_GE(op, &p->ctl[children[o->i]].ack, o->base, p->pid[children[o->i]]);
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_knomial_start(struct strata_block_op *o, struct strata_plane *p,
+                                const struct strata_block_args *a)
+{
+    o->a = *a;
+    if (p->size == 1) {
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
+    }
+    strata_op_init(&o->op, p, knomial_progress);
+    int size = p->size, root = a->root, k = a->k < size - 1 ? a->k : size - 1;
+    int radix = k + 1, v = (p->rank - root + size) % size;
+    o->k = k;
+    o->base = strata_plane_enter_progress(p, 1, a->recv, NULL, p->rank == root ? 1 : 0);
+    int *children = p->tree_buf, *siblings = p->tree_buf + size;
+    o->n = knomial_children(v, size, radix, children);
+    for (int c = 0; c < o->n; c++) children[c] = (children[c] + root) % size;
+    o->t = -1;
+    if (v != 0) {
+        int pv = knomial_parent(v, radix);
+        int nsib = knomial_children(pv, size, radix, siblings), at = 0;
+        while (at < nsib && siblings[at] != v) at++;
+        if (at >= k) o->t = (siblings[at - k] + root) % size;
+    }
+}
+
+int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_bcast_knomial_start, p, a);
 }
 
 /* ---- scatter-allgather ---------------------------------------------------
@@ -175,40 +247,64 @@ int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args 
  * buffer others read waits for their acks. */
 static size_t piece_start(size_t n, int q, int size) { return (size_t)q * n / (size_t)size; }
 
-int strata_bcast_scatter_allgather(struct strata_plane *p, const struct strata_block_args *a)
+/* o->i: the piece being read; o->send: the root's buffer. */
+static int scatter_allgather_progress(struct strata_op *op)
 {
-    if (p->size == 1) return MPI_SUCCESS;
-    int size = p->size, root = a->root, me = p->rank;
-    size_t n = a->block;
-    uint64_t base = strata_plane_enter_progress(p, 1, a->recv, NULL, me == root);
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    int size = p->size, root = o->a.root, me = p->rank;
+    size_t n = o->a.block;
     struct strata_rank_ctl *mine = &p->ctl[me];
+    STRATA_OP_BEGIN(op);
     if (me != root) {
         /* The acquire makes the root's buf of this op visible; the root
          * cannot leave the op before this rank acks. */
-        strata_flag_wait_ge(&p->ctl[root].seq, base, p->pid[root]);
-        const unsigned char *at_root = exposed_buf(p, root);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
+        o->send = exposed_buf(p, root);
         size_t lo = piece_start(n, me, size), hi = piece_start(n, me + 1, size);
-        pull(p, root, at_root + lo, a->recv + lo, hi - lo);
-        strata_flag_publish(&mine->progress, base + 1); /* own piece in place: others may read it */
-        for (int i = 1; i < size; i++) {
-            int q = (me + i) % size;
-            lo = piece_start(n, q, size);
-            hi = piece_start(n, q + 1, size);
-            if (hi == lo) continue;
+        pull(p, root, o->send + lo, o->a.recv + lo, hi - lo);
+        /* own piece in place: others may read it */
+        strata_flag_publish(&mine->progress, o->base + 1);
+        for (o->i = 1; o->i < size; o->i++) {
+            int q = (me + o->i) % size;
+            size_t qlo = piece_start(n, q, size), qhi = piece_start(n, q + 1, size);
+            if (qhi == qlo) continue;
             if (q == root) {
-                pull(p, root, at_root + lo, a->recv + lo, hi - lo);
+                pull(p, root, o->send + qlo, o->a.recv + qlo, qhi - qlo);
                 continue;
             }
             /* The acquire makes q's buf and its piece visible together. */
-            strata_flag_wait_ge(&p->ctl[q].progress, base + 1, p->pid[q]);
-            pull(p, q, exposed_buf(p, q) + lo, a->recv + lo, hi - lo);
+            STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
+                               p->pid[(me + o->i) % size]);
+            q = (me + o->i) % size;
+            qlo = piece_start(n, q, size);
+            qhi = piece_start(n, q + 1, size);
+            pull(p, q, exposed_buf(p, q) + qlo, o->a.recv + qlo, qhi - qlo);
         }
     }
-    strata_flag_publish(&mine->ack, base); /* this rank reads nobody any more */
+    strata_flag_publish(&mine->ack, o->base); /* this rank reads nobody any more */
     /* Every non-root reads the root; only a non-empty piece draws readers
      * to a non-root. */
     if (me == root || piece_start(n, me + 1, size) > piece_start(n, me, size))
-        for (int r = 0; r < size; r++)
-            if (r != me && r != root) strata_flag_wait_ge(&p->ctl[r].ack, base, p->pid[r]);
-    return MPI_SUCCESS;
+        for (o->i = 0; o->i < size; o->i++)
+            if (o->i != me && o->i != root)
+                STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].ack, o->base, p->pid[o->i]);
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct strata_plane *p,
+                                          const struct strata_block_args *a)
+{
+    o->a = *a;
+    if (p->size == 1) {
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
+    }
+    strata_op_init(&o->op, p, scatter_allgather_progress);
+    o->base = strata_plane_enter_progress(p, 1, a->recv, NULL, p->rank == a->root ? 1 : 0);
+}
+
+int strata_bcast_scatter_allgather(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_bcast_scatter_allgather_start, p, a);
 }

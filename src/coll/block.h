@@ -39,14 +39,16 @@
  *    ack of every rank that may still read or write its buffers (the user
  *    may reuse them as soon as the call returns).
  *  - Waits use strata_flag_wait_ge(flag, value, p->pid[owner]) (spin, then
- *    yield, and notice dead peers).  A failed CMA copy ends the job through
- *    strata_cma_failed.  With p->stats set, count pulled or pushed bytes
- *    with strata_stats_bytes(coll, p->dist[peer], bytes). */
+ *    yield, and notice dead peers).  Every copy from or into a peer goes
+ *    through strata_plane_pull/push (plane.h): the plane's transport moves
+ *    the bytes, STRATA_STATS counts them, a failure ends the job. */
 #ifndef STRATA_BLOCK_H
 #define STRATA_BLOCK_H
 
 #include <stddef.h>
 
+#include "coll/coll.h"
+#include "coll/op.h"
 #include "coll/plane.h"
 
 struct strata_block_args {
@@ -59,27 +61,94 @@ struct strata_block_args {
 
 typedef int (*strata_block_fn)(struct strata_plane *p, const struct strata_block_args *a);
 
+/* The copy-in/copy-out exchange of cico_block.c: rank q exposes a stream of
+ * bytes; every reader copies the part of each stream it wants. */
+struct strata_block_op;
+struct strata_cico_exchange {
+    int coll;
+    size_t (*stream_len)(const struct strata_block_op *o, int q);
+    /* What this rank wants of q's stream: [lo, lo + len) to dst (len 0: none). */
+    void (*want)(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
+                 unsigned char **dst);
+    const unsigned char *my_stream; /* this rank's stream (may be a private copy) */
+};
+
+/* Every block algorithm as a resumable operation (coll/op.h): start, then
+ * strata_op_step(&o->op) until MPI_SUCCESS.  The fields past `op` are the
+ * running algorithm's private state (loop positions that survive a wait);
+ * each algorithm uses the ones it needs. */
+struct strata_block_op {
+    struct strata_op op;
+    struct strata_block_args a; /* the call (a copy) */
+    uint64_t base;
+    int k, i, t, n;
+    size_t j, rounds, mine;
+    const unsigned char *send;  /* what peers read (the send buffer or a private copy) */
+    void *owned;                /* memory the operation frees when it completes */
+    struct strata_cico_exchange x;
+    struct strata_bcast_op bcast; /* the pipelined Bcast (coll.h), run as a sub-step */
+};
+
+typedef void (*strata_block_start_fn)(struct strata_block_op *o, struct strata_plane *p,
+                                      const struct strata_block_args *a);
+
+/* The start function of a block algorithm (enum strata_algo), or NULL if it
+ * has not been made resumable yet (block_ops.c). */
+strata_block_start_fn strata_block_starter(int algo);
+
+/* Blocking: start, then run to completion (coll/op.h).  Inline, so that
+ * the algorithm files do not call back into block_ops.c, which lists them. */
+static inline int strata_block_run(strata_block_start_fn start, struct strata_plane *p,
+                                   const struct strata_block_args *a)
+{
+    struct strata_block_op o;
+    start(&o, p, a);
+    return strata_op_run(&o.op);
+}
+
 /* Shared memory, two copies, in rounds of the regions (small data; the only
  * way when CMA is off).  One function serves all four block collectives. */
 int strata_gather_cico(struct strata_plane *p, const struct strata_block_args *a);
 int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a);
 int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a);
+void strata_gather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                              const struct strata_block_args *a);
+void strata_scatter_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                               const struct strata_block_args *a);
+void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                 const struct strata_block_args *a);
+void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                const struct strata_block_args *a);
 
 /* Scatter (paper IV-A): every non-root reads its block from the root at
  * once; the root writes each block in turn; at most k read at once. */
 int strata_scatter_parallel_read(struct strata_plane *p, const struct strata_block_args *a);
 int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_scatter_throttled_read(struct strata_plane *p, const struct strata_block_args *a);
+void strata_scatter_parallel_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                        const struct strata_block_args *a);
+void strata_scatter_sequential_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                           const struct strata_block_args *a);
+void strata_scatter_throttled_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a);
 
 /* Gather (paper IV-B): mirror images of the Scatter algorithms. */
 int strata_gather_parallel_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_gather_sequential_read(struct strata_plane *p, const struct strata_block_args *a);
 int strata_gather_throttled_write(struct strata_plane *p, const struct strata_block_args *a);
+void strata_gather_parallel_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                        const struct strata_block_args *a);
+void strata_gather_sequential_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a);
+void strata_gather_throttled_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a);
 
 /* Alltoall (paper IV-C): pairwise exchange, partner rank XOR i for a power
  * of two, (rank - i) mod size otherwise; no per-message handshake. */
 int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_args *a);
+void strata_alltoall_pairwise_start(struct strata_block_op *o, struct strata_plane *p,
+                                    const struct strata_block_args *a);
 
 /* Allgather (paper V-A; HierKNEM III-D for the hierarchical ones). */
 int strata_allgather_ring_neighbour(struct strata_plane *p, const struct strata_block_args *a);
@@ -87,8 +156,22 @@ int strata_allgather_ring_source_read(struct strata_plane *p, const struct strat
 int strata_allgather_ring_source_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_recursive_doubling(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_bruck(struct strata_plane *p, const struct strata_block_args *a);
+void strata_allgather_ring_neighbour_start(struct strata_block_op *o, struct strata_plane *p,
+                                           const struct strata_block_args *a);
+void strata_allgather_ring_source_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                             const struct strata_block_args *a);
+void strata_allgather_ring_source_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                              const struct strata_block_args *a);
+void strata_allgather_recursive_doubling_start(struct strata_block_op *o, struct strata_plane *p,
+                                               const struct strata_block_args *a);
+void strata_allgather_bruck_start(struct strata_block_op *o, struct strata_plane *p,
+                                  const struct strata_block_args *a);
 int strata_allgather_hier_leader(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_hier_ring(struct strata_plane *p, const struct strata_block_args *a);
+void strata_allgather_hier_leader_start(struct strata_block_op *o, struct strata_plane *p,
+                                        const struct strata_block_args *a);
+void strata_allgather_hier_ring_start(struct strata_block_op *o, struct strata_plane *p,
+                                      const struct strata_block_args *a);
 
 /* Bcast variants (paper V-B), beside XHC's pipelined pull (bcast.c). */
 int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a);
@@ -96,5 +179,15 @@ int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_a
 int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args *a);
 int strata_bcast_scatter_allgather(struct strata_plane *p, const struct strata_block_args *a);
+void strata_bcast_pipelined_start(struct strata_block_op *o, struct strata_plane *p,
+                                  const struct strata_block_args *a);
+void strata_bcast_direct_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                    const struct strata_block_args *a);
+void strata_bcast_direct_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                     const struct strata_block_args *a);
+void strata_bcast_knomial_start(struct strata_block_op *o, struct strata_plane *p,
+                                const struct strata_block_args *a);
+void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct strata_plane *p,
+                                          const struct strata_block_args *a);
 
 #endif

@@ -7,7 +7,9 @@
  * stream moves in rounds of one region half each, and every reader copies,
  * in every round, the part of each writer's stream it wants.  Each round is
  * one plane operation, so the regions are double-buffered by round parity
- * exactly as for the broadcast (plane.h). */
+ * exactly as for the broadcast (plane.h).  A resumable operation (coll/op.h):
+ * the rounds and the writer being read live in the operation. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,68 +18,101 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-struct cico_exchange {
-    int coll;
-    size_t (*stream_len)(const struct cico_exchange *x, int q);
-    /* What this rank wants of q's stream: [lo, lo + len) to dst (len 0: none). */
-    void (*want)(const struct cico_exchange *x, int q, size_t *lo, size_t *len,
-                 unsigned char **dst);
-    const struct strata_block_args *a;
-    const unsigned char *my_stream; /* this rank's stream (may be a private copy) */
-    int rank, size;
-};
+static struct strata_block_op *block_of(struct strata_op *op)
+{
+    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+}
 
 /* Bytes of one round: the whole half of a rank's area (its regions are
  * contiguous). */
 static size_t round_bytes(const struct strata_plane *p) { return (size_t)p->nregions * p->region; }
 
-static void run_rounds(struct strata_plane *p, const struct cico_exchange *x)
+/* What this rank copies of writer (rank + i)'s stream in round j: [*a, *b)
+ * of the stream into *dst + (*a - lo).  0 if nothing. */
+static int piece_of(const struct strata_block_op *o, const struct strata_plane *p, size_t j,
+                    int i, int *q, size_t *a, size_t *b, unsigned char **dst)
 {
-    size_t R = round_bytes(p), longest = 0;
-    for (int q = 0; q < p->size; q++) {
-        size_t len = x->stream_len(x, q);
-        if (len > longest) longest = len;
-    }
-    size_t rounds = (longest + R - 1) / R;
-    size_t mine = x->stream_len(x, p->rank);
+    size_t R = round_bytes(p), from = j * R, to = from + R, lo, len;
+    *q = (p->rank + i) % p->size; /* start with different writers */
+    o->x.want(o, *q, &lo, &len, dst);
+    *a = lo > from ? lo : from;
+    *b = lo + len < to ? lo + len : to;
+    if (len == 0 || *a >= *b) return 0;
+    *dst += *a - lo;
+    return 1;
+}
+
+static int rounds_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    for (size_t j = 0; j < rounds; j++) {
-        size_t from = j * R, to = from + R;
-        /* Entered: done reading older regions. */
-        uint64_t base = strata_plane_enter(p, 1, NULL, NULL);
-        if (mine > from) {
-            size_t len = (mine < to ? mine : to) - from;
-            strata_plane_wait_regions_free(p);
-            memcpy(strata_plane_region(p, p->rank, 0), x->my_stream + from, len);
+    size_t R = round_bytes(p);
+    STRATA_OP_BEGIN(op);
+    for (o->j = 0; o->j < o->rounds; o->j++) {
+        o->base = strata_plane_enter(p, 1, NULL, NULL); /* entered: done reading older regions */
+        if (o->mine > o->j * R) {
+            STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
+            size_t from = o->j * R, len = (o->mine < from + R ? o->mine : from + R) - from;
+            memcpy(strata_plane_region(p, p->rank, 0), o->x.my_stream + from, len);
         }
         /* Release: a reader that sees the round's value also sees its bytes. */
-        strata_flag_publish(&me->progress, base + 1);
-        for (int i = 1; i < p->size; i++) {
-            int q = (p->rank + i) % p->size; /* start with different writers */
-            size_t lo, len;
+        strata_flag_publish(&me->progress, o->base + 1);
+        for (o->i = 1; o->i < p->size; o->i++) {
+            int q;
+            size_t a, b;
             unsigned char *dst;
-            x->want(x, q, &lo, &len, &dst);
-            size_t a = lo > from ? lo : from, b = lo + len < to ? lo + len : to;
-            if (len == 0 || a >= b) continue;
-            strata_flag_wait_ge(&p->ctl[q].progress, base + 1, p->pid[q]);
-            memcpy(dst + (a - lo), strata_plane_region(p, q, 0) + (a - from), b - a);
-            if (p->stats) strata_stats_bytes(x->coll, p->dist[q], b - a);
+            if (!piece_of(o, p, o->j, o->i, &q, &a, &b, &dst)) continue;
+            STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].progress, o->base + 1,
+                               p->pid[(p->rank + o->i) % p->size]);
+            piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
+            memcpy(dst, strata_plane_region(p, q, 0) + (a - o->j * R), b - a);
+            if (p->stats) strata_stats_bytes(o->x.coll, p->dist[q], b - a);
         }
     }
+    free(o->owned);
+    o->owned = NULL;
+    STRATA_OP_END(op);
+}
+
+/* Sets the operation up to exchange the streams x describes. */
+static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int coll,
+                         size_t (*stream_len)(const struct strata_block_op *, int),
+                         void (*want)(const struct strata_block_op *, int, size_t *, size_t *,
+                                      unsigned char **),
+                         const unsigned char *my_stream)
+{
+    strata_op_init(&o->op, p, rounds_progress);
+    o->x.coll = coll;
+    o->x.stream_len = stream_len;
+    o->x.want = want;
+    o->x.my_stream = my_stream;
+    size_t R = round_bytes(p), longest = 0;
+    for (int q = 0; q < p->size; q++) {
+        size_t len = stream_len(o, q);
+        if (len > longest) longest = len;
+    }
+    o->rounds = (longest + R - 1) / R;
+    o->mine = stream_len(o, p->rank);
 }
 
 /* ---- Gather: every rank's stream is its block; the root wants them all. */
-static size_t block_len(const struct cico_exchange *x, int q) { return x->a->block; }
+static size_t block_len(const struct strata_block_op *o, int q)
+{
+    (void)q;
+    return o->a.block;
+}
 
-static void gather_want(const struct cico_exchange *x, int q, size_t *lo, size_t *len,
+static void gather_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
                         unsigned char **dst)
 {
     *lo = 0;
-    *len = x->rank == x->a->root ? x->a->block : 0;
-    *dst = x->a->recv + (size_t)q * x->a->block;
+    *len = o->op.p->rank == o->a.root ? o->a.block : 0;
+    *dst = o->a.recv + (size_t)q * o->a.block;
 }
 
-int strata_gather_cico(struct strata_plane *p, const struct strata_block_args *a)
+void strata_gather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                              const struct strata_block_args *a)
 {
     size_t b = a->block;
     int root = a->root;
@@ -86,69 +121,89 @@ int strata_gather_cico(struct strata_plane *p, const struct strata_block_args *a
         if (!mine) mine = a->recv + (size_t)root * b; /* in place */
         else memcpy(a->recv + (size_t)root * b, mine, b);
     }
-    struct cico_exchange x = {STRATA_COLL_GATHER, block_len, gather_want, a, mine,
-                              p->rank, p->size};
-    run_rounds(p, &x);
-    return MPI_SUCCESS;
+    o->a = *a;
+    o->owned = NULL;
+    start_rounds(o, p, STRATA_COLL_GATHER, block_len, gather_want, mine);
+}
+
+int strata_gather_cico(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_gather_cico_start, p, a);
 }
 
 /* ---- Allgather: the same streams; everyone wants them all. */
-static void allgather_want(const struct cico_exchange *x, int q, size_t *lo, size_t *len,
+static void allgather_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
                            unsigned char **dst)
 {
     *lo = 0;
-    *len = x->a->block;
-    *dst = x->a->recv + (size_t)q * x->a->block;
+    *len = o->a.block;
+    *dst = o->a.recv + (size_t)q * o->a.block;
 }
 
-int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a)
+void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                 const struct strata_block_args *a)
 {
     size_t b = a->block;
     unsigned char *own = a->recv + (size_t)p->rank * b;
     if (a->send) memcpy(own, a->send, b);
-    struct cico_exchange x = {STRATA_COLL_ALLGATHER, block_len, allgather_want, a,
-                              own, p->rank, p->size};
-    run_rounds(p, &x);
-    return MPI_SUCCESS;
+    o->a = *a;
+    o->owned = NULL;
+    start_rounds(o, p, STRATA_COLL_ALLGATHER, block_len, allgather_want, own);
+}
+
+int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_allgather_cico_start, p, a);
 }
 
 /* ---- Scatter: only the root has a stream, its whole send buffer. */
-static size_t root_len(const struct cico_exchange *x, int q)
+static size_t root_len(const struct strata_block_op *o, int q)
 {
-    return q == x->a->root ? (size_t)x->size * x->a->block : 0;
+    return q == o->a.root ? (size_t)o->op.p->size * o->a.block : 0;
 }
 
-static void scatter_want(const struct cico_exchange *x, int q, size_t *lo, size_t *len,
+static void scatter_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
                          unsigned char **dst)
 {
-    *lo = (size_t)x->rank * x->a->block;
-    *len = q == x->a->root ? x->a->block : 0;
-    *dst = x->a->recv;
+    *lo = (size_t)o->op.p->rank * o->a.block;
+    *len = q == o->a.root ? o->a.block : 0;
+    *dst = o->a.recv;
+}
+
+void strata_scatter_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                               const struct strata_block_args *a)
+{
+    size_t b = a->block;
+    if (p->rank == a->root && a->recv) memcpy(a->recv, a->send + (size_t)a->root * b, b);
+    o->a = *a;
+    o->owned = NULL;
+    start_rounds(o, p, STRATA_COLL_SCATTER, root_len, scatter_want,
+                 p->rank == a->root ? a->send : NULL);
 }
 
 int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *a)
 {
-    size_t b = a->block;
-    if (p->rank == a->root && a->recv) memcpy(a->recv, a->send + (size_t)a->root * b, b);
-    struct cico_exchange x = {STRATA_COLL_SCATTER, root_len, scatter_want, a,
-                              p->rank == a->root ? a->send : NULL, p->rank, p->size};
-    run_rounds(p, &x);
-    return MPI_SUCCESS;
+    return strata_block_run(strata_scatter_cico_start, p, a);
 }
 
 /* ---- Alltoall: every rank's stream is its send buffer; rank r wants block
  * r of each. */
-static size_t all_len(const struct cico_exchange *x, int q) { return (size_t)x->size * x->a->block; }
-
-static void alltoall_want(const struct cico_exchange *x, int q, size_t *lo, size_t *len,
-                          unsigned char **dst)
+static size_t all_len(const struct strata_block_op *o, int q)
 {
-    *lo = (size_t)x->rank * x->a->block;
-    *len = x->a->block;
-    *dst = x->a->recv + (size_t)q * x->a->block;
+    (void)q;
+    return (size_t)o->op.p->size * o->a.block;
 }
 
-int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a)
+static void alltoall_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
+                          unsigned char **dst)
+{
+    *lo = (size_t)o->op.p->rank * o->a.block;
+    *len = o->a.block;
+    *dst = o->a.recv + (size_t)q * o->a.block;
+}
+
+void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                const struct strata_block_args *a)
 {
     size_t b = a->block, total = (size_t)p->size * b;
     const unsigned char *send = a->send;
@@ -165,9 +220,12 @@ int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args 
         send = copy;
     }
     memcpy(a->recv + (size_t)p->rank * b, send + (size_t)p->rank * b, b);
-    struct cico_exchange x = {STRATA_COLL_ALLTOALL, all_len, alltoall_want, a, send,
-                              p->rank, p->size};
-    run_rounds(p, &x);
-    free(copy);
-    return MPI_SUCCESS;
+    o->a = *a;
+    o->owned = copy; /* freed by the last progress step */
+    start_rounds(o, p, STRATA_COLL_ALLTOALL, all_len, alltoall_want, send);
+}
+
+int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_alltoall_cico_start, p, a);
 }

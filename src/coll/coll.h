@@ -7,6 +7,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "coll/op.h"
 #include "coll/plane.h"
 #include "coll/user_op.h"
 
@@ -27,7 +28,28 @@ struct strata_tuning {
 const struct strata_tuning *strata_tuning(void);
 void strata_tuning_set(const struct strata_tuning *t);
 
+/* Broadcast of `bytes` at data from `root` (coll/bcast.c), blocking. */
 int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root);
+
+/* The same as a resumable operation (coll/op.h): start, then
+ * strata_op_step(&o->op) until it returns MPI_SUCCESS.  Every field past
+ * `op` is the operation's private state. */
+struct strata_bcast_op {
+    struct strata_op op;
+    struct strata_op step;        /* one round through the segment */
+    unsigned char *data;
+    size_t bytes;
+    int root;
+    int parent, nchildren, sibling, whole, i;
+    const int *children;          /* the plane's tree_buf */
+    uint64_t base;
+    size_t off, len, chunk;
+    unsigned char *cur_data;      /* the round in flight (segment paths) */
+    size_t cur_bytes;
+    const unsigned char *src;     /* the parent's exposed buffer (single copy) */
+};
+void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+                        size_t bytes, int root);
 
 /* A node broadcast from this rank whose payload arrives progressively (from
  * the network): the others call strata_bcast_bytes with this rank as root
@@ -39,8 +61,20 @@ int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int roo
 int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uint64_t *base);
 void strata_bcast_feed_advance(struct strata_plane *p, uint64_t base, size_t ready);
 void strata_bcast_feed_close(struct strata_plane *p, uint64_t base);
+/* Resumable close: o waits for the children's acknowledgements. */
+void strata_bcast_feed_close_start(struct strata_bcast_op *o, struct strata_plane *p,
+                                   uint64_t base);
 
 int strata_barrier(struct strata_plane *p);
+
+/* The barrier as a resumable operation (start, then strata_op_step). */
+struct strata_barrier_op {
+    struct strata_op op;
+    int parent, nchildren, i;
+    const int *children; /* the plane's tree_buf */
+    uint64_t base;
+};
+void strata_barrier_start(struct strata_barrier_op *o, struct strata_plane *p);
 
 /* count elements `extent` bytes apart, of which the last `true_extent` bytes
  * hold data (pair types such as MPI_DOUBLE_INT end in padding a user buffer
@@ -66,13 +100,59 @@ static inline void strata_combine(const struct strata_reduce_args *a, void *dst,
     if (a->user) strata_user_op_apply(a->user, dst, x, y, n);
     else a->fn(dst, x, y, n);
 }
-int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);
 
 /* Allreduce of at most STRATA_TINY_MAX bytes through the flag lines. */
 int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a);
 
-/* Ends the job with a message when a CMA copy fails mid-operation (the
- * probe at start-up said it works, so this is a bad buffer or a dead peer). */
-void strata_cma_failed(const char *what, int peer_rank, int err);
+/* ... as a resumable operation (start, then strata_op_step). */
+struct strata_tiny_op {
+    struct strata_op op;
+    struct strata_reduce_args a; /* a copy: the caller's may not outlive the start */
+    size_t span;
+    uint64_t base;
+    int half, r;
+};
+void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *p,
+                                 const struct strata_reduce_args *a);
+
+int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);
+
+/* One rank's role at one level of a reduction. */
+struct level_role {
+    int n;          /* participants */
+    int *who;       /* participants, in combining order (the plane's part_buf) */
+    int me;         /* this rank's index among them */
+    int leader;     /* rank receiving the group's result */
+};
+
+/* This rank's plan of one reduction (coll/reduce.c). */
+struct reduce_call {
+    struct strata_plane *p;
+    const struct strata_reduce_args *a;
+    int top_root;                 /* the root of the tree (0 for Allreduce) */
+    int nlev;                     /* levels this rank takes part in */
+    struct level_role role[STRATA_MAX_HIER];
+    uint64_t base;
+    size_t chunk_elems, nchunks;
+};
+
+/* Reduce / Allreduce as a resumable operation (start, then strata_op_step).
+ * Every field past `op` is the operation's private state. */
+struct strata_reduce_op {
+    struct strata_op op;
+    struct strata_op step;          /* one round through the segment */
+    struct strata_reduce_args a;    /* the call (a copy) */
+    struct strata_reduce_args part; /* the round in flight (segment rounds) */
+    struct strata_tiny_op tiny;     /* Allreduce up to STRATA_TINY_MAX bytes */
+    struct reduce_call c;
+    int *members;                   /* the plane's tree_buf + 2 size */
+    int nmembers, parent, nchildren, i, j, l;
+    size_t k, c0, n, lo, hi, first, elems, off, bytes, per_round;
+    int tail, target;
+    unsigned char *dst, *acc;
+    const unsigned char *operand0;
+};
+void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
+                         const struct strata_reduce_args *a);
 
 #endif

@@ -11,8 +11,10 @@
  * from 1 to size-1, is rank (root + t) % size.  The throttle hands turns on
  * point to point, without barriers: turn t writes once turn t-k has
  * acknowledged, so at most k writers touch the root at any time; with
- * k >= size-1 nobody waits and it is the parallel write. */
+ * k >= size-1 nobody waits and it is the parallel write.  Resumable
+ * operations (coll/op.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -20,7 +22,6 @@
 #include "coll/coll.h"
 #include "coll/turns.h"
 #include "util/colls.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
 /* The root's own block, unless it is already in place. */
@@ -29,73 +30,113 @@ static void copy_own_block(const struct strata_block_args *a)
     if (a->send) memcpy(a->recv + (size_t)a->root * a->block, a->send, a->block);
 }
 
-/* Pushes with at most k writers at once (see the top of the file). */
-static int write_blocks(struct strata_plane *p, const struct strata_block_args *a, int k)
+static struct strata_block_op *block_of(struct strata_op *op)
 {
-    int root = a->root;
-    int at_root = p->rank == root;
-    uint64_t base = strata_plane_enter(p, 0, NULL, at_root ? a->recv : NULL);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+}
 
-    if (at_root) {
+/* Pushes with at most k writers at once (see the top of the file). */
+static int write_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
+    int root = a->root;
+    STRATA_OP_BEGIN(op);
+    if (p->rank == root) {
         copy_own_block(a); /* overlaps with the non-roots' writes */
-        strata_turn_wait_all(p, root, base, k); /* every block is in place */
+        STRATA_OP_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t); /* every block is in place */
     } else {
-        strata_turn_wait(p, root, base, k);
+        STRATA_OP_AWAIT_TURN(op, p, root, o->base, o->k);
         /* The acquire makes the root's acc of this operation visible; the
          * root cannot leave it before this rank acknowledges. */
-        strata_flag_wait_ge(&p->ctl[root].seq, base, p->pid[root]);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
         unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[root].acc);
-        if (strata_cma_write(p->pid[root], dst + (size_t)p->rank * a->block, a->send, a->block))
-            strata_cma_failed("write to", root, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_GATHER, p->dist[root], a->block);
+        strata_plane_push(p, STRATA_COLL_GATHER, root, dst + (size_t)p->rank * a->block, a->send,
+                          a->block);
     }
     /* Release: this rank's block is in the root's buffer (the root may
      * return once it has them all); hands the turn on to turn + k. */
-    strata_flag_publish(&me->ack, base);
-    return MPI_SUCCESS;
+    strata_flag_publish(&p->ctl[p->rank].ack, o->base);
+    STRATA_OP_END(op);
+}
+
+static void write_start(struct strata_block_op *o, struct strata_plane *p,
+                        const struct strata_block_args *a, int k)
+{
+    strata_op_init(&o->op, p, write_progress);
+    o->a = *a;
+    o->k = k;
+    o->base = strata_plane_enter(p, 0, NULL, p->rank == a->root ? a->recv : NULL);
+}
+
+void strata_gather_parallel_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                        const struct strata_block_args *a)
+{
+    write_start(o, p, a, p->size > 1 ? p->size - 1 : 1);
+}
+
+void strata_gather_throttled_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a)
+{
+    write_start(o, p, a, a->k);
 }
 
 int strata_gather_parallel_write(struct strata_plane *p, const struct strata_block_args *a)
 {
-    return write_blocks(p, a, p->size > 1 ? p->size - 1 : 1);
+    return strata_block_run(strata_gather_parallel_write_start, p, a);
 }
 
 int strata_gather_throttled_write(struct strata_plane *p, const struct strata_block_args *a)
 {
-    return write_blocks(p, a, a->k);
+    return strata_block_run(strata_gather_throttled_write_start, p, a);
 }
 
 /* The root reads turn t's block, then publishes progress = base + t, which
  * that non-root waits for before returning: its send buffer must stay as it
  * is until read. */
-int strata_gather_sequential_read(struct strata_plane *p, const struct strata_block_args *a)
+static int sequential_read_progress(struct strata_op *op)
 {
-    int root = a->root, last = p->size - 1;
-    int at_root = p->rank == root;
-    uint64_t base = strata_plane_enter(p, (size_t)last, at_root ? NULL : a->send, NULL);
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-
-    if (at_root) {
-        for (int t = 1; t <= last; t++) {
-            int r = strata_turn_rank(p, root, t);
+    int root = a->root;
+    STRATA_OP_BEGIN(op);
+    if (p->rank == root) {
+        for (o->t = 1; o->t <= p->size - 1; o->t++) {
             /* The acquire makes r's buf of this operation visible; r cannot
              * leave before the progress below tells it its block was read. */
-            strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
+            STRATA_OP_AWAIT_GE(op, &p->ctl[strata_turn_rank(p, root, o->t)].seq, o->base,
+                               p->pid[strata_turn_rank(p, root, o->t)]);
+            int r = strata_turn_rank(p, root, o->t);
             const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[r].buf);
-            if (strata_cma_read(p->pid[r], src, a->recv + (size_t)r * a->block, a->block))
-                strata_cma_failed("read from", r, errno);
-            if (p->stats) strata_stats_bytes(STRATA_COLL_GATHER, p->dist[r], a->block);
+            strata_plane_pull(p, STRATA_COLL_GATHER, r, src, a->recv + (size_t)r * a->block,
+                              a->block);
             /* Release: turn t's send buffer is free again; it may return. */
-            strata_flag_publish(&me->progress, base + (uint64_t)t);
+            strata_flag_publish(&me->progress, o->base + (uint64_t)o->t);
         }
         /* Last, so that no non-root waits behind the root's own copy. */
         copy_own_block(a);
     } else {
-        uint64_t read = base + (uint64_t)strata_rank_turn(p, root, p->rank);
-        strata_flag_wait_ge(&p->ctl[root].progress, read, p->pid[root]);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[root].progress,
+                           o->base + (uint64_t)strata_rank_turn(p, root, p->rank), p->pid[root]);
     }
     /* Release, for uniformity: this rank touches no peer's memory again. */
-    strata_flag_publish(&me->ack, base);
-    return MPI_SUCCESS;
+    strata_flag_publish(&me->ack, o->base);
+    STRATA_OP_END(op);
+}
+
+void strata_gather_sequential_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a)
+{
+    strata_op_init(&o->op, p, sequential_read_progress);
+    o->a = *a;
+    int at_root = p->rank == a->root;
+    o->base = strata_plane_enter(p, (size_t)(p->size - 1), at_root ? NULL : a->send, NULL);
+}
+
+int strata_gather_sequential_read(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_gather_sequential_read_start, p, a);
 }

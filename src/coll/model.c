@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "transport/registry.h"
 
 extern char **environ;
 
@@ -223,7 +224,7 @@ static double pipelined(const struct strata_model *m, const struct strata_model_
     if (fanout < 1) fanout = 1;
     double level = 2 * n * m->shm_beta + m->flag;
     if (n <= (double)t->cico_max) return depth * level;
-    if (!s->use_cma) return 2 * n * m->shm_beta + ceil(n / (double)t->cico_max) * m->flag * depth;
+    if (!s->single_copy) return 2 * n * m->shm_beta + ceil(n / (double)t->cico_max) * m->flag * depth;
     int throttle = t->throttle > 0 ? t->throttle : fanout;
     int c = fanout < throttle ? fanout : throttle;
     int waves = (fanout + c - 1) / c;
@@ -296,16 +297,19 @@ void strata_model_defaults(struct strata_model *m)
     snprintf(m->machine, sizeof m->machine, "development VM, 2 vCPUs");
     snprintf(m->date, sizeof m->date, "2026-11-21");
     m->cpus = 2;
-    m->alpha = 1.9;
-    m->beta = 6.7e-5;   /* 15 GB/s */
-    m->lock = 0.34;
-    m->page = 4096;
+    /* The transports' own figures (transport/cma.c, segcopy.c). */
+    const struct strata_transport *cma = strata_transport_find("cma");
+    const struct strata_transport *seg = strata_transport_find("segment");
+    m->alpha = cma->cost.alpha; /* 1.9 */
+    m->beta = cma->cost.beta;   /* 6.7e-5: 15 GB/s */
+    m->lock = cma->cost.lock;   /* 0.34 */
+    m->page = cma->cost.page;
     m->ngamma = 2;
     m->gamma[0] = 1;
     m->gamma[1] = 1.96;
     m->gamma_a = 0;     /* two points with gamma_2 < 2: the fit with a >= 0 is linear */
     m->gamma_b = 0.98;
-    m->shm_beta = 1.3e-4;    /* 7.7 GB/s per copy */
+    m->shm_beta = seg->cost.beta; /* 1.3e-4: 7.7 GB/s per copy */
     m->memcpy_beta = 6.2e-5; /* 16 GB/s, cold source */
     m->flag = 0.24;
     /* Not measured by strata-calibrate (no MPI there): a typical cluster

@@ -42,7 +42,7 @@ struct strata_model_shape {
     int size;           /* ranks */
     int groups;         /* groups of the finest hierarchy level */
     int largest_group;  /* ranks in the largest of them */
-    int use_cma;        /* single copy available */
+    int single_copy;        /* single copy available */
     size_t region;      /* bytes of one copy-in/copy-out round */
     int cores;          /* cores the ranks share (0: as many as ranks) */
 };

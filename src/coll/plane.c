@@ -1,8 +1,11 @@
 /* Layout and bookkeeping of a communicator's node data plane. */
 #include "coll/plane.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/stats.h"
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -14,12 +17,12 @@ size_t strata_plane_segment_bytes(int size, int nlevels, size_t region)
 }
 
 int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int rank, int size,
-                      const pid_t *pids, int use_cma, size_t region)
+                      const pid_t *pids, const struct strata_transport *xport, size_t region)
 {
     p->hier = h;
     p->rank = rank;
     p->size = size;
-    p->use_cma = use_cma;
+    p->xport = xport;
     p->region = round_up(region, STRATA_CACHE_LINE);
     p->nregions = 1 + h->nlevels;
     p->area_stride = 2 * (size_t)p->nregions * p->region;
@@ -135,4 +138,44 @@ void *strata_plane_acc_scratch(struct strata_plane *p, size_t bytes)
     p->acc_scratch = fresh;
     p->acc_scratch_bytes = bytes;
     return fresh;
+}
+
+/* Total bytes of a list. */
+static size_t list_bytes(const struct iovec *v, int n)
+{
+    size_t t = 0;
+    for (int i = 0; i < n; i++) t += v[i].iov_len;
+    return t;
+}
+
+void strata_plane_pull(struct strata_plane *p, int coll, int peer, const void *remote,
+                       void *local, size_t len)
+{
+    if (strata_transport_read1(p->xport, p->pid[peer], remote, local, len))
+        strata_transport_failed(p->xport, "read from", peer, p->pid[peer], errno);
+    if (p->stats) strata_stats_bytes(coll, p->dist[peer], len);
+}
+
+void strata_plane_push(struct strata_plane *p, int coll, int peer, void *remote,
+                       const void *local, size_t len)
+{
+    if (strata_transport_write1(p->xport, p->pid[peer], remote, local, len))
+        strata_transport_failed(p->xport, "write into", peer, p->pid[peer], errno);
+    if (p->stats) strata_stats_bytes(coll, p->dist[peer], len);
+}
+
+void strata_plane_pullv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
+                        int nremote, const struct iovec *local, int nlocal)
+{
+    if (p->xport->read(p->pid[peer], local, (size_t)nlocal, remote, (size_t)nremote))
+        strata_transport_failed(p->xport, "read from", peer, p->pid[peer], errno);
+    if (p->stats) strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+}
+
+void strata_plane_pushv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
+                        int nremote, const struct iovec *local, int nlocal)
+{
+    if (p->xport->write(p->pid[peer], local, (size_t)nlocal, remote, (size_t)nremote))
+        strata_transport_failed(p->xport, "write into", peer, p->pid[peer], errno);
+    if (p->stats) strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
 }

@@ -23,6 +23,7 @@
 #include "shm/flags.h"
 #include "shm/segment.h"
 #include "topology/hierarchy.h"
+#include "transport/transport.h"
 
 #define STRATA_MAX_HIER (STRATA_MAX_LEVELS + 2)
 
@@ -79,7 +80,10 @@ struct strata_plane {
     int nregions;                  /* per half: IN + one ACC per level */
     size_t area_stride;            /* bytes per rank */
     pid_t *pid;                    /* [size] */
-    int use_cma;
+    /* Moves the bytes of every copy between ranks (pull/push below); the
+     * segment transport when no single-copy transport works for the whole
+     * communicator. */
+    const struct strata_transport *xport;
     uint64_t pos;                  /* largest flag value used so far */
     uint64_t cur_base;             /* base of the current op */
     uint64_t all_entered;          /* every rank is known to have entered this op */
@@ -102,7 +106,7 @@ size_t strata_plane_segment_bytes(int size, int nlevels, size_t region);
 
 /* Lays the plane out over an attached segment (every rank, same result). */
 int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int rank, int size,
-                      const pid_t *pids, int use_cma, size_t region);
+                      const pid_t *pids, const struct strata_transport *xport, size_t region);
 
 void strata_plane_fini(struct strata_plane *p);
 
@@ -132,6 +136,36 @@ void strata_plane_wait_regions_free(struct strata_plane *p);
 
 /* Region `region` of rank r's area, in this operation's parity half. */
 unsigned char *strata_plane_region(const struct strata_plane *p, int r, int region);
+
+/* ---- Copies between ranks, through the plane's transport.
+ *
+ * Each copies, counts the bytes for collective `coll` (enum strata_coll)
+ * at the distance to `peer` when STRATA_STATS is on, and ends the job with
+ * a message naming the peer and the transport if the copy fails (the probe
+ * said it works, so a peer died or a buffer is bad).  `remote` is an
+ * address the peer exposed (its ctl[].buf or .acc).  Called only on a plane
+ * whose transport can reach peers (strata_plane_single_copy), which is what
+ * STRATA_NEEDS_SINGLE_COPY in the algorithm registry guarantees. */
+
+/* Whether the plane's transport reaches a peer's memory in one copy. */
+static inline int strata_plane_single_copy(const struct strata_plane *p)
+{
+    return strata_transport_single_copy(p->xport);
+}
+
+/* len bytes at `remote` in rank peer into local. */
+void strata_plane_pull(struct strata_plane *p, int coll, int peer, const void *remote,
+                       void *local, size_t len);
+
+/* len bytes of local to `remote` in rank peer. */
+void strata_plane_push(struct strata_plane *p, int coll, int peer, void *remote,
+                       const void *local, size_t len);
+
+/* The batched forms: the lists cover the same number of bytes. */
+void strata_plane_pullv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
+                        int nremote, const struct iovec *local, int nlocal);
+void strata_plane_pushv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
+                        int nremote, const struct iovec *local, int nlocal);
 
 /* Private scratch of at least `bytes`; NULL if memory runs out. */
 void *strata_plane_scratch(struct strata_plane *p, size_t bytes);

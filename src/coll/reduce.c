@@ -15,12 +15,13 @@
  * depending on timing or on the root, so results are the same from run to
  * run and, for Allreduce, on every rank. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/op.h"
 #include "coll/tree.h"
-#include "transport/cma.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -30,23 +31,8 @@ static int coll_of(const struct strata_reduce_args *a)
     return a->root < 0 ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE;
 }
 
-/* One rank's role at one level of this call. */
-struct level_role {
-    int n;          /* participants */
-    int *who;       /* participants, in combining order */
-    int me;         /* this rank's index among them */
-    int leader;     /* rank receiving the group's result */
-};
-
-struct reduce_call {
-    struct strata_plane *p;
-    const struct strata_reduce_args *a;
-    int top_root;                 /* the root of the tree (0 for Allreduce) */
-    int nlev;                     /* levels this rank takes part in */
-    struct level_role role[STRATA_MAX_HIER];
-    uint64_t base;
-    size_t chunk_elems, nchunks;
-};
+/* struct reduce_call (this rank's plan of the call) is declared in
+ * coll.h, inside the resumable operation. */
 
 static void plan_roles(struct reduce_call *c)
 {
@@ -87,17 +73,6 @@ static void slice_of(const struct reduce_call *c, int parts, size_t n, int s, si
     *hi = n * ((size_t)s + 1) / nslices;
 }
 
-/* Waits until participant q's data at level l holds chunk k. */
-static void wait_source_ready(struct reduce_call *c, int l, int q, uint64_t target)
-{
-    struct strata_plane *p = c->p;
-    if (l == 0) return; /* send buffers are complete from the start */
-    int *members = p->tree_buf + 2 * (size_t)p->size;
-    int n = strata_tree_participants(p->hier, c->top_root, l - 1, q, members);
-    for (int i = 0; i < n; i++)
-        strata_flag_wait_ge(&p->ctl[members[i]].done[l - 1], target, p->pid[members[i]]);
-}
-
 /* The address of participant q's data at level l (its operand at level 0,
  * its accumulation buffer above). */
 static unsigned char *source_of(const struct reduce_call *c, int l, int q)
@@ -116,8 +91,7 @@ static void fetch(struct reduce_call *c, int l, int q, size_t off, void *dst, si
         memcpy(dst, src + off, bytes);
         return;
     }
-    if (strata_cma_read(p->pid[q], src + off, dst, bytes)) strata_cma_failed("read from", q, errno);
-    if (p->stats) strata_stats_bytes(coll_of(c->a), p->dist[q], bytes);
+    strata_plane_pull(p, coll_of(c->a), q, src + off, dst, bytes);
 }
 
 /* Scratch region i (0, 1 or 2) for a slice of `bytes`: page-aligned, with a
@@ -157,8 +131,15 @@ static unsigned char *accumulator(struct reduce_call *c, const struct level_role
     return matching(scratch_region(p, 0, elems * c->a->extent), dst);
 }
 
-static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
+
+/* ---- The single-copy path, one chunk at one level, in three pieces so
+ * that the waits between them can return (coll/op.h). */
+
+/* Chunk k at level l: this rank's slice, where it goes, where it is built.
+ * Returns 0 if this rank has no slice of the chunk at this level. */
+static int chunk_level_begin(struct strata_reduce_op *o, int l, size_t k)
 {
+    struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
     const struct strata_reduce_args *a = c->a;
     struct level_role *r = &c->role[l];
@@ -166,232 +147,322 @@ static void reduce_chunk_at_level(struct reduce_call *c, int l, size_t k)
     size_t n = a->count - c0 < c->chunk_elems ? a->count - c0 : c->chunk_elems;
     size_t lo, hi;
     slice_of(c, r->n, n, r->me, &lo, &hi);
-    if (hi > lo) {
-        size_t first = c0 + lo, elems = hi - lo;
-        size_t off = first * a->extent, bytes = span_bytes(a, first, elems);
-        int tail = a->true_extent < a->extent && first + elems == a->count;
-        /* Allreduce keeps each top-level slice where it was reduced: the top
-         * participants then read each other's slices (reduce-scatter, then
-         * allgather), which moves half the bytes of sending every slice to
-         * one leader and broadcasting it back. */
-        int keep = a->root < 0 && l == p->hier->nlevels - 1;
-        int target = keep ? p->rank : r->leader;
-        unsigned char *dst = source_of(c, 1, target) + off;
-        unsigned char *acc = accumulator(c, r, l, target, dst, off, elems, tail);
-        /* Operand 0 is only located; from operand 1 on, each is combined into
-         * acc (the first two meet there directly, so nothing is copied just
-         * to be combined).  Peers' operands land in scratch at their own
-         * page offset; this rank's padded last element is copied out first
-         * rather than read past its buffer's end. */
-        const unsigned char *operand0 = NULL;
-        for (int i = 0; i < r->n; i++) {
-            int q = r->who[i];
-            unsigned char *region = scratch_region(p, i == 1 ? 2 : 1, elems * a->extent);
-            const unsigned char *operand = source_of(c, l, q) + off;
-            wait_source_ready(c, l, q, c->base + k + 1);
-            if (q != p->rank || tail) {
-                unsigned char *into = matching(region, operand);
-                fetch(c, l, q, off, into, bytes);
-                operand = into;
-            }
-            if (i == 0) operand0 = operand;
-            else strata_combine(a, acc, i == 1 ? operand0 : acc, operand, elems);
-        }
-        if (r->n == 1 && operand0 != acc) memcpy(acc, operand0, bytes);
-        if (acc == dst) {
-            /* already in place */
-        } else if (target == p->rank) {
-            memcpy(dst, acc, bytes);
-        } else if (strata_cma_write(p->pid[target], dst, acc, bytes)) {
-            strata_cma_failed("write to", target, errno);
-        } else if (p->stats) {
-            strata_stats_bytes(coll_of(a), p->dist[target], bytes);
-        }
+    if (hi <= lo) return 0;
+    o->first = c0 + lo;
+    o->elems = hi - lo;
+    o->off = o->first * a->extent;
+    o->bytes = span_bytes(a, o->first, o->elems);
+    o->tail = a->true_extent < a->extent && o->first + o->elems == a->count;
+    /* Allreduce keeps each top-level slice where it was reduced: the top
+     * participants then read each other's slices (reduce-scatter, then
+     * allgather), which moves half the bytes of sending every slice to
+     * one leader and broadcasting it back. */
+    int keep = a->root < 0 && l == p->hier->nlevels - 1;
+    o->target = keep ? p->rank : r->leader;
+    o->dst = source_of(c, 1, o->target) + o->off;
+    o->acc = accumulator(c, r, l, o->target, o->dst, o->off, o->elems, o->tail);
+    o->operand0 = NULL;
+    return 1;
+}
+
+/* Operand i of the slice, once its data is ready: operand 0 is only
+ * located; from operand 1 on, each is combined into acc (the first two meet
+ * there directly, so nothing is copied just to be combined).  Peers'
+ * operands land in scratch at their own page offset; this rank's padded
+ * last element is copied out first rather than read past its buffer's end. */
+static void chunk_level_operand(struct strata_reduce_op *o, int l, int i)
+{
+    struct reduce_call *c = &o->c;
+    struct strata_plane *p = c->p;
+    const struct strata_reduce_args *a = c->a;
+    int q = c->role[l].who[i];
+    unsigned char *region = scratch_region(p, i == 1 ? 2 : 1, o->elems * a->extent);
+    const unsigned char *operand = source_of(c, l, q) + o->off;
+    if (q != p->rank || o->tail) {
+        unsigned char *into = matching(region, operand);
+        fetch(c, l, q, o->off, into, o->bytes);
+        operand = into;
     }
-    /* Release: the target buffer holds this slice before anyone sees it. */
-    strata_flag_publish(&p->ctl[p->rank].done[l], c->base + k + 1);
+    if (i == 0) o->operand0 = operand;
+    else strata_combine(a, o->acc, i == 1 ? o->operand0 : o->acc, operand, o->elems);
+}
+
+static void chunk_level_finish(struct strata_reduce_op *o, int l)
+{
+    struct reduce_call *c = &o->c;
+    struct strata_plane *p = c->p;
+    if (c->role[l].n == 1 && o->operand0 != o->acc) memcpy(o->acc, o->operand0, o->bytes);
+    if (o->acc == o->dst) {
+        /* already in place */
+    } else if (o->target == p->rank) {
+        memcpy(o->dst, o->acc, o->bytes);
+    } else {
+        strata_plane_push(p, coll_of(c->a), o->target, o->dst, o->acc, o->bytes);
+    }
 }
 
 /* Whether this rank takes part in the top level (Allreduce's allgather). */
 static int at_top(const struct reduce_call *c) { return c->nlev == c->p->hier->nlevels; }
 
-/* Top participant: reads the other top slices of chunk k once reduced.  A
- * slice's owner has finished reading everyone's partial data for that slice
- * when it marks the chunk done, so overwriting ours with it is safe. */
-static void gather_top_slices(struct reduce_call *c, size_t c0, size_t n, size_t k)
+static struct strata_reduce_op *reduce_of(struct strata_op *op)
 {
-    struct strata_plane *p = c->p;
+    return (struct strata_reduce_op *)((char *)op - offsetof(struct strata_reduce_op, op));
+}
+
+/* Waits until participant q = role[l].who[o->i] has its data at level l
+ * ready for a target value (level 0: send buffers are complete from the
+ * start; above: every member of the group q leads one level down is done).
+ * The member list lives in the plane (tree_buf), the index in the op. */
+#define AWAIT_SOURCE_READY(op, o, c, p, l, target)                                           \
+    if ((l) > 0) {                                                                         \
+        (o)->nmembers = strata_tree_participants((p)->hier, (c)->top_root, (l) - 1,        \
+                                                 (c)->role[l].who[(o)->i], (o)->members);  \
+        for ((o)->j = 0; (o)->j < (o)->nmembers; (o)->j++)                                 \
+            STRATA_OP_AWAIT_GE(op, &(p)->ctl[(o)->members[(o)->j]].done[(l) - 1], (target), \
+                               (p)->pid[(o)->members[(o)->j]]);                            \
+    }
+
+static int single_copy_progress(struct strata_op *op)
+{
+    struct strata_reduce_op *o = reduce_of(op);
+    struct reduce_call *c = &o->c;
+    struct strata_plane *p = op->p;
     const struct strata_reduce_args *a = c->a;
-    int l = c->nlev - 1;
-    struct level_role *top = &c->role[l];
-    for (int i = 0; i < top->n; i++) {
-        size_t lo, hi;
-        slice_of(c, top->n, n, i, &lo, &hi);
-        int q = top->who[i];
-        if (q == p->rank || hi == lo) continue;
-        strata_flag_wait_ge(&p->ctl[q].done[l], c->base + k + 1, p->pid[q]);
-        size_t off = (c0 + lo) * a->extent;
-        fetch(c, 1, q, off, (unsigned char *)a->recvbuf + off, span_bytes(a, c0 + lo, hi - lo));
-    }
-}
-
-/* Allreduce: brings chunk k of the final result into this rank's recvbuf,
- * from the other top participants or, below the top, from the parent. */
-static void bcast_chunk(struct reduce_call *c, int parent, size_t k)
-{
-    struct strata_plane *p = c->p;
-    const struct strata_reduce_args *a = c->a;
-    size_t c0 = k * c->chunk_elems;
-    size_t n = a->count - c0 < c->chunk_elems ? a->count - c0 : c->chunk_elems;
-    size_t end = (c0 + n) * a->extent;
-    if (at_top(c)) {
-        gather_top_slices(c, c0, n, k);
-    } else {
-        strata_flag_wait_ge(&p->ctl[parent].progress, c->base + end, p->pid[parent]);
-        fetch(c, 1, parent, c0 * a->extent, (unsigned char *)a->recvbuf + c0 * a->extent,
-              span_bytes(a, c0, n));
-    }
-    /* Release: children that see the count can read these bytes. */
-    strata_flag_publish(&p->ctl[p->rank].progress, c->base + end);
-}
-
-/* Waits for every reducer that reads from or writes to this rank's buffers. */
-static void wait_group_reducers(struct reduce_call *c)
-{
-    for (int l = 0; l < c->nlev; l++) {
-        struct level_role *r = &c->role[l];
-        for (int i = 0; i < r->n; i++)
-            strata_flag_wait_ge(&c->p->ctl[r->who[i]].done[l], c->base + c->nchunks,
-                                c->p->pid[r->who[i]]);
-    }
-}
-
-static int reduce_cma(struct strata_plane *p, const struct strata_reduce_args *a)
-{
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
     int allreduce = a->root < 0;
-    struct reduce_call c = {.p = p, .a = a, .top_root = allreduce ? 0 : a->root};
-    plan_roles(&c);
-    c.chunk_elems = strata_tuning()->reduce_chunk / a->extent;
-    if (c.chunk_elems == 0) c.chunk_elems = 1;
-    c.nchunks = (a->count + c.chunk_elems - 1) / c.chunk_elems;
+    STRATA_OP_BEGIN(op);
+    /* Every participant has exposed its buffers (acquire: buf and acc). */
+    for (o->l = 0; o->l < c->nlev; o->l++)
+        for (o->i = 0; o->i < c->role[o->l].n; o->i++)
+            STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[o->l].who[o->i]].seq, c->base,
+                               p->pid[c->role[o->l].who[o->i]]);
+    if (allreduce && o->parent >= 0)
+        STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].seq, c->base, p->pid[o->parent]);
 
+    for (o->k = 0; o->k < c->nchunks; o->k++) {
+        for (o->l = 0; o->l < c->nlev; o->l++) {
+            if (chunk_level_begin(o, o->l, o->k)) {
+                for (o->i = 0; o->i < c->role[o->l].n; o->i++) {
+                    AWAIT_SOURCE_READY(op, o, c, p, o->l, c->base + o->k + 1);
+                    chunk_level_operand(o, o->l, o->i);
+                }
+                chunk_level_finish(o, o->l);
+            }
+            /* Release: the target buffer holds this slice before anyone sees it. */
+            strata_flag_publish(&me->done[o->l], c->base + o->k + 1);
+        }
+        if (!allreduce) continue;
+        /* Allreduce: bring chunk k of the final result into recvbuf, from
+         * the other top participants (once they marked it reduced: a
+         * slice's owner has read everyone's partial data of it by then) or,
+         * below the top, from the parent. */
+        o->c0 = o->k * c->chunk_elems;
+        o->n = a->count - o->c0 < c->chunk_elems ? a->count - o->c0 : c->chunk_elems;
+        if (at_top(c)) {
+            for (o->i = 0; o->i < c->role[c->nlev - 1].n; o->i++) {
+                size_t lo, hi;
+                slice_of(c, c->role[c->nlev - 1].n, o->n, o->i, &lo, &hi);
+                if (c->role[c->nlev - 1].who[o->i] == p->rank || hi == lo) continue;
+                STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[c->nlev - 1].who[o->i]].done[c->nlev - 1],
+                                   c->base + o->k + 1, p->pid[c->role[c->nlev - 1].who[o->i]]);
+                slice_of(c, c->role[c->nlev - 1].n, o->n, o->i, &lo, &hi);
+                size_t off = (o->c0 + lo) * a->extent;
+                fetch(c, 1, c->role[c->nlev - 1].who[o->i], off,
+                      (unsigned char *)a->recvbuf + off, span_bytes(a, o->c0 + lo, hi - lo));
+            }
+        } else {
+            STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].progress,
+                               c->base + (o->c0 + o->n) * a->extent, p->pid[o->parent]);
+            fetch(c, 1, o->parent, o->c0 * a->extent, (unsigned char *)a->recvbuf + o->c0 * a->extent,
+                  span_bytes(a, o->c0, o->n));
+        }
+        /* Release: children that see the count can read these bytes. */
+        strata_flag_publish(&me->progress, c->base + (o->c0 + o->n) * a->extent);
+    }
+    if (allreduce) {
+        /* tree_buf was reused by the reducers: list the children again. */
+        o->nchildren = strata_tree_links(p->hier, 0, p->rank, &o->parent, p->tree_buf);
+        for (o->i = 0; o->i < o->nchildren; o->i++)
+            STRATA_OP_AWAIT_GE(op, &p->ctl[p->tree_buf[o->i]].ack, c->base,
+                               p->pid[p->tree_buf[o->i]]);
+        /* The other top participants read our slices: wait until they hold
+         * the whole result. */
+        for (o->i = 0; at_top(c) && o->i < c->role[c->nlev - 1].n; o->i++)
+            STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[c->nlev - 1].who[o->i]].progress,
+                               c->base + a->count * a->extent,
+                               p->pid[c->role[c->nlev - 1].who[o->i]]);
+        strata_flag_publish(&me->ack, c->base);
+    } else {
+        /* Every reducer that reads from or writes to this rank's buffers. */
+        for (o->l = 0; o->l < c->nlev; o->l++)
+            for (o->i = 0; o->i < c->role[o->l].n; o->i++)
+                STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[o->l].who[o->i]].done[o->l],
+                                   c->base + c->nchunks, p->pid[c->role[o->l].who[o->i]]);
+    }
+    STRATA_OP_END(op);
+}
+
+static void single_copy_start(struct strata_reduce_op *o)
+{
+    struct reduce_call *c = &o->c;
+    struct strata_plane *p = c->p;
+    const struct strata_reduce_args *a = c->a;
+    int allreduce = a->root < 0;
+    plan_roles(c);
+    c->chunk_elems = strata_tuning()->reduce_chunk / a->extent;
+    if (c->chunk_elems == 0) c->chunk_elems = 1;
+    c->nchunks = (a->count + c->chunk_elems - 1) / c->chunk_elems;
     /* What this rank exposes: its operand, and where its group results go. */
     const void *operand = a->sendbuf ? a->sendbuf : a->recvbuf;
     void *acc = NULL;
     if (allreduce || p->rank == a->root) acc = a->recvbuf;
-    else if (c.nlev > 1 && !(acc = strata_plane_acc_scratch(p, a->count * a->extent))) {
+    else if (c->nlev > 1 && !(acc = strata_plane_acc_scratch(p, a->count * a->extent))) {
         strata_error("out of memory for a %zu-byte reduction buffer", a->count * a->extent);
         abort();
     }
-    c.base = strata_plane_enter_progress(p, a->count * a->extent, operand, acc, 0);
-    for (int l = 0; l < c.nlev; l++)
-        for (int i = 0; i < c.role[l].n; i++)
-            strata_flag_wait_ge(&p->ctl[c.role[l].who[i]].seq, c.base, p->pid[c.role[l].who[i]]);
+    c->base = strata_plane_enter_progress(p, a->count * a->extent, operand, acc, 0);
+    o->parent = -1;
+    o->nchildren = 0;
+    if (allreduce) o->nchildren = strata_tree_links(p->hier, 0, p->rank, &o->parent, p->tree_buf);
+}
 
-    int parent = -1, *children = p->tree_buf, nchildren = 0;
-    if (allreduce) {
-        nchildren = strata_tree_links(p->hier, 0, p->rank, &parent, children);
-        if (parent >= 0) strata_flag_wait_ge(&p->ctl[parent].seq, c.base, p->pid[parent]);
+/* ---- Small payloads: operands and partial results live in the segment,
+ * and reducers combine straight from it into the leader's region. */
+
+static void cico_start(struct strata_reduce_op *o, const struct strata_reduce_args *a)
+{
+    struct reduce_call *c = &o->c;
+    struct strata_plane *p = c->p;
+    c->a = a;
+    c->top_root = a->root < 0 ? 0 : a->root;
+    plan_roles(c);
+    c->chunk_elems = a->count;
+    c->nchunks = 1;
+    c->base = strata_plane_enter(p, a->count * a->extent, NULL, NULL); /* entered: done reading
+                                                                           older regions */
+}
+
+static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)
+{
+    struct reduce_call *c = &o->c;
+    struct strata_plane *p = c->p;
+    const struct strata_reduce_args *a = c->a;
+    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    STRATA_OP_BEGIN(step);
+    STRATA_OP_AWAIT_REGIONS_FREE(step, p, o->i);
+    memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN), a->sendbuf ? a->sendbuf : a->recvbuf,
+           span_bytes(a, 0, a->count));
+    strata_flag_publish(&me->progress, c->base + 1); /* the operand is in the region */
+
+    for (o->l = 0; o->l < c->nlev; o->l++) {
+        slice_of(c, c->role[o->l].n, a->count, c->role[o->l].me, &o->lo, &o->hi);
+        for (o->i = 0; o->hi > o->lo && o->i < c->role[o->l].n; o->i++) {
+            if (o->l == 0)
+                STRATA_OP_AWAIT_GE(step, &p->ctl[c->role[0].who[o->i]].progress, c->base + 1,
+                                   p->pid[c->role[0].who[o->i]]);
+            AWAIT_SOURCE_READY(step, o, c, p, o->l, c->base + 1);
+            int q = c->role[o->l].who[o->i];
+            size_t off = o->lo * a->extent, len = (o->hi - o->lo) * a->extent;
+            unsigned char *dst =
+                strata_plane_region(p, c->role[o->l].leader, STRATA_REGION_ACC0 + o->l) + off;
+            const unsigned char *src = strata_plane_region(
+                p, q, o->l == 0 ? STRATA_REGION_IN : STRATA_REGION_ACC0 + o->l - 1);
+            if (o->i == 0) memcpy(dst, src + off, len);
+            else strata_combine(a, dst, dst, src + off, o->hi - o->lo);
+            if (p->stats && q != p->rank) strata_stats_bytes(coll_of(a), p->dist[q], len);
+        }
+        strata_flag_publish(&me->done[o->l], c->base + 1); /* release: the slice is written */
     }
-    for (size_t k = 0; k < c.nchunks; k++) {
-        for (int l = 0; l < c.nlev; l++) reduce_chunk_at_level(&c, l, k);
-        if (allreduce) bcast_chunk(&c, parent, k);
+
+    if (a->root < 0 || p->rank == a->root) {
+        /* The result is in the top leader's region once the top group is done. */
+        o->nmembers = strata_tree_participants(p->hier, c->top_root, p->hier->nlevels - 1,
+                                               c->top_root, o->members);
+        for (o->j = 0; o->j < o->nmembers; o->j++)
+            STRATA_OP_AWAIT_GE(step, &p->ctl[o->members[o->j]].done[p->hier->nlevels - 1],
+                               c->base + 1, p->pid[o->members[o->j]]);
+        memcpy(a->recvbuf,
+               strata_plane_region(p, c->top_root, STRATA_REGION_ACC0 + p->hier->nlevels - 1),
+               span_bytes(a, 0, a->count));
+        if (p->stats && c->top_root != p->rank)
+            strata_stats_bytes(coll_of(a), p->dist[c->top_root], a->count * a->extent);
     }
-    if (allreduce) {
-        /* tree_buf was reused by the reducers: list the children again. */
-        nchildren = strata_tree_links(p->hier, 0, p->rank, &parent, children);
-        for (int i = 0; i < nchildren; i++)
-            strata_flag_wait_ge(&p->ctl[children[i]].ack, c.base, p->pid[children[i]]);
-        /* The other top participants read our slices: wait until they hold
-         * the whole result. */
-        struct level_role *top = &c.role[c.nlev - 1];
-        for (int i = 0; at_top(&c) && i < top->n; i++)
-            strata_flag_wait_ge(&p->ctl[top->who[i]].progress, c.base + a->count * a->extent,
-                                p->pid[top->who[i]]);
-        strata_flag_publish(&p->ctl[p->rank].ack, c.base);
-    } else {
-        wait_group_reducers(&c);
+    STRATA_OP_END(step);
+}
+
+static int cico_progress(struct strata_op *op) { return cico_steps(reduce_of(op), op); }
+
+/* Without a single-copy transport, the segment carries the vector in
+ * rounds of one region each. */
+static int rounds_progress(struct strata_op *op)
+{
+    struct strata_reduce_op *o = reduce_of(op);
+    const struct strata_reduce_args *a = &o->a;
+    STRATA_OP_BEGIN(op);
+    for (o->first = 0; o->first < a->count; o->first += o->per_round) {
+        size_t off = o->first * a->extent;
+        o->part = *a;
+        o->part.count = a->count - o->first < o->per_round ? a->count - o->first : o->per_round;
+        o->part.sendbuf = a->sendbuf ? (const unsigned char *)a->sendbuf + off : NULL;
+        o->part.recvbuf = a->recvbuf ? (unsigned char *)a->recvbuf + off : NULL;
+        if (o->first + o->part.count < a->count) o->part.true_extent = o->part.extent;
+        cico_start(o, &o->part);
+        o->step.resume = 0;
+        STRATA_OP_AWAIT_STEPS(op, &o->step, cico_steps(o, &o->step));
     }
+    STRATA_OP_END(op);
+}
+
+static int tiny_progress(struct strata_op *op)
+{
+    struct strata_reduce_op *o = reduce_of(op);
+    STRATA_OP_BEGIN(op);
+    STRATA_OP_AWAIT_STEPS(op, &o->tiny.op, strata_op_step(&o->tiny.op));
+    STRATA_OP_END(op);
+}
+
+static int nothing_to_do(struct strata_op *op)
+{
+    (void)op;
     return MPI_SUCCESS;
 }
 
-/* Small payloads: operands and partial results live in the segment, and
- * reducers combine straight from it into the leader's region. */
-static void reduce_cico(struct strata_plane *p, const struct strata_reduce_args *a)
+void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
+                         const struct strata_reduce_args *a)
 {
-    int allreduce = a->root < 0;
-    struct reduce_call c = {.p = p, .a = a, .top_root = allreduce ? 0 : a->root};
-    plan_roles(&c);
-    size_t bytes = a->count * a->extent;
-    c.chunk_elems = a->count;
-    c.nchunks = 1;
-    c.base = strata_plane_enter(p, bytes, NULL, NULL); /* entered: done reading older regions */
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_plane_wait_regions_free(p);
-
-    memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN), a->sendbuf ? a->sendbuf : a->recvbuf,
-           span_bytes(a, 0, a->count));
-    strata_flag_publish(&me->progress, c.base + 1); /* the operand is in the region */
-
-    for (int l = 0; l < c.nlev; l++) {
-        struct level_role *r = &c.role[l];
-        size_t lo, hi;
-        slice_of(&c, r->n, a->count, r->me, &lo, &hi);
-        if (hi > lo) {
-            size_t off = lo * a->extent, len = (hi - lo) * a->extent;
-            unsigned char *dst = strata_plane_region(p, r->leader, STRATA_REGION_ACC0 + l) + off;
-            for (int i = 0; i < r->n; i++) {
-                int q = r->who[i];
-                if (l == 0) strata_flag_wait_ge(&p->ctl[q].progress, c.base + 1, p->pid[q]);
-                else wait_source_ready(&c, l, q, c.base + 1);
-                const unsigned char *src =
-                    strata_plane_region(p, q, l == 0 ? STRATA_REGION_IN : STRATA_REGION_ACC0 + l - 1);
-                if (i == 0) memcpy(dst, src + off, len);
-                else strata_combine(a, dst, dst, src + off, hi - lo);
-                if (p->stats && q != p->rank) strata_stats_bytes(coll_of(a), p->dist[q], len);
-            }
-        }
-        strata_flag_publish(&me->done[l], c.base + 1); /* release: the slice is written */
-    }
-
-    if (!allreduce && p->rank != a->root) return;
-    /* The result is in the top leader's region once the top group is done. */
-    int top = p->hier->nlevels - 1;
-    int *who = p->tree_buf + 2 * (size_t)p->size;
-    int n = strata_tree_participants(p->hier, c.top_root, top, c.top_root, who);
-    for (int i = 0; i < n; i++) strata_flag_wait_ge(&p->ctl[who[i]].done[top], c.base + 1, p->pid[who[i]]);
-    memcpy(a->recvbuf, strata_plane_region(p, c.top_root, STRATA_REGION_ACC0 + top),
-           span_bytes(a, 0, a->count));
-    if (p->stats && c.top_root != p->rank) strata_stats_bytes(coll_of(a), p->dist[c.top_root], bytes);
-}
-
-int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)
-{
+    o->a = *a;
+    o->c.p = p;
+    o->c.a = &o->a;
+    o->c.top_root = a->root < 0 ? 0 : a->root;
+    o->members = p->tree_buf + 2 * (size_t)p->size;
+    o->step.waits = 0;
+    o->step.waiting_for = 0;
     size_t bytes = a->count * a->extent;
     if (p->size == 1 || bytes == 0) {
         if (bytes && a->sendbuf && (a->root < 0 || p->rank == a->root))
             memcpy(a->recvbuf, a->sendbuf, span_bytes(a, 0, a->count));
-        return MPI_SUCCESS;
+        strata_op_init(&o->op, p, nothing_to_do);
+        return;
     }
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (a->root < 0 && bytes <= STRATA_TINY_MAX) {
-        strata_allreduce_tiny(p, a);
+        strata_op_init(&o->op, p, tiny_progress);
+        strata_allreduce_tiny_start(&o->tiny, p, a);
     } else if (bytes <= region) {
-        reduce_cico(p, a);
-    } else if (p->use_cma) {
-        return reduce_cma(p, a);
+        strata_op_init(&o->op, p, cico_progress);
+        cico_start(o, &o->a);
+    } else if (strata_plane_single_copy(p)) {
+        strata_op_init(&o->op, p, single_copy_progress);
+        single_copy_start(o);
     } else {
-        /* Without CMA, the segment carries the vector in rounds. */
-        size_t per_round = p->region / a->extent;
-        for (size_t first = 0; first < a->count; first += per_round) {
-            struct strata_reduce_args part = *a;
-            size_t off = first * a->extent;
-            part.count = a->count - first < per_round ? a->count - first : per_round;
-            part.sendbuf = a->sendbuf ? (const unsigned char *)a->sendbuf + off : NULL;
-            part.recvbuf = a->recvbuf ? (unsigned char *)a->recvbuf + off : NULL;
-            if (first + part.count < a->count) part.true_extent = part.extent;
-            reduce_cico(p, &part);
-        }
+        strata_op_init(&o->op, p, rounds_progress);
+        o->per_round = p->region / a->extent;
     }
-    return MPI_SUCCESS;
+}
+
+int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)
+{
+    struct strata_reduce_op o;
+    strata_reduce_start(&o, p, a);
+    return strata_op_run(&o.op);
 }

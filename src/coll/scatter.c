@@ -10,8 +10,10 @@
  * from 1 to size-1, is rank (root + t) % size.  The throttle hands turns on
  * point to point, without barriers: turn t reads once turn t-k has
  * acknowledged, so at most k readers touch the root at any time; with
- * k >= size-1 nobody waits and it is the parallel read. */
+ * k >= size-1 nobody waits and it is the parallel read.  Resumable
+ * operations (coll/op.h). */
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,7 +21,6 @@
 #include "coll/coll.h"
 #include "coll/turns.h"
 #include "util/colls.h"
-#include "transport/cma.h"
 #include "util/stats.h"
 
 /* The root's own block, unless it is already in place. */
@@ -28,71 +29,112 @@ static void copy_own_block(const struct strata_block_args *a)
     if (a->recv) memcpy(a->recv, a->send + (size_t)a->root * a->block, a->block);
 }
 
-/* Pulls with at most k readers at once (see the top of the file). */
-static int read_blocks(struct strata_plane *p, const struct strata_block_args *a, int k)
+static struct strata_block_op *block_of(struct strata_op *op)
 {
-    int root = a->root;
-    int at_root = p->rank == root;
-    uint64_t base = strata_plane_enter(p, 0, at_root ? a->send : NULL, NULL);
-    struct strata_rank_ctl *me = &p->ctl[p->rank];
+    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+}
 
-    if (at_root) {
+/* Pulls with at most k readers at once (see the top of the file). */
+static int read_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
+    int root = a->root;
+    STRATA_OP_BEGIN(op);
+    if (p->rank == root) {
         copy_own_block(a); /* overlaps with the non-roots' reads */
-        strata_turn_wait_all(p, root, base, k); /* the send buffer is free again */
+        /* The send buffer is free again once every turn acknowledged. */
+        STRATA_OP_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t);
     } else {
-        strata_turn_wait(p, root, base, k);
+        STRATA_OP_AWAIT_TURN(op, p, root, o->base, o->k);
         /* The acquire makes the root's buf of this operation visible; the
          * root cannot leave it before this rank acknowledges. */
-        strata_flag_wait_ge(&p->ctl[root].seq, base, p->pid[root]);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
         const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[root].buf);
-        if (strata_cma_read(p->pid[root], src + (size_t)p->rank * a->block, a->recv, a->block))
-            strata_cma_failed("read from", root, errno);
-        if (p->stats) strata_stats_bytes(STRATA_COLL_SCATTER, p->dist[root], a->block);
+        strata_plane_pull(p, STRATA_COLL_SCATTER, root, src + (size_t)p->rank * a->block, a->recv,
+                          a->block);
     }
     /* Release: done with the root's buffer; hands the turn on to turn + k. */
-    strata_flag_publish(&me->ack, base);
-    return MPI_SUCCESS;
+    strata_flag_publish(&p->ctl[p->rank].ack, o->base);
+    STRATA_OP_END(op);
+}
+
+static void read_start(struct strata_block_op *o, struct strata_plane *p,
+                       const struct strata_block_args *a, int k)
+{
+    strata_op_init(&o->op, p, read_progress);
+    o->a = *a;
+    o->k = k;
+    o->base = strata_plane_enter(p, 0, p->rank == a->root ? a->send : NULL, NULL);
+}
+
+void strata_scatter_parallel_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                        const struct strata_block_args *a)
+{
+    read_start(o, p, a, p->size > 1 ? p->size - 1 : 1);
+}
+
+void strata_scatter_throttled_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a)
+{
+    read_start(o, p, a, a->k);
 }
 
 int strata_scatter_parallel_read(struct strata_plane *p, const struct strata_block_args *a)
 {
-    return read_blocks(p, a, p->size > 1 ? p->size - 1 : 1);
+    return strata_block_run(strata_scatter_parallel_read_start, p, a);
 }
 
 int strata_scatter_throttled_read(struct strata_plane *p, const struct strata_block_args *a)
 {
-    return read_blocks(p, a, a->k);
+    return strata_block_run(strata_scatter_throttled_read_start, p, a);
 }
 
 /* The root writes turn t's block, then publishes progress = base + t, which
  * that non-root waits for before returning. */
-int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_block_args *a)
+static int sequential_write_progress(struct strata_op *op)
 {
-    int root = a->root, last = p->size - 1;
-    int at_root = p->rank == root;
-    uint64_t base = strata_plane_enter(p, (size_t)last, NULL, at_root ? NULL : a->recv);
+    struct strata_block_op *o = block_of(op);
+    struct strata_plane *p = op->p;
+    const struct strata_block_args *a = &o->a;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-
-    if (at_root) {
-        for (int t = 1; t <= last; t++) {
-            int r = strata_turn_rank(p, root, t);
+    int root = a->root;
+    STRATA_OP_BEGIN(op);
+    if (p->rank == root) {
+        for (o->t = 1; o->t <= p->size - 1; o->t++) {
             /* The acquire makes r's acc of this operation visible; r cannot
              * leave before the progress below tells it its block is there. */
-            strata_flag_wait_ge(&p->ctl[r].seq, base, p->pid[r]);
+            STRATA_OP_AWAIT_GE(op, &p->ctl[strata_turn_rank(p, root, o->t)].seq, o->base,
+                               p->pid[strata_turn_rank(p, root, o->t)]);
+            int r = strata_turn_rank(p, root, o->t);
             unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r].acc);
-            if (strata_cma_write(p->pid[r], dst, a->send + (size_t)r * a->block, a->block))
-                strata_cma_failed("write to", r, errno);
-            if (p->stats) strata_stats_bytes(STRATA_COLL_SCATTER, p->dist[r], a->block);
+            strata_plane_push(p, STRATA_COLL_SCATTER, r, dst, a->send + (size_t)r * a->block,
+                              a->block);
             /* Release: turn t's block is in its buffer; it may return. */
-            strata_flag_publish(&me->progress, base + (uint64_t)t);
+            strata_flag_publish(&me->progress, o->base + (uint64_t)o->t);
         }
         /* Last, so that no non-root waits behind the root's own copy. */
         copy_own_block(a);
     } else {
-        uint64_t written = base + (uint64_t)strata_rank_turn(p, root, p->rank);
-        strata_flag_wait_ge(&p->ctl[root].progress, written, p->pid[root]);
+        STRATA_OP_AWAIT_GE(op, &p->ctl[root].progress,
+                           o->base + (uint64_t)strata_rank_turn(p, root, p->rank), p->pid[root]);
     }
     /* Release, for uniformity: this rank touches no peer's memory again. */
-    strata_flag_publish(&me->ack, base);
-    return MPI_SUCCESS;
+    strata_flag_publish(&me->ack, o->base);
+    STRATA_OP_END(op);
+}
+
+void strata_scatter_sequential_write_start(struct strata_block_op *o, struct strata_plane *p,
+                                           const struct strata_block_args *a)
+{
+    strata_op_init(&o->op, p, sequential_write_progress);
+    o->a = *a;
+    int at_root = p->rank == a->root;
+    o->base = strata_plane_enter(p, (size_t)(p->size - 1), NULL, at_root ? NULL : a->recv);
+}
+
+int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_block_args *a)
+{
+    return strata_block_run(strata_scatter_sequential_write_start, p, a);
 }

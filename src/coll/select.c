@@ -146,7 +146,7 @@ void strata_select_shape(const struct strata_plane *p, struct strata_model_shape
         int n = L0->member_start[g + 1] - L0->member_start[g];
         if (n > shape->largest_group) shape->largest_group = n;
     }
-    shape->use_cma = p->use_cma;
+    shape->single_copy = strata_plane_single_copy(p);
     /* The machine's cores, not the fake topology's: what can really run. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     shape->cores = cores > 0 && cores < p->size ? (int)cores : 0;
@@ -179,7 +179,7 @@ int strata_select_explain(const struct strata_model *m, const struct strata_mode
         struct strata_prediction best = {al, al->k_default, -1, NULL};
         int ks[16], nk = candidate_factors(al, shape->size, ks);
         for (int i = 0; i < nk; i++) {
-            const char *why = strata_algorithm_refusal(al, shape->size, shape->use_cma, ks[i]);
+            const char *why = strata_algorithm_refusal(al, shape->size, shape->single_copy, ks[i]);
             if (why) {
                 if (best.us < 0) best.refusal = why;
                 continue;
@@ -205,7 +205,7 @@ static int take_named(const struct strata_plane *p, int coll, const struct named
                       const char *source, int rule, struct strata_choice *out)
 {
     const struct strata_algorithm *al = strata_algorithm(nc->algo);
-    const char *why = strata_algorithm_refusal(al, p->size, p->use_cma, nc->k);
+    const char *why = strata_algorithm_refusal(al, p->size, strata_plane_single_copy(p), nc->k);
     if (why) {
         /* Said once per collective and process: the refusal repeats on
          * every call of that kind on this communicator. */

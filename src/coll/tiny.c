@@ -9,43 +9,51 @@
  * the larger paths and the same on every rank.
  *
  * Reading every rank's line of operation o also tells this rank that every
- * rank has entered o, so the next operation's region check is free. */
+ * rank has entered o, so the next operation's region check is free.
+ *
+ * A resumable operation (coll/op.h): value[], filled across awaits, lives
+ * in the plane's tree_buf, not on the stack. */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/op.h"
 #include "coll/tree.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 
-int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)
+static int tiny_progress(struct strata_op *op)
 {
-    size_t span = (a->count - 1) * a->extent + a->true_extent;
-    /* Entered: done reading older lines. */
-    uint64_t base = strata_plane_enter(p, a->count * a->extent, NULL, NULL);
-    int half = (int)((p->ops - 1) & 1);
+    struct strata_tiny_op *o = (struct strata_tiny_op *)((char *)op -
+                                                         offsetof(struct strata_tiny_op, op));
+    struct strata_plane *p = op->p;
+    const struct strata_reduce_args *a = &o->a;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    strata_plane_wait_regions_free(p);   /* nobody still reads our line of this parity */
-    memcpy(me->tiny[half].data, a->sendbuf ? a->sendbuf : a->recvbuf, span);
-    strata_flag_publish(&me->tiny[half].flag, base); /* release: the data goes with it */
-
     /* Each rank's current value: its operand, then its groups' results. */
     const unsigned char **value = (const unsigned char **)p->tree_buf;
+    STRATA_OP_BEGIN(op);
+    STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->r); /* nobody still reads our line of this parity */
+    memcpy(me->tiny[o->half].data, a->sendbuf ? a->sendbuf : a->recvbuf, o->span);
+    strata_flag_publish(&me->tiny[o->half].flag, o->base); /* release: the data goes with it */
+
+    for (o->r = 0; o->r < p->size; o->r++) {
+        /* Acquire: the line's bytes are those of this operation. */
+        if (o->r != p->rank)
+            STRATA_OP_AWAIT_GE(op, &p->ctl[o->r].tiny[o->half].flag, o->base, p->pid[o->r]);
+        value[o->r] = p->ctl[o->r].tiny[o->half].data;
+        if (p->stats && o->r != p->rank)
+            strata_stats_bytes(STRATA_COLL_ALLREDUCE, p->dist[o->r], o->span);
+    }
+    p->all_entered = o->base;
+
     unsigned char *results = strata_plane_scratch(p, (size_t)p->size * STRATA_CACHE_LINE);
     if (!results) {
         strata_error("out of memory for a tiny Allreduce");
         abort();
     }
-    for (int r = 0; r < p->size; r++) {
-        /* Acquire: the line's bytes are those of this operation. */
-        if (r != p->rank) strata_flag_wait_ge(&p->ctl[r].tiny[half].flag, base, p->pid[r]);
-        value[r] = p->ctl[r].tiny[half].data;
-        if (p->stats && r != p->rank) strata_stats_bytes(STRATA_COLL_ALLREDUCE, p->dist[r], span);
-    }
-    p->all_entered = base;
-
     int *who = p->part_buf;
     for (int l = 0; l < p->hier->nlevels; l++) {
         const struct strata_hier_level *L = &p->hier->level[l];
@@ -60,6 +68,24 @@ int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_arg
             value[who[0]] = res;
         }
     }
-    memcpy(a->recvbuf, value[0], span);
-    return MPI_SUCCESS;
+    memcpy(a->recvbuf, value[0], o->span);
+    STRATA_OP_END(op);
+}
+
+void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *p,
+                                 const struct strata_reduce_args *a)
+{
+    strata_op_init(&o->op, p, tiny_progress);
+    o->a = *a;
+    o->span = (a->count - 1) * a->extent + a->true_extent;
+    /* Entered: done reading older lines. */
+    o->base = strata_plane_enter(p, a->count * a->extent, NULL, NULL);
+    o->half = (int)((p->ops - 1) & 1);
+}
+
+int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)
+{
+    struct strata_tiny_op o;
+    strata_allreduce_tiny_start(&o, p, a);
+    return strata_op_run(&o.op);
 }

@@ -41,7 +41,11 @@ static const struct strata_config_var vars[] = {
      "agreement must send all ranks to the host MPI"},
     {"STRATA_CMA", "1", "0 or 1",
      "0: never use Cross-Memory Attach (everything goes through the shared "
-     "segment); 1: use it when the start-up probe says it works"},
+     "segment, as STRATA_TRANSPORT=segment); 1: use it when the start-up probe says it works"},
+    /* The names of src/transport/registry.c: keep both in step. */
+    {"STRATA_TRANSPORT", "cma", "cma or segment",
+     "the transport that moves data between the ranks of a node: cma (single copy, when "
+     "the start-up probe says it works) or segment (copy in, copy out)"},
     {"STRATA_CICO_MAX", "16K", "a size in bytes (suffix K, M or G), 64 to 16M",
      "payloads up to this size are copied through the shared segment rather "
      "than with CMA; also the size of each rank's copy regions"},
@@ -370,6 +374,18 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         if (parse_int("STRATA_CMA", s, 0, 1, var_row("STRATA_CMA")->accepts, &v, err, errlen))
             return -1;
         cfg->cma = (int)v;
+    }
+    snprintf(cfg->transport, sizeof cfg->transport, "%s", cfg->cma ? "cma" : "segment");
+    if ((s = getenv("STRATA_TRANSPORT"))) {
+        if (strcasecmp(s, "cma") && strcasecmp(s, "segment")) {
+            snprintf(err, errlen, "STRATA_TRANSPORT=\"%s\" is not valid: it accepts %s", s,
+                     var_row("STRATA_TRANSPORT")->accepts);
+            return -1;
+        }
+        /* STRATA_CMA=0 forbids CMA whatever the transport asked for. */
+        if (cfg->cma || strcasecmp(s, "cma"))
+            snprintf(cfg->transport, sizeof cfg->transport, "%s", !strcasecmp(s, "cma") ? "cma"
+                                                                               : "segment");
     }
     if ((s = getenv("STRATA_THROTTLE"))) {
         if (parse_int("STRATA_THROTTLE", s, 0, 4096, var_row("STRATA_THROTTLE")->accepts, &v,

@@ -11,7 +11,7 @@
 #include "coll/coll.h"
 #include "context/runtime.h"
 #include "net/net.h"
-#include "transport/probe.h"
+#include "transport/registry.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -72,7 +72,8 @@ static unsigned local_capabilities(struct strata_ctx *ctx, const struct strata_r
 {
     unsigned bits = STRATA_CAP_CONTEXT;
     char why[128];
-    if (strata_cma_unchanged(why, sizeof why)) bits |= STRATA_CAP_CMA;
+    if (!rt || !rt->transport->unchanged || rt->transport->unchanged(why, sizeof why))
+        bits |= STRATA_CAP_TRANSPORT;
     if (!rt) return bits & ~(unsigned)STRATA_CAP_RUNTIME & ~(unsigned)STRATA_CAP_IN_WORLD &
                     ~(unsigned)STRATA_CAP_HIERARCHY;
     MPI_Group group, world_group;
@@ -180,7 +181,8 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
         else if (ctx->hier.nnodes > 1)
             offer.mode = MODE_NET;
         else if (!strata_segment_create(seg, bytes,
-                                        strata_runtime()->cma_ok && (*mine & STRATA_CAP_CMA),
+                                        strata_transport_single_copy(strata_runtime()->transport) &&
+                                            (*mine & STRATA_CAP_TRANSPORT),
                                         ctx->serial, offer.why, sizeof offer.why)) {
             offer.ok = 1;
             offer.mode = MODE_SEGMENT;
@@ -204,21 +206,21 @@ static void offer_segment(struct strata_ctx *ctx, unsigned *mine, struct strata_
     }
 }
 
-/* Once per process, from the communicator's rank 0: CMA stopped working
- * after MPI_Init's probe (a rank made itself non-dumpable, dropped
- * CAP_SYS_PTRACE or changed credentials), so new communicators copy through
- * the segment; those set up before still use CMA and stop the job with a
+/* Once per process, from the communicator's rank 0: the transport stopped
+ * working after MPI_Init's probe (for CMA: a rank made itself non-dumpable,
+ * dropped CAP_SYS_PTRACE or changed credentials), so new communicators copy
+ * through the segment; those set up before keep it and stop the job with a
  * message if a copy is refused. */
-static void warn_cma_lost(const struct strata_ctx *ctx, unsigned agreed)
+static void warn_transport_lost(const struct strata_ctx *ctx, unsigned agreed)
 {
     static int warned;
-    if (!strata_runtime()->cma_ok || (agreed & STRATA_CAP_CMA) || ctx->rank != 0 || warned)
-        return;
+    const struct strata_transport *t = strata_runtime()->transport;
+    if (!t->unchanged || (agreed & STRATA_CAP_TRANSPORT) || ctx->rank != 0 || warned) return;
     warned = 1;
     char why[128] = "a rank was made non-dumpable, dropped CAP_SYS_PTRACE or changed its ids";
-    strata_cma_unchanged(why, sizeof why); /* this rank's own change, if it is one */
-    strata_warn("Cross-Memory Attach may be refused since MPI_Init (%s): communicator #%lu and "
-                "later ones copy through shared memory instead", why, ctx->serial);
+    t->unchanged(why, sizeof why); /* this rank's own change, if it is one */
+    strata_warn("transport %s may be refused since MPI_Init (%s): communicator #%lu and "
+                "later ones copy through the segment instead", t->name, why, ctx->serial);
 }
 
 /* With the agreed capabilities and every rank's pid, sets up the plane. */
@@ -231,9 +233,10 @@ static void adopt_plane(struct strata_ctx *ctx, unsigned agreed, struct strata_s
         return;
     }
     ctx->plane->seg = *seg;
-    warn_cma_lost(ctx, agreed);
+    warn_transport_lost(ctx, agreed);
     if (strata_plane_init(ctx->plane, &ctx->hier, ctx->rank, ctx->size, pids,
-                          strata_runtime()->cma_ok && (agreed & STRATA_CAP_CMA),
+                          (agreed & STRATA_CAP_TRANSPORT) ? strata_runtime()->transport
+                                                          : strata_transport_at(0),
                           strata_tuning()->cico_max)) {
         /* Out of memory on this rank alone: the job cannot agree any more. */
         strata_error("out of memory setting up communicator #%lu", ctx->serial);

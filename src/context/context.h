@@ -26,8 +26,8 @@ enum strata_capability {
     STRATA_CAP_CONTEXT = (1 << 4) - 1, /* all of the above: strata serves the communicator */
     STRATA_CAP_SEGMENT = 1 << 4,   /* attached the node's control segment (across
                                       nodes: this rank's node context is ready) */
-    STRATA_CAP_CMA = 1 << 5,       /* still passes the ptrace check as at MPI_Init's CMA
-                                      probe (transport/probe.h) */
+    STRATA_CAP_TRANSPORT = 1 << 5, /* the runtime's transport still works here as its
+                                      probe found at MPI_Init (its unchanged call) */
 };
 
 struct strata_ctx {

@@ -12,8 +12,7 @@
 #include "coll/select.h"
 #include "shm/flags.h"
 #include "shm/segment.h"
-#include "transport/cma.h"
-#include "transport/probe.h"
+#include "transport/registry.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -60,29 +59,38 @@ static int virtual_node_of(int host_rank, int host_size)
     return (int)((long)host_rank * v / host_size);
 }
 
-/* Once per process: does CMA work between every pair of ranks of this
- * machine?  Agreed over the world, so every communicator sees one answer. */
-static void probe_cma(MPI_Comm host_comm, int host_size)
+/* Once per process: which transport moves data between the ranks of a
+ * node?  The one STRATA_TRANSPORT names if every rank asks for it and its
+ * probe passes between every pair of ranks of every machine, else the
+ * segment (which always works).  Agreed over the world, so every
+ * communicator sees one answer. */
+static void choose_transport(MPI_Comm host_comm, int host_size)
 {
-    int ok = 1;
-    /* The probe is collective over the machine: agree first whether to run
-     * it, or STRATA_CMA=0 on some ranks only leaves the others waiting in it
-     * forever. */
-    int want = cfg->cma, all_want;
-    PMPI_Allreduce(&want, &all_want, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (!all_want) {
-        ok = 0;
-        snprintf(rt.cma_why, sizeof rt.cma_why, "switched off with STRATA_CMA=0%s",
-                 want ? " on another rank" : "");
-    } else if (host_size > 1) {
-        ok = strata_cma_probe(host_comm, rt.cma_why, sizeof rt.cma_why);
-    }
-    PMPI_Allreduce(&ok, &rt.cma_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (ok && !rt.cma_ok)
-        snprintf(rt.cma_why, sizeof rt.cma_why, "it fails between other ranks of the job");
-    if (!rt.cma_ok && cfg->cma && rt.world_rank == 0)
-        strata_warn("Cross-Memory Attach is not usable (%s); strata copies through shared "
-                    "memory instead", rt.cma_why);
+    const struct strata_transport *fallback = strata_transport_at(0);
+    const struct strata_transport *asked = strata_transport_find(cfg->transport);
+    if (!asked) asked = fallback; /* config.c accepts only listed names */
+    /* The probe is collective over the machine: agree first which one to
+     * probe, or a rank that asked for another leaves the others waiting in
+     * it forever.  Ranks that differ all take the segment. */
+    int idx[2] = {strata_transport_index(asked), -strata_transport_index(asked)}, all[2];
+    PMPI_Allreduce(idx, all, 2, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    const struct strata_transport *want = all[0] == -all[1] ? asked : fallback;
+    rt.transport_why[0] = '\0';
+    if (want != asked)
+        snprintf(rt.transport_why, sizeof rt.transport_why,
+                 "ranks asked for different transports (STRATA_TRANSPORT, STRATA_CMA)");
+    int ok = 1, all_ok;
+    if (want->probe && host_size > 1)
+        ok = want->probe(host_comm, rt.transport_why, sizeof rt.transport_why);
+    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    if (ok && !all_ok)
+        snprintf(rt.transport_why, sizeof rt.transport_why,
+                 "it fails between other ranks of the job");
+    rt.transport = all_ok ? want : fallback;
+    if (rt.transport != asked && rt.world_rank == 0)
+        strata_warn("transport %s is not usable (%s); strata copies through the %s instead",
+                    asked->name, rt.transport_why, rt.transport->name);
+    strata_verbose(1, "transport: %s", rt.transport->name);
 }
 
 static void apply_tuning(void)
@@ -141,7 +149,7 @@ static void apply_tuning(void)
     strata_stats_set_enabled(cfg->stats[0] != '\0');
     strata_flag_set_spin(cfg->spin >= 0 ? (unsigned)cfg->spin : STRATA_SPIN_DEFAULT);
     strata_segment_set_cap(cfg->shm_max);
-    strata_cma_set_max_per_call(cfg->cma_max_per_call);
+    strata_transport_set_max_per_call(cfg->cma_max_per_call);
 }
 
 /* The ranks of one machine count their segments in one shared word, so
@@ -152,7 +160,9 @@ static void share_accounting(MPI_Comm host_comm, int host_rank)
     struct { int ok; char name[STRATA_SEGMENT_NAME_MAX]; } offer = {0};
     char why[256] = "";
     if (host_rank == 0 &&
-        !strata_segment_create_uncounted(&accounting, 4096, rt.cma_ok, why, sizeof why)) {
+        !strata_segment_create_uncounted(&accounting, 4096,
+                                         strata_transport_single_copy(rt.transport), why,
+                                         sizeof why)) {
         offer.ok = 1;
         snprintf(offer.name, sizeof offer.name, "%s", accounting.name);
     }
@@ -261,7 +271,7 @@ static enum setup_outcome setup_layout_and_locations(char *err, size_t errlen)
     rt.nnodes = pair[1];
 
     int rc = share_topology(host_comm, host_rank, err, errlen);
-    probe_cma(host_comm, host_size);
+    choose_transport(host_comm, host_size);
     share_accounting(host_comm, host_rank);
     if (share_pids(host_comm) && rc == 0) {
         snprintf(err, errlen, "out of memory listing the ranks' processes");

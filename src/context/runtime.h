@@ -11,6 +11,7 @@
 
 #include "config/config.h"
 #include "topology/location.h"
+#include "transport/transport.h"
 
 struct strata_runtime {
     int ready;                  /* 1 once init succeeded */
@@ -28,8 +29,11 @@ struct strata_runtime {
      * machine and PID namespace: kill(pid, 0) says whether it lives), else 0. */
     pid_t *world_pid;
     char binding[128];          /* this rank's binding, as a cpuset string */
-    int cma_ok;                 /* CMA works between every pair of node peers */
-    char cma_why[512];          /* why not, in words a user can act on */
+    /* Moves data between the ranks of a node (transport/registry.h): the
+     * one STRATA_TRANSPORT names when it works between every pair of node
+     * peers of the job, else the segment. */
+    const struct strata_transport *transport;
+    char transport_why[512];    /* why the one asked for is not used ("" if it is) */
 };
 
 /* Sets strata up, once per process whoever calls first (thread-safe):

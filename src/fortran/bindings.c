@@ -25,6 +25,17 @@ static int strata_fortran_init(const MPI_Fint *required, MPI_Fint *provided)
     return rc;
 }
 
+/* MPI_Comm_split_type from Fortran: the new communicator back as a handle. */
+static inline int strata_fortran_split_type(MPI_Fint *comm, MPI_Fint *split_type, MPI_Fint *key,
+                                            MPI_Fint *info, MPI_Fint *newcomm)
+{
+    MPI_Comm c = MPI_COMM_NULL;
+    int rc = MPI_Comm_split_type(COMM(comm), (int)*split_type, (int)*key, MPI_Info_f2c(*info),
+                                 &c);
+    if (rc == MPI_SUCCESS) *newcomm = MPI_Comm_c2f(c);
+    return rc;
+}
+
 /* One more exported name for a function of this file. */
 #define ALIAS(target, name) \
     extern __typeof__(target) name __attribute__((alias(#target), visibility("default")));

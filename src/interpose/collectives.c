@@ -282,7 +282,7 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
 
 /* Fills a reduction's arguments, or returns why strata leaves the call. */
 static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
-                               struct strata_reduce_op *r, char *why, size_t whylen,
+                               struct strata_reduce_how *r, char *why, size_t whylen,
                                const void *sendbuf, void *recvbuf, long long count, MPI_Datatype type,
                                MPI_Op op, int recv_used)
 {
@@ -349,7 +349,7 @@ int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
     struct strata_reduce_args a;
-    struct strata_reduce_op r;
+    struct strata_reduce_how r;
     char reason[400];
     if (ctx) {
         const char *why = root < 0 || root >= ctx->size
@@ -373,7 +373,7 @@ int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
     struct strata_reduce_args a;
-    struct strata_reduce_op r;
+    struct strata_reduce_how r;
     char reason[400];
     if (ctx) {
         const char *why = reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf, count,

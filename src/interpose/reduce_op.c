@@ -27,9 +27,9 @@ static const char *user_op_name(const struct strata_user_op *u, char *out, size_
 
 const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI_Datatype type,
                                     long long count, struct strata_reduce_args *a,
-                                    struct strata_reduce_op *r, char *why, size_t len)
+                                    struct strata_reduce_how *r, char *why, size_t len)
 {
-    *r = (struct strata_reduce_op){.count = count, .type = type, .comm = ctx->comm};
+    *r = (struct strata_reduce_how){.count = count, .type = type, .comm = ctx->comm};
     a->user = NULL;
     a->fn = strata_reduce_kernel(op, type);
     if (a->fn) return NULL;
@@ -100,7 +100,7 @@ const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI
 
 /* Copies count elements of type from the buffer at origin `from` to the one
  * at `to`, touching only the bytes the datatype names. */
-static void copy_elements(const void *from, void *to, const struct strata_reduce_op *r)
+static void copy_elements(const void *from, void *to, const struct strata_reduce_how *r)
 {
     int size, in = 0, out = 0;
     PMPI_Type_size(r->type, &size);
@@ -118,7 +118,7 @@ static void copy_elements(const void *from, void *to, const struct strata_reduce
     free(packed);
 }
 
-void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_op *r,
+void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_how *r,
                             int receives)
 {
     if (!a->user) return;
@@ -143,7 +143,7 @@ void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_o
     }
 }
 
-void strata_reduce_op_end(struct strata_reduce_op *r)
+void strata_reduce_op_end(struct strata_reduce_how *r)
 {
     if (r->user_recv) copy_elements((char *)r->stage - r->user.shift, r->user_recv, r);
     free(r->stage);

@@ -11,7 +11,7 @@
 #include "context/context.h"
 
 /* One reduction call's combining state. */
-struct strata_reduce_op {
+struct strata_reduce_how {
     struct strata_user_op_call user;
     int staged;      /* the datatype has holes: data moves through `stage` */
     void *stage;     /* count elements in the datatype's layout, private */
@@ -27,7 +27,7 @@ struct strata_reduce_op {
  * choice depends only on arguments every rank passes alike. */
 const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI_Datatype type,
                                     long long count, struct strata_reduce_args *a,
-                                    struct strata_reduce_op *r, char *why, size_t len);
+                                    struct strata_reduce_how *r, char *why, size_t len);
 
 /* Once the call is strata's, with a's buffers set: a datatype with holes
  * is copied, element by element as the host MPI would, into a private
@@ -35,11 +35,11 @@ const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI
  * root, or every rank of Allreduce) of its result.  The elements' padding
  * and the gaps between them are never written in the application's
  * buffers. */
-void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_op *r,
+void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_how *r,
                             int receives);
 
 /* After the reduction: the result goes back to the application's buffer;
  * scratch is released. */
-void strata_reduce_op_end(struct strata_reduce_op *r);
+void strata_reduce_op_end(struct strata_reduce_how *r);
 
 #endif

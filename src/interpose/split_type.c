@@ -19,7 +19,8 @@
  * The rest goes to the host MPI unchanged, on every rank alike (the
  * standard requires the same split type and info value on every rank):
  * other split types, a guided split without the key or with a value strata
- * does not know, an intercommunicator, strata off.  A rank passing
+ * does not know, an intercommunicator, strata off (or not yet set up, where
+ * MPI_Init bypassed it and this split is not over the whole world).  A rank passing
  * MPI_UNDEFINED goes to the host as well; both MPIs split with
  * MPI_UNDEFINED as color then, which matches strata's PMPI_Comm_split. */
 #include <mpi.h>
@@ -61,6 +62,9 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
     if (comm == MPI_COMM_NULL || PMPI_Comm_test_inter(comm, &inter) != MPI_SUCCESS || inter)
         return host(comm, split_type, key, info, newcomm, what,
                     "not an intracommunicator: the host MPI judges it");
+    /* Collective over comm like the collectives: where MPI_Init bypassed
+     * strata, a split of the whole world sets it up as they do. */
+    strata_runtime_start_late(comm);
     if (!strata_runtime())
         return host(comm, split_type, key, info, newcomm, what, "strata is not set up");
 

@@ -12,7 +12,6 @@ void strata_engine_reset(struct strata_engine *e, MPI_Comm comm)
     e->comm = comm;
     e->nstreams = 0;
     e->open_streams = 0;
-    e->round = 0;
     e->stats_coll = -1;
 }
 
@@ -154,24 +153,9 @@ int strata_engine_progress(struct strata_engine *e, int *moved)
     return MPI_SUCCESS;
 }
 
-void strata_engine_idle(struct strata_engine *e, int moved)
+pid_t strata_engine_waiting_for(const struct strata_engine *e)
 {
-    if (moved) {
-        e->round = 0;
-        return;
-    }
-    strata_backoff(e->round++);
-    if (e->peer_pid && strata_liveness_due(e->round))
-        for (int i = 0; i < e->nstreams; i++)
-            if (e->s[i].done < e->s[i].bytes) strata_peer_check_alive(e->peer_pid[e->s[i].peer]);
-}
-
-int strata_engine_drain(struct strata_engine *e)
-{
-    while (!strata_engine_complete(e)) {
-        int moved, rc = strata_engine_progress(e, &moved);
-        if (rc != MPI_SUCCESS) return rc;
-        strata_engine_idle(e, moved);
-    }
-    return MPI_SUCCESS;
+    for (int i = 0; e->peer_pid && i < e->nstreams; i++)
+        if (e->s[i].done < e->s[i].bytes) return e->peer_pid[e->s[i].peer];
+    return 0;
 }

@@ -9,8 +9,9 @@
  * segment exists, independently of its siblings).  One call,
  * strata_engine_progress, tests every outstanding request at once
  * (PMPI_Testsome), retires what finished and posts what became possible;
- * the composition's loop calls it between polls of the node's flags, so
- * nothing waits on one request while another could move (no Waitall).
+ * a composition (a resumable operation) calls it once per progress step,
+ * between its node parts' steps, so nothing waits on one request while
+ * another could move (no Waitall).
  *
  * Both ends of a stream cut it identically (same bytes, same segment size),
  * and the segments of one stream match in order because MPI does not let
@@ -49,13 +50,13 @@ struct strata_engine {
     int *indices;
     MPI_Status *statuses; /* unread, but MPICH's headers make GCC reject MPI_STATUSES_IGNORE */
     int open_streams;  /* streams not yet complete */
-    unsigned long round; /* polls without progress (back-off) */
     int stats_coll;    /* STRATA_STATS: the collective segment sends count for; -1: none */
     int stats_dist;    /* ... and their distance (enum strata_distance) */
-    /* [size of comm] pid of each peer this process can watch, else 0: an
-     * idle engine checks the peers of its open streams every few ms, so a
-     * peer killed on this machine ends the job instead of hanging it.  Peers
-     * on other machines are the host MPI's and the launcher's to watch. */
+    /* [size of comm] pid of each peer this process can watch, else 0: a
+     * waiting operation checks the peer strata_engine_waiting_for names
+     * every few ms, so a peer killed on this machine ends the job instead of
+     * hanging it.  Peers on other machines are the host MPI's and the
+     * launcher's to watch. */
     const pid_t *peer_pid;
 };
 
@@ -97,10 +98,12 @@ static inline int strata_engine_complete(const struct strata_engine *e)
     return e->open_streams == 0;
 }
 
-/* One idle pass of a composition's loop: spins first, then yields. */
-void strata_engine_idle(struct strata_engine *e, int moved);
+/* The pid of the peer of the first stream still open, where this process
+ * can watch it (0: none): what a waiting operation checks for liveness. */
+pid_t strata_engine_waiting_for(const struct strata_engine *e);
 
-/* Runs the engine until every stream has completed. */
-int strata_engine_drain(struct strata_engine *e);
+/* Waiting for the engine is the operation's (coll/op.h): a composition
+ * calls strata_engine_progress once per progress step and returns "not yet"
+ * when nothing moved, so strata_op_run's spin-then-yield policy applies. */
 
 #endif

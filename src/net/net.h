@@ -90,4 +90,62 @@ int strata_net_block(struct strata_net *net, int coll, const struct strata_block
                      char *desc, size_t desclen);
 int strata_net_barrier(struct strata_net *net);
 
+/* ---- Resumable forms (coll/op.h): start, then strata_op_step until
+ * MPI_SUCCESS (or the host MPI's error).  The node's part runs as a
+ * sub-operation; the leaders' network part polls the host MPI (and the
+ * engine of engine.h) once per step instead of waiting. */
+struct strata_net_barrier_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_barrier_op node;  /* the node barriers, before and after */
+    int dist, from, to;
+    MPI_Request req[2];
+    char token;                     /* the zero-byte message's buffer */
+};
+void strata_net_barrier_start(struct strata_net_barrier_op *o, struct strata_net *net);
+
+struct strata_net_bcast_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_bcast_op node;    /* this node's broadcast, or the feed's close */
+    unsigned char *data;
+    size_t bytes, announced;
+    int local_root, leader, from, first_send, fed;
+    uint64_t base;                  /* the fed node broadcast's */
+};
+struct strata_net_block_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_block_args a;
+    int coll, leader, local_root, rc;
+    const unsigned char *send;      /* what this rank gives its node's gather */
+    unsigned char *transit, *mine;  /* node-ordered bundles; this node's bundle */
+    struct strata_block_op node;    /* the node's part */
+    struct strata_bcast_op bcast;   /* Allgather: the result inside the node */
+};
+/* coll, a, desc as strata_net_block's. */
+void strata_net_block_start(struct strata_net_block_op *o, struct strata_net *net, int coll,
+                            const struct strata_block_args *a, char *desc, size_t desclen);
+
+/* desc as strata_net_bcast's. */
+void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_net *net, void *data,
+                            size_t bytes, int root, char *desc, size_t desclen);
+
+/* Reduce (a->root >= 0) or Allreduce (a->root < 0) across nodes. */
+struct strata_net_reduce_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_reduce_args a;
+    const void *send;               /* this rank's input (NULL: already in acc) */
+    void *acc;                      /* where the node's / the result accumulates */
+    int root, leader, second, nchildren, nin, up, allreduce;
+    size_t seg_elems, total, stride, first, reduced, combined;
+    unsigned char *from_in;         /* incoming partial results, stride apart */
+    struct strata_reduce_args seg;  /* the segment the node is reducing */
+    struct strata_reduce_op node;   /* ... its node reduction */
+    struct strata_net_bcast_op bcast; /* Allreduce: the result back down */
+};
+void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_net *net,
+                             const struct strata_reduce_args *a, char *desc, size_t desclen);
+
 #endif

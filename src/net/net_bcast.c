@@ -7,9 +7,11 @@
  * segment to its children the moment it has arrived, and announces every
  * completed prefix to its own node, whose ranks pull it with one CMA copy
  * per chunk while later segments are still on the wire: the intra-node time
- * hides behind the inter-node time. */
+ * hides behind the inter-node time.  A resumable operation (coll/op.h): the
+ * engine's progress is one of its steps. */
 #include "net/net.h"
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "coll/select.h"
@@ -29,18 +31,68 @@ static void describe(char *desc, size_t len, const struct strata_net_tree *t, in
                                   : "then each node's own broadcast");
 }
 
-int strata_net_bcast(struct strata_net *net, void *data, size_t bytes, int root, char *desc,
-                     size_t desclen)
+static struct strata_net_bcast_op *net_bcast_of(struct strata_op *op)
+{
+    return (struct strata_net_bcast_op *)((char *)op - offsetof(struct strata_net_bcast_op, op));
+}
+
+static int net_bcast_progress(struct strata_op *op)
+{
+    struct strata_net_bcast_op *o = net_bcast_of(op);
+    struct strata_net *net = o->net;
+    struct strata_plane *np = net->node_plane;
+    struct strata_engine *e = &net->engine;
+    STRATA_OP_BEGIN(op);
+    if (o->net->rank == o->leader) {
+        /* The engine's progress joins the operation's: one pass per step;
+         * the run loop (strata_op_run) spins, then yields, in between. */
+        for (;;) {
+            size_t have = o->from >= 0 ? e->s[o->from].done : o->bytes;
+            for (int i = o->first_send; i < e->nstreams; i++) strata_stream_ready(e, i, have);
+            if (o->fed && have > o->announced)
+                strata_bcast_feed_advance(np, o->base, o->announced = have);
+            if (strata_engine_complete(e)) break;
+            int moved, rc = strata_engine_progress(e, &moved);
+            if (rc != MPI_SUCCESS) return rc;
+            if (moved) {
+                op->waits++; /* something arrived: the next wait spins afresh */
+            } else {
+                op->waiting_for = strata_engine_waiting_for(e);
+                STRATA_OP_YIELD(op);
+            }
+        }
+        if (o->fed) {
+            strata_bcast_feed_close_start(&o->node, np, o->base);
+            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        }
+    }
+    if (np && !o->fed) {
+        strata_bcast_start(&o->node, np, o->data, o->bytes, o->local_root);
+        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    }
+    STRATA_OP_END(op);
+}
+
+void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_net *net, void *data,
+                            size_t bytes, int root, char *desc, size_t desclen)
 {
     const struct strata_tuning *tu = strata_tuning();
     struct strata_plane *np = net->node_plane;
-    int leader = strata_net_leader(net, net->my_node, root);
-    int local_root = net->node_rank[leader];
+    strata_op_init(&o->op, np, net_bcast_progress);
+    o->net = net;
+    o->data = data;
+    o->bytes = bytes;
+    o->leader = strata_net_leader(net, net->my_node, root);
+    o->local_root = net->node_rank[o->leader];
+    o->fed = 0;
+    o->announced = 0;
+    o->from = -1;
+    o->base = 0;
     struct strata_net_tree t;
     strata_net_tree_choose(strata_select_model(), net->nnodes, bytes, tu->net_segment, &t);
-    if (net->rank != leader) {
+    if (net->rank != o->leader) {
         describe(desc, desclen, &t, net->nnodes, tu->net_segment, 0);
-        return strata_bcast_bytes(np, data, bytes, local_root);
+        return; /* the node's broadcast from its leader */
     }
 
     int root_node = net->node_of[root], parent_node, *children = net->tree_buf;
@@ -49,34 +101,27 @@ int strata_net_bcast(struct strata_net *net, void *data, size_t bytes, int root,
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     strata_engine_count_as(e, STRATA_COLL_BCAST);
-    int from = -1;
     if (parent_node >= 0)
-        from = strata_engine_add(e, 0, strata_net_leader(net, parent_node, root), TAG_BCAST, data,
-                                 bytes, tu->net_segment, tu->net_recvs);
-    int first_send = e->nstreams;
+        o->from = strata_engine_add(e, 0, strata_net_leader(net, parent_node, root), TAG_BCAST,
+                                    data, bytes, tu->net_segment, tu->net_recvs);
+    o->first_send = e->nstreams;
+    int failed = parent_node >= 0 && o->from < 0;
     for (int i = 0; i < nchildren; i++)
         if (strata_engine_add(e, 1, strata_net_leader(net, children[i], root), TAG_BCAST, data,
                               bytes, tu->net_segment, tu->net_sends) < 0)
-            from = -2;
-    if (from == -2 || (parent_node >= 0 && from < 0)) {
+            failed = 1;
+    if (failed) {
         strata_error("out of memory starting a broadcast across nodes");
         PMPI_Abort(net->comm, 1);
     }
+    o->fed = np && strata_bcast_feed_open(np, data, bytes, &o->base);
+    describe(desc, desclen, &t, net->nnodes, tu->net_segment, o->fed);
+}
 
-    uint64_t base = 0;
-    int fed = np && strata_bcast_feed_open(np, data, bytes, &base);
-    describe(desc, desclen, &t, net->nnodes, tu->net_segment, fed);
-    size_t announced = 0;
-    for (;;) {
-        size_t have = from >= 0 ? e->s[from].done : bytes;
-        for (int i = first_send; i < e->nstreams; i++) strata_stream_ready(e, i, have);
-        if (fed && have > announced) strata_bcast_feed_advance(np, base, announced = have);
-        if (strata_engine_complete(e)) break;
-        int moved, rc = strata_engine_progress(e, &moved);
-        if (rc != MPI_SUCCESS) return rc;
-        strata_engine_idle(e, moved);
-    }
-    if (fed) strata_bcast_feed_close(np, base);
-    else if (np) return strata_bcast_bytes(np, data, bytes, local_root);
-    return MPI_SUCCESS;
+int strata_net_bcast(struct strata_net *net, void *data, size_t bytes, int root, char *desc,
+                     size_t desclen)
+{
+    struct strata_net_bcast_op o;
+    strata_net_bcast_start(&o, net, data, bytes, root, desc, desclen);
+    return strata_op_run(&o.op);
 }

@@ -18,9 +18,13 @@
  *             each with every other when there are few nodes, around a ring
  *             of leaders (each bundle forwarded segment by segment as it
  *             arrives) when there are many; then each leader broadcasts the
- *             whole result inside its node. */
+ *             whole result inside its node.
+ *
+ * Resumable operations (coll/op.h): the node parts run as sub-operations,
+ * the engine one pass per step. */
 #include "net/net.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,16 +39,39 @@ enum { TAG_GATHER = 3, TAG_SCATTER = 4, TAG_ALLGATHER = 5 };
 /* Up to this many nodes, leaders exchange Allgather bundles all with all. */
 #define ALLGATHER_DIRECT_MAX_NODES 4
 
-/* One block collective inside this rank's node, as the model chooses it. */
-static int node_block(struct strata_net *net, int coll, const unsigned char *send,
-                      unsigned char *recv, size_t block, int local_root)
+static struct strata_net_block_op *net_block_of(struct strata_op *op)
 {
-    struct strata_plane *np = net->node_plane;
-    struct strata_choice ch;
-    strata_select(np, coll, block, &ch);
-    struct strata_block_args a = {send, recv, block, local_root, ch.k};
-    return ch.al->run(np, &a);
+    return (struct strata_net_block_op *)((char *)op - offsetof(struct strata_net_block_op, op));
 }
+
+/* Starts one block collective inside this rank's node, as the model
+ * chooses it, in o->node (run it with STRATA_OP_AWAIT_STEPS). */
+static void node_block_start(struct strata_net_block_op *o, int coll, const unsigned char *send,
+                             unsigned char *recv)
+{
+    struct strata_plane *np = o->net->node_plane;
+    struct strata_choice ch;
+    strata_select(np, coll, o->a.block, &ch);
+    struct strata_block_args a = {send, recv, o->a.block, o->local_root, ch.k};
+    strata_block_starter((int)ch.al->id)(&o->node, np, &a);
+}
+
+/* Runs the engine until every stream completed: one pass per step, "not
+ * yet" when nothing moved (the run loop spins, then yields).  `each` runs
+ * after every pass (ring forwarding). */
+#define AWAIT_ENGINE(op, e, each)                                                         \
+    for (;;) {                                                                             \
+        int moved_, rc_ = strata_engine_progress(e, &moved_);                             \
+        if (rc_ != MPI_SUCCESS) return rc_;                                                \
+        each;                                                                              \
+        if (strata_engine_complete(e)) break;                                              \
+        if (moved_) {                                                                      \
+            (op)->waits++;                                                                 \
+        } else {                                                                           \
+            (op)->waiting_for = strata_engine_waiting_for(e);                                        \
+            STRATA_OP_YIELD(op);                                                           \
+        }                                                                                  \
+    }
 
 /* Where node n's bundle lies: in the user's buffer `user` (rank order) if
  * the node's ranks are consecutive, else in `transit` (node order). */
@@ -94,88 +121,123 @@ static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag,
 }
 
 /* Send streams are posted whole: their bytes are all in place. */
-static int drain_all_ready(struct strata_engine *e)
+static void all_ready(struct strata_engine *e)
 {
     for (int i = 0; i < e->nstreams; i++) strata_stream_ready(e, i, e->s[i].bytes);
-    return strata_engine_drain(e);
 }
 
-static int gather(struct strata_net *net, const struct strata_block_args *a)
+static void gather_start(struct strata_net_block_op *o)
 {
+    struct strata_net *net = o->net;
+    const struct strata_block_args *a = &o->a;
     size_t b = a->block;
-    int leader = strata_net_leader(net, net->my_node, a->root);
-    int local_root = net->node_rank[leader];
     int me = net->my_node, nsize = strata_net_node_size(net, me);
-    const unsigned char *send = a->send;
-    if (net->rank != leader) return node_block(net, STRATA_COLL_GATHER, send, NULL, b, local_root);
-
+    o->send = a->send;
+    if (net->rank != o->leader) return;
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     strata_engine_count_as(e, STRATA_COLL_GATHER);
-    unsigned char *transit, *mine;
     if (net->rank == a->root) {
-        transit = transit_or_abort(net, (size_t)net->size * b);
+        o->transit = transit_or_abort(net, (size_t)net->size * b);
         /* Receives first, so bundles can land while this node gathers. */
         for (int n = 0; n < net->nnodes; n++)
             if (n != me)
                 add_or_abort(net, 0, strata_net_leader(net, n, a->root), TAG_GATHER,
-                             bundle_of(net, n, a->recv, transit, b),
+                             bundle_of(net, n, a->recv, o->transit, b),
                              (size_t)strata_net_node_size(net, n) * b);
-        mine = bundle_of(net, me, a->recv, transit, b);
+        o->mine = bundle_of(net, me, a->recv, o->transit, b);
         /* In place, the root's block is at its rank's slot of recv: where
          * the node gather wants it only if the bundle is recv itself. */
-        if (!send && !net->contiguous[me]) send = a->recv + (size_t)net->rank * b;
+        if (!o->send && !net->contiguous[me]) o->send = a->recv + (size_t)net->rank * b;
     } else {
-        mine = transit = transit_or_abort(net, (size_t)nsize * b);
+        o->mine = o->transit = transit_or_abort(net, (size_t)nsize * b);
     }
-    int rc = MPI_SUCCESS;
-    if (net->node_plane) rc = node_block(net, STRATA_COLL_GATHER, send, mine, b, local_root);
-    else if (send) memcpy(mine, send, b);
-    if (rc != MPI_SUCCESS) return rc;
-    if (net->rank != a->root)
-        add_or_abort(net, 1, a->root, TAG_GATHER, mine, (size_t)nsize * b);
-    rc = drain_all_ready(e);
-    if (rc == MPI_SUCCESS && net->rank == a->root) sort_bundles(net, a->recv, transit, b, 1, -1);
-    return rc;
 }
 
-static int scatter(struct strata_net *net, const struct strata_block_args *a)
+static int gather_progress(struct strata_op *op)
 {
+    struct strata_net_block_op *o = net_block_of(op);
+    struct strata_net *net = o->net;
+    struct strata_engine *e = &net->engine;
+    const struct strata_block_args *a = &o->a;
     size_t b = a->block;
-    int leader = strata_net_leader(net, net->my_node, a->root);
-    int local_root = net->node_rank[leader];
-    int me = net->my_node, nsize = strata_net_node_size(net, me);
-    if (net->rank != leader) return node_block(net, STRATA_COLL_SCATTER, NULL, a->recv, b, local_root);
+    STRATA_OP_BEGIN(op);
+    if (net->rank != o->leader) {
+        node_block_start(o, STRATA_COLL_GATHER, o->send, NULL);
+        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    } else {
+        if (net->node_plane) {
+            node_block_start(o, STRATA_COLL_GATHER, o->send, o->mine);
+            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        } else if (o->send) {
+            memcpy(o->mine, o->send, b);
+        }
+        if (net->rank != a->root)
+            add_or_abort(net, 1, a->root, TAG_GATHER, o->mine,
+                         (size_t)strata_net_node_size(net, net->my_node) * b);
+        all_ready(e);
+        AWAIT_ENGINE(op, e, (void)0);
+        if (net->rank == a->root) sort_bundles(net, a->recv, o->transit, b, 1, -1);
+    }
+    STRATA_OP_END(op);
+}
 
+static int scatter_start(struct strata_net_block_op *o)
+{
+    struct strata_net *net = o->net;
+    const struct strata_block_args *a = &o->a;
+    size_t b = a->block;
+    int me = net->my_node, nsize = strata_net_node_size(net, me);
+    if (net->rank != o->leader) return MPI_SUCCESS;
     struct strata_engine *e = &net->engine;
     strata_engine_reset(e, net->dup);
     strata_engine_count_as(e, STRATA_COLL_SCATTER);
-    unsigned char *mine;
-    int rc, moved;
     if (net->rank == a->root) {
-        unsigned char *transit = transit_or_abort(net, (size_t)net->size * b);
-        sort_bundles(net, (unsigned char *)a->send, transit, b, 0, -1);
+        o->transit = transit_or_abort(net, (size_t)net->size * b);
+        sort_bundles(net, (unsigned char *)a->send, o->transit, b, 0, -1);
         for (int n = 0; n < net->nnodes; n++)
             if (n != me)
                 add_or_abort(net, 1, strata_net_leader(net, n, a->root), TAG_SCATTER,
-                             bundle_of(net, n, (unsigned char *)a->send, transit, b),
+                             bundle_of(net, n, (unsigned char *)a->send, o->transit, b),
                              (size_t)strata_net_node_size(net, n) * b);
-        for (int i = 0; i < e->nstreams; i++) strata_stream_ready(e, i, e->s[i].bytes);
+        all_ready(e);
         /* The first segments leave before this node scatters; the rest
-         * follow in the drain below. */
-        if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
-        mine = bundle_of(net, me, (unsigned char *)a->send, transit, b);
+         * follow at the end. */
+        int moved;
+        int rc = strata_engine_progress(e, &moved);
+        if (rc != MPI_SUCCESS) return rc;
+        o->mine = bundle_of(net, me, (unsigned char *)a->send, o->transit, b);
     } else {
-        mine = transit_or_abort(net, (size_t)nsize * b);
-        add_or_abort(net, 0, a->root, TAG_SCATTER, mine, (size_t)nsize * b);
-        if ((rc = strata_engine_drain(e)) != MPI_SUCCESS) return rc;
+        o->mine = transit_or_abort(net, (size_t)nsize * b);
+        add_or_abort(net, 0, a->root, TAG_SCATTER, o->mine, (size_t)nsize * b);
     }
-    if (net->node_plane) rc = node_block(net, STRATA_COLL_SCATTER, mine, a->recv, b, local_root);
-    else if (a->recv) memcpy(a->recv, mine, b);
-    if (rc != MPI_SUCCESS) return rc;
-    return strata_engine_drain(e);
+    return MPI_SUCCESS;
 }
 
+static int scatter_progress(struct strata_op *op)
+{
+    struct strata_net_block_op *o = net_block_of(op);
+    struct strata_net *net = o->net;
+    struct strata_engine *e = &net->engine;
+    const struct strata_block_args *a = &o->a;
+    STRATA_OP_BEGIN(op);
+    if (o->rc != MPI_SUCCESS) return o->rc; /* the start's first engine pass failed */
+    if (net->rank != o->leader) {
+        node_block_start(o, STRATA_COLL_SCATTER, NULL, a->recv);
+        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    } else {
+        /* A non-root leader needs its bundle before its node can scatter. */
+        if (net->rank != a->root) AWAIT_ENGINE(op, e, (void)0);
+        if (net->node_plane) {
+            node_block_start(o, STRATA_COLL_SCATTER, o->mine, a->recv);
+            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        } else if (a->recv) {
+            memcpy(a->recv, o->mine, a->block);
+        }
+        AWAIT_ENGINE(op, e, (void)0);
+    }
+    STRATA_OP_END(op);
+}
 /* Leaders exchange bundles: all with all, or around the ring of leaders. */
 static void exchange_bundles(struct strata_net *net, unsigned char *recv, unsigned char *transit,
                              size_t b)
@@ -220,44 +282,54 @@ static void forward_ring(struct strata_engine *e, int nnodes)
         strata_stream_ready(e, i + 1, e->s[i].done);
 }
 
-static int allgather(struct strata_net *net, const struct strata_block_args *a)
+static int allgather_progress(struct strata_op *op)
 {
-    size_t b = a->block;
-    int me = net->my_node, leader = strata_net_leader(net, me, -1);
-    int local_root = net->node_rank[leader];
-    struct strata_plane *np = net->node_plane;
-    size_t total = (size_t)net->size * b;
-    /* In place, this rank's block is at its slot of recv. */
-    const unsigned char *send = a->send ? a->send : a->recv + (size_t)net->rank * b;
-    if (net->rank != leader) {
-        int rc = node_block(net, STRATA_COLL_GATHER, send, NULL, b, local_root);
-        if (rc != MPI_SUCCESS) return rc;
-        return strata_bcast_bytes(np, a->recv, total, local_root);
-    }
-    unsigned char *transit = transit_or_abort(net, total);
-    unsigned char *mine = bundle_of(net, me, a->recv, transit, b);
-    /* The leader's block is in place only if the bundle is recv itself. */
-    if (!a->send && net->contiguous[me]) send = NULL;
-    int rc = MPI_SUCCESS;
-    if (np) rc = node_block(net, STRATA_COLL_GATHER, send, mine, b, local_root);
-    else if (send) memcpy(mine, send, b);
-    if (rc != MPI_SUCCESS) return rc;
+    struct strata_net_block_op *o = net_block_of(op);
+    struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
-    strata_engine_reset(e, net->dup);
-    strata_engine_count_as(e, STRATA_COLL_ALLGATHER);
-    exchange_bundles(net, a->recv, transit, b);
-    while (!strata_engine_complete(e)) {
-        int moved;
-        if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
-        forward_ring(e, net->nnodes);
-        strata_engine_idle(e, moved);
+    struct strata_plane *np = net->node_plane;
+    const struct strata_block_args *a = &o->a;
+    size_t b = a->block, total = (size_t)net->size * b;
+    STRATA_OP_BEGIN(op);
+    if (net->rank != o->leader) {
+        node_block_start(o, STRATA_COLL_GATHER, o->send, NULL);
+        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    } else {
+        if (np) {
+            node_block_start(o, STRATA_COLL_GATHER, o->send, o->mine);
+            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        } else if (o->send) {
+            memcpy(o->mine, o->send, b);
+        }
+        strata_engine_reset(e, net->dup);
+        strata_engine_count_as(e, STRATA_COLL_ALLGATHER);
+        exchange_bundles(net, a->recv, o->transit, b);
+        AWAIT_ENGINE(op, e, forward_ring(e, net->nnodes));
+        sort_bundles(net, a->recv, o->transit, b, 1, -1);
     }
-    sort_bundles(net, a->recv, transit, b, 1, -1);
-    return np ? strata_bcast_bytes(np, a->recv, total, local_root) : MPI_SUCCESS;
+    if (np) {
+        strata_bcast_start(&o->bcast, np, a->recv, total, o->local_root);
+        STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+    }
+    STRATA_OP_END(op);
 }
 
-int strata_net_block(struct strata_net *net, int coll, const struct strata_block_args *a,
-                     char *desc, size_t desclen)
+static void allgather_start(struct strata_net_block_op *o)
+{
+    struct strata_net *net = o->net;
+    const struct strata_block_args *a = &o->a;
+    size_t b = a->block;
+    /* In place, this rank's block is at its slot of recv. */
+    o->send = a->send ? a->send : a->recv + (size_t)net->rank * b;
+    if (net->rank != o->leader) return;
+    o->transit = transit_or_abort(net, (size_t)net->size * b);
+    o->mine = bundle_of(net, net->my_node, a->recv, o->transit, b);
+    /* The leader's block is in place only if the bundle is recv itself. */
+    if (!a->send && net->contiguous[net->my_node]) o->send = NULL;
+}
+
+void strata_net_block_start(struct strata_net_block_op *o, struct strata_net *net, int coll,
+                            const struct strata_block_args *a, char *desc, size_t desclen)
 {
     if (desc) {
         const char *how = coll == STRATA_COLL_ALLGATHER
@@ -266,9 +338,34 @@ int strata_net_block(struct strata_net *net, int coll, const struct strata_block
             : "leaders stream node bundles to and from the root";
         snprintf(desc, desclen, "across nodes: two levels over %d nodes, %s", net->nnodes, how);
     }
+    o->net = net;
+    o->a = *a;
+    o->coll = coll;
+    o->rc = MPI_SUCCESS;
+    o->transit = o->mine = NULL;
+    o->send = NULL;
+    o->leader = strata_net_leader(net, net->my_node, coll == STRATA_COLL_ALLGATHER ? -1 : a->root);
+    o->local_root = net->node_rank[o->leader];
     switch (coll) {
-    case STRATA_COLL_GATHER: return gather(net, a);
-    case STRATA_COLL_SCATTER: return scatter(net, a);
-    default: return allgather(net, a);
+    case STRATA_COLL_GATHER:
+        strata_op_init(&o->op, net->node_plane, gather_progress);
+        gather_start(o);
+        break;
+    case STRATA_COLL_SCATTER:
+        strata_op_init(&o->op, net->node_plane, scatter_progress);
+        o->rc = scatter_start(o);
+        break;
+    default:
+        strata_op_init(&o->op, net->node_plane, allgather_progress);
+        allgather_start(o);
+        break;
     }
+}
+
+int strata_net_block(struct strata_net *net, int coll, const struct strata_block_args *a,
+                     char *desc, size_t desclen)
+{
+    struct strata_net_block_op o;
+    strata_net_block_start(&o, net, coll, a, desc, desclen);
+    return strata_op_run(&o.op);
 }

@@ -12,9 +12,13 @@
  * children in the tree's order, the same on every run (not the host MPI's
  * order: floating-point sums may round differently from it, as they may
  * between any two MPI libraries).  Allreduce reduces towards rank 0 and
- * then broadcasts the result from it (net_bcast.c), pipelined the same way. */
+ * then broadcasts the result from it (net_bcast.c), pipelined the same way.
+ *
+ * A resumable operation (coll/op.h): the node reductions run as
+ * sub-operations, the engine one pass per step. */
 #include "net/net.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -86,199 +90,248 @@ static int second_leader(const struct strata_net *net, int root)
     return net->members[net->node_start[net->my_node] + 1];
 }
 
-/* A rank that is not its node's leader: its share of each segment's node
- * reduction.  The second leader of a two-leader node is the workers' root:
- * it reduces into acc and streams each segment to the leader as it is done. */
-static int reduce_in_node(struct strata_net *net, const struct strata_reduce_args *a,
-                          const void *send, void *acc, int root, size_t seg_elems)
+static struct strata_net_reduce_op *net_reduce_of(struct strata_op *op)
 {
-    int second = second_leader(net, root);
-    if (second < 0) {
-        int local_root = net->node_rank[strata_net_leader(net, net->my_node, root)];
-        for (size_t first = 0; first < a->count; first += seg_elems) {
-            struct strata_reduce_args seg;
-            segment_args(a, &seg, first, segment_len(a, first, seg_elems), send, NULL, local_root);
-            int rc = strata_reduce(net->node_plane, &seg);
-            if (rc != MPI_SUCCESS) return rc;
-        }
-        return MPI_SUCCESS;
-    }
-    /* Workers: the second leader is rank 0 of their communicator. */
-    struct strata_plane *wp = net->workers_plane;
-    int is_second = net->rank == second;
-    struct strata_engine *e = &net->engine;
-    int up = -1;
-    if (is_second) {
-        strata_engine_reset(e, net->dup);
-        int leader = strata_net_leader(net, net->my_node, root);
-        /* Traffic inside the node: counted at the leader's distance. */
-        strata_engine_count_at(e, STRATA_COLL_REDUCE, net->node_plane->dist[net->node_rank[leader]]);
-        up = strata_engine_add(e, 1, leader, TAG_NODE_PART,
-                               acc, span(a, 0, a->count), seg_elems * a->extent,
-                               strata_tuning()->net_sends);
-        if (up < 0) {
-            strata_error("out of memory starting a reduction across nodes");
-            PMPI_Abort(net->comm, 1);
-        }
-    }
-    for (size_t first = 0; first < a->count; first += seg_elems) {
-        size_t n = segment_len(a, first, seg_elems);
-        struct strata_reduce_args seg;
-        segment_args(a, &seg, first, n, send, is_second ? acc : NULL, 0);
-        int rc = strata_reduce(wp, &seg);
-        if (rc != MPI_SUCCESS) return rc;
-        if (!is_second) continue;
-        strata_stream_ready(e, up, span(a, 0, first + n));
-        int moved;
-        rc = strata_engine_progress(e, &moved);
-        if (rc != MPI_SUCCESS) return rc;
-    }
-    while (is_second && !strata_engine_complete(e)) {
-        int moved, rc = strata_engine_progress(e, &moved);
-        if (rc != MPI_SUCCESS) return rc;
-        strata_engine_idle(e, moved);
-    }
-    return MPI_SUCCESS;
+    return (struct strata_net_reduce_op *)((char *)op - offsetof(struct strata_net_reduce_op, op));
 }
 
-/* The reduction to `root`, leaving the result in `acc` at the root; send is
- * this rank's input (NULL: it is already in acc).  acc is significant at
- * the leaders and at second leaders. */
-static int reduce_to(struct strata_net *net, const struct strata_reduce_args *a, const void *send,
-                     void *acc, int root, char *desc, size_t desclen)
+static void out_of_memory(struct strata_net *net)
 {
+    strata_error("out of memory starting a reduction across nodes");
+    PMPI_Abort(net->comm, 1);
+}
+
+/* Sets up the reduction to `root`, leaving the result in `acc` at the
+ * root; send is this rank's input (NULL: it is already in acc).  acc is
+ * significant at the leaders and at second leaders. */
+static void reduce_to_start(struct strata_net_reduce_op *o, char *desc, size_t desclen)
+{
+    struct strata_net *net = o->net;
     const struct strata_tuning *tu = strata_tuning();
-    struct strata_plane *np = net->node_plane;
-    int leader = strata_net_leader(net, net->my_node, root);
-    int second = second_leader(net, root);
-    size_t seg_elems = tu->net_segment / a->extent ? tu->net_segment / a->extent : 1;
-    size_t total = span(a, 0, a->count);
+    const struct strata_reduce_args *a = &o->a;
+    int root = o->root;
+    o->leader = strata_net_leader(net, net->my_node, root);
+    o->second = second_leader(net, root);
+    o->seg_elems = tu->net_segment / a->extent ? tu->net_segment / a->extent : 1;
+    o->total = span(a, 0, a->count);
     /* Incoming vectors lie a whole number of elements apart, so each starts
      * aligned for the reduction kernels (a padded type's last element is
      * shorter than its extent). */
-    size_t stride = a->count * a->extent;
+    o->stride = a->count * a->extent;
+    o->up = -1;
+    o->nchildren = o->nin = 0;
     struct strata_net_tree t;
-    strata_net_tree_choose(strata_select_model(), net->nnodes, total, seg_elems * a->extent, &t);
+    strata_net_tree_choose(strata_select_model(), net->nnodes, o->total,
+                           o->seg_elems * a->extent, &t);
     if (desc) {
         char name[32];
         snprintf(desc, desclen, "across nodes: each node reduces %zu-element segments to its "
                  "leader%s, leaders combine up a %s tree of %d nodes (%.1f us predicted)",
-                 seg_elems, second >= 0 ? " (this node: a second leader reduces, the first "
+                 o->seg_elems, o->second >= 0 ? " (this node: a second leader reduces, the first "
                  "only talks to other nodes)" : "", strata_net_tree_name(&t, name, sizeof name),
                  net->nnodes, t.predicted_us);
     }
-    if (net->rank != leader) return reduce_in_node(net, a, send, acc, root, seg_elems);
-
+    struct strata_engine *e = &net->engine;
+    if (net->rank != o->leader) {
+        if (net->rank != o->second) return;
+        /* The second leader is the workers' root: it reduces into acc and
+         * streams each segment to the leader as it is done. */
+        strata_engine_reset(e, net->dup);
+        /* Traffic inside the node: counted at the leader's distance. */
+        strata_engine_count_at(e, STRATA_COLL_REDUCE,
+                               net->node_plane->dist[net->node_rank[o->leader]]);
+        o->up = strata_engine_add(e, 1, o->leader, TAG_NODE_PART, o->acc, o->total,
+                                  o->seg_elems * a->extent, tu->net_sends);
+        if (o->up < 0) out_of_memory(net);
+        return;
+    }
     int parent_node, *children = net->tree_buf;
-    int nchildren = strata_net_tree_links(&t, net->nnodes, net->node_of[root], net->my_node,
-                                          &parent_node, children);
+    o->nchildren = strata_net_tree_links(&t, net->nnodes, net->node_of[root], net->my_node,
+                                         &parent_node, children);
     /* Incoming streams: each child node's partial result, then (two
      * leaders) the node's own, reduced by the second leader. */
-    int nin = nchildren + (second >= 0);
-    unsigned char *from_in = strata_net_staging(net, STRATA_NET_TRANSIT, (size_t)nin * stride);
-    struct strata_engine *e = &net->engine;
+    o->nin = o->nchildren + (o->second >= 0);
+    o->from_in = strata_net_staging(net, STRATA_NET_TRANSIT, (size_t)o->nin * o->stride);
     strata_engine_reset(e, net->dup);
     /* Counted under the collective the application called (stats.c). */
     strata_engine_count_as(e, STRATA_COLL_REDUCE);
-    int bad = nin && !from_in;
-    for (int i = 0; i < nin && !bad; i++) {
-        int peer = i < nchildren ? strata_net_leader(net, children[i], root) : second;
-        bad = strata_engine_add(e, 0, peer, i < nchildren ? TAG_REDUCE : TAG_NODE_PART,
-                                from_in + (size_t)i * stride, total, seg_elems * a->extent,
-                                tu->net_recvs) != i;
+    int bad = o->nin && !o->from_in;
+    for (int i = 0; i < o->nin && !bad; i++) {
+        int peer = i < o->nchildren ? strata_net_leader(net, children[i], root) : o->second;
+        bad = strata_engine_add(e, 0, peer, i < o->nchildren ? TAG_REDUCE : TAG_NODE_PART,
+                                o->from_in + (size_t)i * o->stride, o->total,
+                                o->seg_elems * a->extent, tu->net_recvs) != i;
     }
-    int up = -1;
     if (!bad && parent_node >= 0) {
-        up = strata_engine_add(e, 1, strata_net_leader(net, parent_node, root), TAG_REDUCE, acc,
-                               total, seg_elems * a->extent, tu->net_sends);
-        bad = up < 0;
+        o->up = strata_engine_add(e, 1, strata_net_leader(net, parent_node, root), TAG_REDUCE,
+                                  o->acc, o->total, o->seg_elems * a->extent, tu->net_sends);
+        bad = o->up < 0;
     }
-    if (bad) {
-        strata_error("out of memory starting a reduction across nodes");
-        PMPI_Abort(net->comm, 1);
-    }
+    if (bad) out_of_memory(net);
     /* Elements reduced in the node (by this rank, one leader) and combined
      * with what came in.  With two leaders the node's part arrives as a
-     * stream and this rank never blocks in a node reduction. */
-    size_t reduced = second >= 0 ? a->count : 0, combined = 0;
-    const unsigned char *own = send ? (const unsigned char *)send : (const unsigned char *)acc;
-    for (;;) {
-        int moved, rc = strata_engine_progress(e, &moved);
-        if (rc != MPI_SUCCESS) return rc;
-        /* Combine every segment the node has reduced and every stream has
-         * brought: own or node result first, then the children in order. */
-        while (combined < reduced) {
-            size_t n = segment_len(a, combined, seg_elems);
-            size_t end = span(a, 0, combined + n), off = combined * a->extent;
-            int ready = 1;
-            for (int i = 0; i < nin; i++) ready &= e->s[i].done >= end;
-            if (!ready) break;
-            unsigned char *out = (unsigned char *)acc + off;
-            if (second >= 0)
-                combine(a, out, own + off, from_in + (size_t)nchildren * stride + off, combined, n);
-            for (int i = 0; i < nchildren; i++)
-                combine(a, out, out, from_in + (size_t)i * stride + off, combined, n);
-            combined += n;
-            if (up >= 0) strata_stream_ready(e, up, end);
-            moved = 1;
-        }
-        if (reduced < a->count) {
-            /* The node's next segment; the network moves on meanwhile only
-             * through the progress calls around it (MPI has no other). */
-            size_t n = segment_len(a, reduced, seg_elems);
-            struct strata_reduce_args seg;
-            segment_args(a, &seg, reduced, n, send, acc, net->node_rank[leader]);
-            if (np) rc = strata_reduce(np, &seg);
-            else if (seg.sendbuf) memcpy(seg.recvbuf, seg.sendbuf, span(a, reduced, n));
-            if (rc != MPI_SUCCESS) return rc;
-            reduced += n;
-            continue;
-        }
-        if (combined == a->count && strata_engine_complete(e)) break;
-        strata_engine_idle(e, moved);
+     * stream and this rank never takes part in a node reduction. */
+    o->reduced = o->second >= 0 ? a->count : 0;
+    o->combined = 0;
+}
+
+/* Combines every segment the node has reduced and every stream has
+ * brought: own or node result first, then the children in order.  Returns
+ * whether anything was combined. */
+static int combine_ready(struct strata_net_reduce_op *o)
+{
+    const struct strata_reduce_args *a = &o->a;
+    struct strata_engine *e = &o->net->engine;
+    const unsigned char *own = o->send ? (const unsigned char *)o->send
+                                       : (const unsigned char *)o->acc;
+    int any = 0;
+    while (o->combined < o->reduced) {
+        size_t n = segment_len(a, o->combined, o->seg_elems);
+        size_t end = span(a, 0, o->combined + n), off = o->combined * a->extent;
+        int ready = 1;
+        for (int i = 0; i < o->nin; i++) ready &= e->s[i].done >= end;
+        if (!ready) break;
+        unsigned char *out = (unsigned char *)o->acc + off;
+        if (o->second >= 0)
+            combine(a, out, own + off, o->from_in + (size_t)o->nchildren * o->stride + off,
+                    o->combined, n);
+        for (int i = 0; i < o->nchildren; i++)
+            combine(a, out, out, o->from_in + (size_t)i * o->stride + off, o->combined, n);
+        o->combined += n;
+        if (o->up >= 0) strata_stream_ready(e, o->up, end);
+        any = 1;
     }
-    return MPI_SUCCESS;
+    return any;
+}
+
+static int net_reduce_progress(struct strata_op *op)
+{
+    struct strata_net_reduce_op *o = net_reduce_of(op);
+    struct strata_net *net = o->net;
+    struct strata_engine *e = &net->engine;
+    struct strata_plane *np = net->node_plane;
+    const struct strata_reduce_args *a = &o->a;
+    int moved, rc;
+    STRATA_OP_BEGIN(op);
+    if (a->count == 0) return MPI_SUCCESS; /* nothing to move */
+    if (net->rank != o->leader && o->second < 0) {
+        /* This rank's share of each segment's node reduction. */
+        for (o->first = 0; o->first < a->count; o->first += o->seg_elems) {
+            segment_args(a, &o->seg, o->first, segment_len(a, o->first, o->seg_elems), o->send,
+                         NULL, net->node_rank[o->leader]);
+            strata_reduce_start(&o->node, np, &o->seg);
+            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        }
+    } else if (net->rank != o->leader) {
+        /* Workers of a two-leader node: the second leader is rank 0 of
+         * their communicator and streams each reduced segment on. */
+        for (o->first = 0; o->first < a->count; o->first += o->seg_elems) {
+            segment_args(a, &o->seg, o->first, segment_len(a, o->first, o->seg_elems), o->send,
+                         net->rank == o->second ? o->acc : NULL, 0);
+            strata_reduce_start(&o->node, net->workers_plane, &o->seg);
+            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+            if (net->rank != o->second) continue;
+            strata_stream_ready(e, o->up,
+                                span(a, 0, o->first + segment_len(a, o->first, o->seg_elems)));
+            if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
+        }
+        while (net->rank == o->second && !strata_engine_complete(e)) {
+            if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
+            if (strata_engine_complete(e)) break;
+            if (moved) {
+                op->waits++;
+            } else {
+                op->waiting_for = strata_engine_waiting_for(e);
+                STRATA_OP_YIELD(op);
+            }
+        }
+    } else {
+        for (;;) {
+            if ((rc = strata_engine_progress(e, &moved)) != MPI_SUCCESS) return rc;
+            moved |= combine_ready(o);
+            if (o->reduced < a->count) {
+                /* The node's next segment; the network moves on meanwhile
+                 * through the progress steps of this loop around it. */
+                segment_args(a, &o->seg, o->reduced, segment_len(a, o->reduced, o->seg_elems),
+                             o->send, o->acc, net->node_rank[o->leader]);
+                if (np) {
+                    strata_reduce_start(&o->node, np, &o->seg);
+                    STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+                } else if (o->seg.sendbuf) {
+                    memcpy(o->seg.recvbuf, o->seg.sendbuf,
+                           span(a, o->reduced, segment_len(a, o->reduced, o->seg_elems)));
+                }
+                o->reduced += segment_len(a, o->reduced, o->seg_elems);
+                continue;
+            }
+            if (o->combined == a->count && strata_engine_complete(e)) break;
+            if (moved) {
+                op->waits++;
+            } else {
+                op->waiting_for = strata_engine_waiting_for(e);
+                STRATA_OP_YIELD(op);
+            }
+        }
+    }
+    if (o->allreduce) {
+        /* Allreduce: the result goes back from rank 0 (net_bcast.c). */
+        strata_net_bcast_start(&o->bcast, net, a->recvbuf, span(a, 0, a->count), 0, NULL, 0);
+        STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+    }
+    STRATA_OP_END(op);
+}
+
+void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_net *net,
+                             const struct strata_reduce_args *a, char *desc, size_t desclen)
+{
+    strata_op_init(&o->op, net->node_plane, net_reduce_progress);
+    o->net = net;
+    o->a = *a;
+    o->allreduce = a->root < 0;
+    o->root = o->allreduce ? 0 : a->root;
+    o->acc = NULL;
+    if (a->count == 0) {
+        if (desc) snprintf(desc, desclen, "nothing to move");
+        return;
+    }
+    int leader = strata_net_leader(net, net->my_node, o->root);
+    int second = second_leader(net, o->root);
+    if (o->allreduce) {
+        /* Every rank has a receive buffer: leaders accumulate in it, and an
+         * in-place rank's input is there already. */
+        o->send = a->sendbuf;
+        if (!o->send && net->rank != leader && net->rank != second) o->send = a->recvbuf;
+        o->acc = a->recvbuf;
+    } else {
+        if (net->rank == o->root) {
+            o->acc = a->recvbuf;
+        } else if (net->rank == leader || net->rank == second) {
+            /* A leader that is not the root, and a second leader, hold
+             * their node's partial result in private memory (their receive
+             * buffers are not significant). */
+            o->acc = strata_net_staging(net, STRATA_NET_ACC, span(a, 0, a->count));
+            if (!o->acc) out_of_memory(net);
+        }
+        /* a->sendbuf is NULL only at the root (in place): the input is in acc. */
+        o->send = a->sendbuf;
+    }
+    reduce_to_start(o, desc, desclen);
 }
 
 int strata_net_reduce(struct strata_net *net, const struct strata_reduce_args *a, char *desc,
                       size_t desclen)
 {
-    if (a->count == 0) {
-        if (desc) snprintf(desc, desclen, "nothing to move");
-        return MPI_SUCCESS;
-    }
-    int leader = strata_net_leader(net, net->my_node, a->root);
-    void *acc = NULL;
-    if (net->rank == a->root) {
-        acc = a->recvbuf;
-    } else if (net->rank == leader || net->rank == second_leader(net, a->root)) {
-        /* A leader that is not the root, and a second leader, hold their
-         * node's partial result in private memory (their receive buffers
-         * are not significant). */
-        acc = strata_net_staging(net, STRATA_NET_ACC, span(a, 0, a->count));
-        if (!acc) {
-            strata_error("out of memory for a reduction across nodes");
-            PMPI_Abort(net->comm, 1);
-        }
-    }
-    /* a->sendbuf is NULL only at the root (in place): the input is in acc. */
-    return reduce_to(net, a, a->sendbuf, acc, a->root, desc, desclen);
+    struct strata_net_reduce_op o;
+    strata_net_reduce_start(&o, net, a, desc, desclen);
+    return strata_op_run(&o.op);
 }
 
 int strata_net_allreduce(struct strata_net *net, const struct strata_reduce_args *a,
                          char *desc, size_t desclen)
 {
-    if (a->count == 0) {
-        if (desc) snprintf(desc, desclen, "nothing to move");
-        return MPI_SUCCESS;
-    }
-    /* Every rank has a receive buffer: leaders accumulate in it, and an
-     * in-place rank's input is there already. */
-    const void *send = a->sendbuf;
-    int leader = strata_net_leader(net, net->my_node, 0);
-    if (!send && net->rank != leader && net->rank != second_leader(net, 0))
-        send = a->recvbuf;
-    int rc = reduce_to(net, a, send, a->recvbuf, 0, desc, desclen);
-    if (rc != MPI_SUCCESS) return rc;
-    return strata_net_bcast(net, a->recvbuf, span(a, 0, a->count), 0, NULL, 0);
+    struct strata_net_reduce_op o;
+    struct strata_reduce_args all = *a;
+    all.root = -1; /* Allreduce: towards rank 0, then back */
+    strata_net_reduce_start(&o, net, &all, desc, desclen);
+    return strata_op_run(&o.op);
 }

@@ -1,5 +1,6 @@
 /* process_vm_readv / process_vm_writev with looping on partial transfers. */
 #include "transport/cma.h"
+#include "transport/probe.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -12,14 +13,7 @@
 
 static size_t max_per_call = (size_t)1 << 30;
 
-/* The process this thread's last failed copy addressed, for the message
- * that ends the job (the caller knows the peer only by its rank in a node
- * plane, which means nothing to a user). */
-static _Thread_local pid_t failed_pid;
-
-pid_t strata_cma_failed_pid(void) { return failed_pid; }
-
-void strata_cma_set_max_per_call(size_t bytes) { max_per_call = bytes ? bytes : 1; }
+void strata_transport_set_max_per_call(size_t bytes) { max_per_call = bytes ? bytes : 1; }
 
 /* The kernel may move fewer bytes than asked (page faults, signals, the
  * MAX_RW_COUNT cap): resume from where it stopped until all is moved. */
@@ -34,11 +28,9 @@ static int cma_transfer(pid_t pid, void *remote, void *local, size_t len, int wr
                           : process_vm_readv(pid, &l, 1, &r, 1, 0);
         if (n < 0) {
             if (errno == EINTR) continue;
-            failed_pid = pid;
             return -1;
         }
         if (n == 0) {
-            failed_pid = pid;
             errno = EFAULT; /* no progress: the remote range is not mapped */
             return -1;
         }
@@ -103,3 +95,65 @@ int strata_cma_write(pid_t pid, void *remote, const void *local, size_t len)
     }
     return 0;
 }
+
+/* ---- The transport's batched calls.
+ *
+ * The lists are walked pairwise: each piece where one local and one remote
+ * range overlap is one copy above, so the partial-transfer loop and the
+ * bounce buffer apply to every piece.  One range each way (what every
+ * algorithm uses today) is one piece. */
+typedef int (*cma_piece_fn)(pid_t pid, void *remote, void *local, size_t len);
+
+static int read_piece(pid_t pid, void *remote, void *local, size_t len)
+{
+    return strata_cma_read(pid, remote, local, len);
+}
+
+static int write_piece(pid_t pid, void *remote, void *local, size_t len)
+{
+    return strata_cma_write(pid, remote, local, len);
+}
+
+static int cma_walk(pid_t pid, const struct iovec *local, size_t nlocal,
+                    const struct iovec *remote, size_t nremote, cma_piece_fn piece)
+{
+    size_t li = 0, ri = 0, loff = 0, roff = 0;
+    while (li < nlocal && ri < nremote) {
+        size_t lrest = local[li].iov_len - loff, rrest = remote[ri].iov_len - roff;
+        size_t len = lrest < rrest ? lrest : rrest;
+        if (len && piece(pid, (char *)remote[ri].iov_base + roff,
+                         (char *)local[li].iov_base + loff, len))
+            return -1;
+        loff += len;
+        roff += len;
+        if (loff == local[li].iov_len) li++, loff = 0;
+        if (roff == remote[ri].iov_len) ri++, roff = 0;
+    }
+    return 0;
+}
+
+static int cma_readv(pid_t pid, const struct iovec *local, size_t nlocal,
+                     const struct iovec *remote, size_t nremote)
+{
+    return cma_walk(pid, local, nlocal, remote, nremote, read_piece);
+}
+
+static int cma_writev(pid_t pid, const struct iovec *local, size_t nlocal,
+                      const struct iovec *remote, size_t nremote)
+{
+    return cma_walk(pid, local, nlocal, remote, nremote, write_piece);
+}
+
+/* The figures of the development machine (tests/data/model.conf): the
+ * model's defaults until strata-calibrate measures this one. */
+const struct strata_transport strata_transport_cma = {
+    .name = "cma",
+    .summary = "Cross-Memory Attach: one copy from or into a peer's memory "
+               "(process_vm_readv/writev)",
+    .features = STRATA_XPORT_READ_PEER | STRATA_XPORT_WRITE_PEER,
+    .cost = {.alpha = 1.9, .beta = 6.7e-5, .lock = 0.34, .page = 4096},
+    .read = cma_readv,
+    .write = cma_writev,
+    .probe = strata_cma_probe,
+    .unchanged = strata_cma_unchanged,
+};

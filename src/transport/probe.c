@@ -1,5 +1,6 @@
 /* Transport probes: Cross-Memory Attach between node peers, /dev/shm. */
 #include "transport/probe.h"
+#include "transport/cma.h"
 
 #include <errno.h>
 #include <fcntl.h>

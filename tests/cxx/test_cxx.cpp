@@ -9,7 +9,10 @@
 #include <numeric>
 #include <vector>
 
-extern "C" unsigned long long strata_stats_local_calls(int coll, int served);
+extern "C" {
+#include "util/colls.h"  // enum strata_coll: the numbers of strata's counters
+unsigned long long strata_stats_local_calls(int coll, int served);
+}
 
 namespace {
 
@@ -30,13 +33,11 @@ void same(const std::vector<T> &got, const std::vector<T> &want, const char *wha
         if (got[i] != want[i]) fail(what, i);
 }
 
-// strata's counters of served calls, by the order of enum strata_coll
-// (src/interpose/route.h): Bcast, Reduce, Allreduce, Allgather, Gather,
-// Scatter, Alltoall, Barrier.
+// Calls strata served, all collectives together (libstrata's counters).
 unsigned long long served_total()
 {
     unsigned long long n = 0;
-    for (int c = 0; c < 8; c++) n += strata_stats_local_calls(c, 1);
+    for (int c = 0; c < STRATA_NCOLLS; c++) n += strata_stats_local_calls(c, 1);
     return n;
 }
 

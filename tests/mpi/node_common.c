@@ -43,6 +43,13 @@ void node_check_route(MPI_Comm comm, const char *what)
         CHECK(!ctx->plane && strstr(ctx->plane_why, node_opt.host_reason),
               "%s: strata has %s; expected the host MPI because \"%s\"", what,
               ctx->plane ? "a data plane" : ctx->plane_why, node_opt.host_reason);
+    /* The transport test runs the matrix once per transport: make sure the
+     * run really used the one it names (a silent fallback would test the
+     * other one twice). */
+    if (ctx && ctx->plane && node_opt.transport)
+        CHECK(!strcmp(ctx->plane->xport->name, node_opt.transport),
+              "%s: the plane moves data with transport %s, expected %s", what,
+              ctx->plane->xport->name, node_opt.transport);
     for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) {
         const char *refusal = strata_route_refusal(ctx, colls[i]);
         if (node_opt.expect_host)

@@ -25,6 +25,7 @@ struct node_opts {
     int host_survey;      /* list the host MPI's wrong results instead of failing */
     int expect_host;      /* strata must hand every communicator to the host MPI */
     const char *host_reason; /* ... and its reason must contain this */
+    const char *transport;   /* the plane must move data with this transport (NULL: any) */
     int reps;             /* repeat every selected suite this many times */
     unsigned types;       /* reduction type categories (bit per enum node_cat) */
 };

@@ -24,6 +24,7 @@
 #include "coll/coll.h"
 #include "context/context.h"
 #include "context/runtime.h"
+#include "transport/registry.h"
 #include "testutil.h"
 #include "util/stats.h"
 
@@ -131,7 +132,7 @@ static void check_settings_agreed(void)
 {
     struct settings {
         size_t cico_max, chunk0, reduce_chunk, min_slice;
-        int throttle, cma_ok, check_args, stats;
+        int throttle, transport, check_args, stats;
         char hierarchy[sizeof strata_config()->hierarchy];
     } my, *all = malloc(sizeof my * (size_t)world_size);
     CHECK(all, "out of memory");
@@ -142,7 +143,7 @@ static void check_settings_agreed(void)
     my.reduce_chunk = t->reduce_chunk;
     my.min_slice = t->min_slice;
     my.throttle = t->throttle;
-    my.cma_ok = strata_runtime()->cma_ok;
+    my.transport = strata_transport_index(strata_runtime()->transport);
     my.check_args = strata_config()->check_args;
     my.stats = strata_stats_enabled();
     memcpy(my.hierarchy, strata_config()->hierarchy, sizeof my.hierarchy);
@@ -154,8 +155,11 @@ static void check_settings_agreed(void)
               "rank %d's data-plane tuning differs from rank 0's (copy-in/out up to %zu, "
               "chunk %zu, against %zu, %zu)", r, all[r].cico_max, all[r].chunk0,
               all[0].cico_max, all[0].chunk0);
-        CHECK(all[r].cma_ok == all[0].cma_ok, "rank %d %s CMA, rank 0 %s", r,
-              all[r].cma_ok ? "uses" : "does not use", all[0].cma_ok ? "does" : "does not");
+        CHECK(all[r].transport == all[0].transport, "rank %d uses transport %s, rank 0 %s", r,
+              strata_transport_at(all[r].transport) ? strata_transport_at(all[r].transport)->name
+                                                    : "?",
+              strata_transport_at(all[0].transport) ? strata_transport_at(all[0].transport)->name
+                                                    : "?");
         CHECK(all[r].check_args == all[0].check_args && all[r].stats == all[0].stats,
               "rank %d: STRATA_CHECK_ARGS %d, STRATA_STATS %s; rank 0: %d, %s", r,
               all[r].check_args, all[r].stats ? "on" : "off", all[0].check_args,

@@ -187,7 +187,7 @@ static int listed_factors(const struct strata_algorithm *al, int *ks, int n)
     return n;
 }
 
-static int variants_of(int coll, int size, int use_cma, struct variant *out)
+static int variants_of(int coll, int size, int single_copy, struct variant *out)
 {
     int n = 0;
     for (int id = 0; id < STRATA_NALGOS; id++) {
@@ -207,7 +207,7 @@ static int variants_of(int coll, int size, int use_cma, struct variant *out)
             struct variant *v = &out[n++];
             v->al = al;
             v->k = ks[i];
-            v->refusal = strata_algorithm_refusal(al, size, use_cma, ks[i]);
+            v->refusal = strata_algorithm_refusal(al, size, single_copy, ks[i]);
             if (al->k_meaning) snprintf(v->name_k, sizeof v->name_k, "%s:%d", al->name, ks[i]);
             else snprintf(v->name_k, sizeof v->name_k, "%s", al->name);
         }
@@ -531,12 +531,12 @@ static void run_variant(const struct comm_desc *c, int coll, const struct varian
 static void test_comm(const struct comm_desc *c)
 {
     uint64_t serial = 0; /* the same sequence on every member */
-    int use_cma = c->ctx && c->ctx->plane ? c->ctx->plane->use_cma : 0;
+    int single_copy = c->ctx && c->ctx->plane ? strata_plane_single_copy(c->ctx->plane) : 0;
     for (size_t i = 0; i < NELEM(tested_colls); i++) {
         int coll = tested_colls[i];
         if (!(opt.colls & 1u << coll)) continue;
         struct variant v[STRATA_NALGOS * (MAX_LIST + 4)];
-        int nv = variants_of(coll, c->size, use_cma, v);
+        int nv = variants_of(coll, c->size, single_copy, v);
         for (int j = 0; j < nv; j++) {
             char err[512];
             /* Identical on every rank, before any of the calls. */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interpose/route.h"
+#include "util/colls.h"
 #include "testutil.h"
 #include "util/stats.h"
 

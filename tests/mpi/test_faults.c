@@ -125,8 +125,8 @@ static void check_plane(MPI_Comm comm, int want_cma, const char *what)
     struct strata_ctx *ctx = strata_ctx_get(comm);
     CHECK(ctx && ctx->plane, "%s: strata must serve it through its segment: %s", what,
           ctx ? ctx->plane_why : "no context");
-    CHECK(ctx->plane->use_cma == want_cma, "%s: CMA is %s, expected %s", what,
-          ctx->plane->use_cma ? "on" : "off", want_cma ? "on" : "off");
+    CHECK(strata_plane_single_copy(ctx->plane) == want_cma, "%s: CMA is %s, expected %s", what,
+          strata_plane_single_copy(ctx->plane) ? "on" : "off", want_cma ? "on" : "off");
 }
 
 static void loop(double seconds)
@@ -202,7 +202,7 @@ int main(int argc, char **argv)
     } else if (!strcmp(when, "before-dup") || !strcmp(when, "mid")) {
         checked_collectives(MPI_COMM_WORLD, "MPI_COMM_WORLD before the change");
         struct strata_ctx *world = strata_ctx_get(MPI_COMM_WORLD);
-        if (world && world->plane && !world->plane->use_cma) {
+        if (world && world->plane && !strata_plane_single_copy(world->plane)) {
             /* The same on every rank: the verdict is agreed. */
             if (rank == 0) printf("SKIP: strata does not use CMA here in the first place\n");
             MPI_Finalize();

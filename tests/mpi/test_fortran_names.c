@@ -2,9 +2,14 @@
  * called from C the way each compiler's code would call them: arguments
  * by reference, Fortran handles (MPI_*_c2f).  Each name must reach strata
  * (route counters), give the right values and set ierror; the mpi_f08
- * names also with ierror absent (a null pointer).  Needs STRATA_STATS. */
+ * names also with ierror absent (a null pointer).  Needs STRATA_STATS.
+ * "split" (hosts with MPI-4's hardware split types, two virtual nodes of
+ * one rank): MPI_Comm_split_type with MPI_COMM_TYPE_HW_GUIDED and
+ * "mpi_shared_memory" under every name must give strata's answer (this
+ * rank's virtual node: one rank), not the host's (the whole machine). */
 #include <mpi.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "route_check.h"
 #include "testutil.h"
@@ -22,9 +27,61 @@ extern bcast_fn mpi_bcast_f08_;
 extern allreduce_fn mpi_allreduce_f08_;
 #endif
 
+#ifdef STRATA_HAVE_HW_SPLIT_TYPES
+typedef void split_fn(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
+extern split_fn mpi_comm_split_type, mpi_comm_split_type_, mpi_comm_split_type__,
+    MPI_COMM_SPLIT_TYPE, mpi_comm_split_type_f08_;
+
+static void check_split(void)
+{
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+    MPI_Fint fworld = MPI_Comm_c2f(MPI_COMM_WORLD), finfo = MPI_Info_c2f(info),
+             guided = MPI_COMM_TYPE_HW_GUIDED, key = 0;
+    /* The host's own answer, for contrast: the whole machine. */
+    MPI_Comm host_comm;
+    int host_size;
+    PMPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, info, &host_comm);
+    CHECK(host_comm != MPI_COMM_NULL, "the host gives no shared-memory communicator");
+    MPI_Comm_size(host_comm, &host_size);
+    CHECK(host_size == size, "the host's shared-memory communicator has %d ranks", host_size);
+    MPI_Comm_free(&host_comm);
+    struct { const char *name; split_fn *fn; } names[] = {
+        {"mpi_comm_split_type", mpi_comm_split_type},
+        {"mpi_comm_split_type_", mpi_comm_split_type_},
+        {"mpi_comm_split_type__", mpi_comm_split_type__},
+        {"MPI_COMM_SPLIT_TYPE", MPI_COMM_SPLIT_TYPE},
+        {"mpi_comm_split_type_f08_", mpi_comm_split_type_f08_},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        MPI_Fint fnew = MPI_Comm_c2f(MPI_COMM_NULL), ierr = -99;
+        names[i].fn(&fworld, &guided, &key, &finfo, &fnew, &ierr);
+        CHECK(ierr == MPI_SUCCESS, "%s: ierror %d", names[i].name, (int)ierr);
+        MPI_Comm c = MPI_Comm_f2c(fnew);
+        CHECK(c != MPI_COMM_NULL, "%s: MPI_COMM_NULL", names[i].name);
+        int n;
+        MPI_Comm_size(c, &n);
+        CHECK(n == 1, "%s: %d ranks, not strata's virtual node of 1", names[i].name, n);
+        MPI_Comm_free(&c);
+    }
+    MPI_Info_free(&info);
+}
+#endif
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
+    if (argc > 1 && !strcmp(argv[1], "split")) {
+#ifdef STRATA_HAVE_HW_SPLIT_TYPES
+        check_split();
+        test_pass("fortran names: MPI_Comm_split_type");
+#endif
+        MPI_Finalize();
+        return 0;
+    }
     struct strata_ctx *ctx;
     MPI_Comm c = route_served_dup(&ctx);
     int rank, size;

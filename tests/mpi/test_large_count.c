@@ -12,7 +12,9 @@
  *   test_large_count --huge
  *     Bcast and Allreduce whose count * type size passes 2^31 bytes (count
  *     fits an int; 8- and 16-byte types), a Bcast of more than 2 GiB with
- *     holes, and an Allgather whose receive count passes INT_MAX elements.
+ *     holes, an Allgather whose receive count passes INT_MAX elements, and
+ *     (where the host has MPI-4's _c forms) MPI_Bcast_c of more than INT_MAX
+ *     bytes beside ranks calling MPI_Bcast with 2-byte elements.
  *     About 4.5 GiB of memory per rank: scripts/large-counts.sh runs it on 2
  *     ranks, outside the suite. */
 #include <limits.h>
@@ -266,6 +268,30 @@ static void huge_collectives(void)
     if (rank == 0) printf("ok: Allgather of %zu-byte blocks\n", each);
     free(mine);
     free(all);
+
+#ifdef STRATA_HAVE_LARGE_COUNT
+    /* MPI-4's large counts: even ranks pass more than INT_MAX bytes to
+     * MPI_Bcast_c, odd ranks the same signature as 2-byte elements to
+     * MPI_Bcast, whose count fits an int.  The ranks must take one route. */
+    MPI_Count nbytes = (MPI_Count)INT_MAX + 4101;
+    MPI_Datatype two;
+    MPI_Type_contiguous(2, MPI_BYTE, &two);
+    MPI_Type_commit(&two);
+    unsigned char *c = xmalloc((size_t)nbytes);
+    for (size_t i = 0; i < (size_t)nbytes; i++) c[i] = rank == 1 ? byte_at(i, 5) : 0;
+    if (rank % 2 == 0)
+        SERVED(STRATA_COLL_BCAST, "MPI_Bcast_c of more than INT_MAX bytes",
+               MPI_Bcast_c(c, nbytes, MPI_BYTE, 1, MPI_COMM_WORLD));
+    else
+        SERVED(STRATA_COLL_BCAST, "MPI_Bcast beside MPI_Bcast_c",
+               MPI_Bcast(c, (int)(nbytes / 2), two, 1, MPI_COMM_WORLD));
+    for (size_t i = 0; i < (size_t)nbytes; i++)
+        CHECK(c[i] == byte_at(i, 5), "MPI_Bcast_c of %lld bytes: byte %zu is %d",
+              (long long)nbytes, i, c[i]);
+    if (rank == 0) printf("ok: MPI_Bcast_c of %lld bytes beside MPI_Bcast\n", (long long)nbytes);
+    MPI_Type_free(&two);
+    free(c);
+#endif
 }
 
 int main(int argc, char **argv)

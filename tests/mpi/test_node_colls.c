@@ -22,6 +22,8 @@
  *   --expect-host   strata must hand every communicator to the host MPI (the
  *                   shared-memory fallback tests): results must still be right
  *   --expect-host=TEXT  ... and the reason strata gives must contain TEXT
+ *   --transport=NAME  strata's planes must move data with this transport
+ *                   (cma, segment: run with STRATA_TRANSPORT=NAME)
  *   --reps=N        run the selection N times, with other inputs (default 1)
  *   --seed=N        input seed
  *
@@ -215,6 +217,7 @@ int main(int argc, char **argv)
             node_opt.expect_host = 1;
             node_opt.host_reason = a + 14;
         }
+        else if (!strncmp(a, "--transport=", 12)) node_opt.transport = a + 12;
         else if (!strncmp(a, "--reps=", 7)) node_opt.reps = atoi(a + 7);
         else if (!strncmp(a, "--seed=", 7)) node_opt.seed = strtoull(a + 7, NULL, 0);
         else CHECK(0, "unknown option %s (see the comment at the top of test_node_colls.c)", a);

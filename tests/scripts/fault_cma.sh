@@ -33,7 +33,7 @@ fi
 if [ "$when" = mid ]; then
   [ "$rc" != 0 ] || fail "mid: the job ended normally although a copy was refused"
   grep -q '^UNEXPECTED' "$tmp/out" && fail "mid: the collectives went on after the refusal"
-  refused='Cross-Memory Attach .* failed mid-operation: Operation not permitted'
+  refused='transport cma: .* failed mid-operation: Operation not permitted'
   line=$(grep -E "^strata\[[0-9]+\]: error: $refused" "$tmp/err" | head -n 1)
   [ -n "$line" ] || fail "mid: no error names the refused Cross-Memory Attach copy"
   echo "ok: $line"
@@ -43,8 +43,8 @@ fi
 
 [ "$rc" = 0 ] || fail "$when: exit status $rc"
 grep -q "^PASS $when" "$tmp/out" || fail "$when: the program did not pass"
-n=$(grep -c 'warning: Cross-Memory Attach' "$tmp/err")
-[ "$n" = 1 ] || fail "$when: $n warnings about Cross-Memory Attach, expected exactly one"
-echo "ok: $(grep 'warning: Cross-Memory Attach' "$tmp/err")"
+n=$(grep -c 'warning: transport cma' "$tmp/err")
+[ "$n" = 1 ] || fail "$when: $n warnings about transport cma, expected exactly one"
+echo "ok: $(grep 'warning: transport cma' "$tmp/err")"
 echo "PASS: CMA refused $when (rank ${refuse/#-1/all}): right results through shared memory," \
      "one warning"

@@ -64,7 +64,7 @@ if [ "$mode" = launcher ]; then
 else
   # Naming the dead process, or the failed copy from it.
   died='rank process [0-9]+ died during a collective'
-  gone='Cross-Memory Attach .* failed mid-operation: No such process'
+  gone='transport cma: .* failed mid-operation: No such process'
   grep -Eq "^strata\[[0-9]+\]: error: ($died|$gone)" "$tmp/err" ||
     fail "no survivor said that a peer died"
   echo "ok: $(grep -E '^strata\[[0-9]+\]: error: ' "$tmp/err" | head -n 1)"

@@ -138,14 +138,14 @@ static void test_algorithm_parse(void)
 
 static struct strata_model model;
 
-static struct strata_model_shape one_group(int ranks, int use_cma)
+static struct strata_model_shape one_group(int ranks, int single_copy)
 {
-    return (struct strata_model_shape){ranks, 1, ranks, use_cma, 2 * 16384, 0};
+    return (struct strata_model_shape){ranks, 1, ranks, single_copy, 2 * 16384, 0};
 }
 
-static int explain(int coll, int ranks, int use_cma, size_t block, struct strata_prediction *all)
+static int explain(int coll, int ranks, int single_copy, size_t block, struct strata_prediction *all)
 {
-    struct strata_model_shape shape = one_group(ranks, use_cma);
+    struct strata_model_shape shape = one_group(ranks, single_copy);
     int n = strata_select_explain(&model, &shape, coll, block, all, STRATA_NALGOS);
     /* Whatever the model: fastest first, refused ones last with a reason. */
     for (int i = 0; i < n; i++) {
@@ -259,7 +259,7 @@ static void test_refusals(void)
             EXPECT_STR(what, all[0].al->name, no_cma[c].only);
             for (int i = 1; i < n; i++) {
                 EXPECT(all[i].us < 0, "%s can run without CMA", all[i].al->name);
-                EXPECT_CONTAINS(all[i].al->name, all[i].refusal, "Cross-Memory Attach");
+                EXPECT_CONTAINS(all[i].al->name, all[i].refusal, "single-copy transport");
             }
         }
     }

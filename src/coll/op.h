@@ -1,0 +1,154 @@
+/* Collectives as resumable operations.
+ *
+ * A node algorithm is an operation object: a start step fills it (the
+ * arguments, the per-call tree, the operation's base) and a progress step
+ * advances it as far as the flags allow, then returns
+ *   MPI_SUCCESS         done: the user's buffers are free again,
+ *   STRATA_OP_PENDING   not yet: call progress again later,
+ *   an MPI error code   failed.
+ * Progress never spins: where the blocking code waited in
+ * strata_flag_wait_ge, it returns PENDING, and the next call resumes at the
+ * same wait.  So one thread can drive several operations (on different
+ * communicators) by alternating their progress steps, and a blocking
+ * collective is start + strata_op_run, the one place with the waiting
+ * policy (spin, then yield, and check that the awaited peer still lives).
+ *
+ * The resume points are written with the macros below, a protothread in
+ * the style of Duff's device: a progress function is one switch on
+ * op->resume, and STRATA_OP_AWAIT_GE leaves a case label at its line.
+ * Hence the rules for a progress function:
+ *   - everything that must survive an AWAIT lives in the operation struct
+ *     (loop counters included), never in a local variable: locals are
+ *     garbage after a resume;
+ *   - at most one AWAIT per source line; no AWAIT inside a nested switch;
+ *   - the body sits between STRATA_OP_BEGIN and STRATA_OP_END and ends by
+ *     falling into STRATA_OP_END (or returns an error code).
+ *
+ * One operation at a time per plane: the plane's flag bases and scratch
+ * buffers belong to the operation in progress (MPI orders the collectives
+ * of one communicator; two communicators have two planes).
+ *
+ * XHC's init/start/work/ack/fini split maps onto it: init is the
+ * operation's start function (plane base, tree), "start" the publication of
+ * seq (entering), "work" the awaits and copies of progress, "ack" the last
+ * flag published, "fini" the end of progress (nothing to free: the
+ * operation owns no memory). */
+#ifndef STRATA_OP_H
+#define STRATA_OP_H
+
+#include <mpi.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "coll/plane.h"
+#include "shm/flags.h"
+
+/* Not done yet (MPI error codes are >= 0). */
+#define STRATA_OP_PENDING (-1)
+
+struct strata_op {
+    /* Advances the operation: MPI_SUCCESS, STRATA_OP_PENDING or an error. */
+    int (*progress)(struct strata_op *op);
+    struct strata_plane *p;
+    int resume;          /* where progress goes on: 0 first, else an AWAIT's line */
+    unsigned long waits; /* awaits passed so far (a new wait starts a new spin) */
+    pid_t waiting_for;   /* pid of the peer whose flag the op waits for (0: none) */
+};
+
+/* Sets up the common part; the operation's own start function calls it. */
+static inline void strata_op_init(struct strata_op *op, struct strata_plane *p,
+                                  int (*progress)(struct strata_op *op))
+{
+    op->progress = progress;
+    op->p = p;
+    op->resume = 0;
+    op->waits = 0;
+    op->waiting_for = 0;
+}
+
+/* One progress step (what a test alternating two operations calls). */
+static inline int strata_op_step(struct strata_op *op) { return op->progress(op); }
+
+/* Runs op to completion: progress, and between unsuccessful steps the
+ * waiting policy of strata_flag_wait_ge (spin STRATA_SPIN polls, then
+ * yield; check the awaited peer's liveness every few ms).  MPI_SUCCESS or
+ * the operation's error. */
+int strata_op_run(struct strata_op *op);
+
+/* ---- The resume macros (see the rules above). */
+
+#if defined(__GNUC__)
+#define STRATA_FALLTHROUGH __attribute__((fallthrough))
+#else
+#define STRATA_FALLTHROUGH ((void)0)
+#endif
+
+#define STRATA_OP_BEGIN(op)                                                                  \
+    switch ((op)->resume) {                                                                \
+    case 0:
+
+/* Waits, without blocking, until *flag >= value (acquire, as
+ * strata_flag_read): returns STRATA_OP_PENDING from the progress function
+ * until then.  owner: the flag writer's pid, for the liveness check. */
+#define STRATA_OP_AWAIT_GE(op, flag, value, owner)                                           \
+    do {                                                                                   \
+        (op)->resume = __LINE__;                                                           \
+        STRATA_FALLTHROUGH;                                                                \
+    case __LINE__:                                                                         \
+        if (strata_flag_read(flag) < (value)) {                                            \
+            (op)->waiting_for = (owner);                                                   \
+            return STRATA_OP_PENDING;                                                      \
+        }                                                                                  \
+        (op)->waits++;                                                                     \
+    } while (0)
+
+/* Runs a sub-step (`call`, a progress function of the nested state `sub`,
+ * a struct strata_op with its own resume point) until it is done, as one
+ * await: PENDING while it is pending, its error if it fails. */
+#define STRATA_OP_AWAIT_STEPS(op, sub, call)                                                 \
+    do {                                                                                   \
+        (op)->resume = __LINE__;                                                           \
+        STRATA_FALLTHROUGH;                                                                \
+    case __LINE__: {                                                                       \
+        int rc_ = (call);                                                                  \
+        (op)->waits += (sub)->waits;                                                       \
+        (sub)->waits = 0;                                                                  \
+        if (rc_ == STRATA_OP_PENDING) (op)->waiting_for = (sub)->waiting_for;              \
+        if (rc_ != MPI_SUCCESS) return rc_;                                                \
+    }                                                                                      \
+    } while (0)
+
+/* Waits until every rank has entered the plane's previous operation, so
+ * this operation's half of the copy-in/copy-out regions is free again (the
+ * resumable strata_plane_wait_regions_free).  idx: an int field of the
+ * operation, the rank the wait is at. */
+#define STRATA_OP_AWAIT_REGIONS_FREE(op, p, idx)                                             \
+    if ((p)->prev_base != 0 && (p)->all_entered < (p)->prev_base) {                        \
+        for ((idx) = 0; (idx) < (p)->size; (idx)++)                                        \
+            if ((idx) != (p)->rank)                                                        \
+                STRATA_OP_AWAIT_GE(op, &(p)->ctl[idx].seq, (p)->prev_base, (p)->pid[idx]); \
+        (p)->all_entered = (p)->prev_base;                                                 \
+    }
+
+/* Returns "not yet" once and resumes after it on the next step: for waits
+ * that are not a flag (host MPI requests, the engine of src/net/engine.c).
+ * Set op->waiting_for first (the peer whose liveness matters). */
+#define STRATA_OP_YIELD(op)                                                                  \
+    do {                                                                                   \
+        (op)->resume = __LINE__;                                                           \
+        return STRATA_OP_PENDING;                                                          \
+    case __LINE__:;                                                                        \
+    } while (0)
+
+/* A progress call after completion does nothing and reports done. */
+#define STRATA_OP_FINISHED (-1)
+
+#define STRATA_OP_END(op)                                                                    \
+    STRATA_FALLTHROUGH;                                                                    \
+    default:                                                                               \
+        break;                                                                             \
+        }                                                                                  \
+        (op)->resume = STRATA_OP_FINISHED;                                                 \
+        return MPI_SUCCESS
+
+#endif
