@@ -9,15 +9,10 @@
 #   fortran_stats.sh STRATA_RUN PROGRAM RANKS LINES [VAR=VALUE...]
 set -uo pipefail
 [ $# -ge 4 ] || { echo "usage: $0 STRATA_RUN PROGRAM RANKS LINES [VAR=VALUE...]"; exit 2; }
-run="$1"
-prog="$2"
-ranks="$3"
 lines="$4"
+# shellcheck source=launch.sh
+. "$(dirname "${BASH_SOURCE[0]}")/launch.sh" "$@"
 shift 4
-model="${STRATA_MODEL:-}"
-# shellcheck source=common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-[ -n "$model" ] && export STRATA_MODEL="$model"
 for setting in "$@"; do export "${setting?}"; done
 export STRATA_STATS="$tmp/stats.json"
 timeout 120 "$run" -n "$ranks" "$prog" >"$tmp/out" 2>"$tmp/err" || fail "the program failed"
