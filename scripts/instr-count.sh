@@ -12,9 +12,10 @@
 # rather than a spin as long as the other rank's delay.  Prints per rank:
 # instructions per call, those spent waiting (strata_backoff & co.), the
 # rest ("work"), and with --top N the functions of most self cost.
-# Serialised with the team's MPI lock (TEAM.md).
+# MPI_LOCK=FILE: run under flock FILE (a machine shared by several people
+# running MPI jobs one at a time).
 set -euo pipefail
-[ $# -ge 4 ] || { sed -n '2,15p' "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,16p' "$0"; exit 2; }
 build="$1" coll="$2" bytes="$3" ranks="$4" calls="${5:-2000}"
 shift $(($# >= 5 ? 5 : 4))
 here="$(cd "$(dirname "$0")/.." && pwd)"
@@ -26,7 +27,9 @@ mpicc.openmpi -O2 -g -o "$out/calls" "$here/bench/instr/calls.c"
 preload=()
 if [ "$build" != none ]; then preload=(-x LD_PRELOAD="$(cd "$build" && pwd)/lib/libstrata.so"); fi
 export STRATA_MODEL="${STRATA_MODEL:-$here/tests/data/model.conf}" STRATA_SPIN=0
-flock /work/wt/mpi.lock taskset -c 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+lock=()
+if [ -n "${MPI_LOCK:-}" ]; then lock=(flock "$MPI_LOCK"); fi
+"${lock[@]}" taskset -c 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n "$ranks" \
   -x STRATA_MODEL -x STRATA_SPIN "${preload[@]}" \
   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=run_calls \
