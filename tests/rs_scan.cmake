@@ -21,6 +21,7 @@ if(STRATA_MPI STREQUAL "openmpi")
   # Virtual nodes: [0 1] [2 3 4] (block) and [0 2 4] [1 3] (cyclic: Scan and
   # Exscan go to the host, ranks of a node not consecutive).
   rs_scan(nodes2.np5 5 90 ENV STRATA_VIRTUAL_NODES=2 STRATA_VIRTUAL_LAYOUT=block ARGS --no-large)
+  rs_scan(nodes2.np4.large 4 90 ENV STRATA_VIRTUAL_NODES=2 STRATA_VIRTUAL_LAYOUT=block)
   rs_scan(nodes2.np4.cyclic 4 90 ENV STRATA_VIRTUAL_NODES=2 STRATA_VIRTUAL_LAYOUT=cyclic
           ARGS --no-large)
 else()

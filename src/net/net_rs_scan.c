@@ -33,16 +33,28 @@
 
 enum { TAG_RS_SHARE = 9, TAG_SCAN_TOTAL = 10 };
 
+/* Whether every request of reqs[n] has completed (completed ones become
+ * MPI_REQUEST_NULL); an error of the host MPI in *rc. */
+static int requests_done(MPI_Request *reqs, int n, int *rc)
+{
+    int all = 1;
+    *rc = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        int flag = 1;
+        if (reqs[i] != MPI_REQUEST_NULL) *rc = PMPI_Test(&reqs[i], &flag, MPI_STATUS_IGNORE);
+        if (*rc != MPI_SUCCESS) return 1;
+        all &= flag;
+    }
+    return all;
+}
+
 /* Waits, one test per step, for o->nreq requests in o->reqs. */
 #define AWAIT_REQUESTS(op, o)                                                              \
-    for (;;) {                                                                             \
-        int done_ = 0;                                                                     \
-        int rc_ = PMPI_Testall((o)->nreq, (o)->reqs, &done_, MPI_STATUSES_IGNORE);         \
-        if (rc_ != MPI_SUCCESS) return rc_;                                                \
-        if (done_) break;                                                                  \
+    while (!requests_done((o)->reqs, (o)->nreq, &(o)->rc)) {                               \
         (op)->waiting_for = 0;                                                             \
         STRATA_OP_YIELD(op);                                                               \
-    }
+    }                                                                                      \
+    if ((o)->rc != MPI_SUCCESS) return (o)->rc
 
 static void out_of_memory(struct strata_net *net, const char *what)
 {
