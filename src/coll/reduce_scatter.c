@@ -79,7 +79,8 @@ static int cico_progress(struct strata_op *op)
         memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN),
                o->operand + o->first * a->extent, strata_rs_span(a, o->first, o->win));
         strata_flag_publish(&me->progress, o->base + 1); /* release: the window is in the region */
-        if (o->first_mine + o->mine <= o->first || o->first + o->win <= o->first_mine) continue;
+        if (!o->mine || o->first_mine + o->mine <= o->first || o->first + o->win <= o->first_mine)
+            continue; /* none of this rank's block lies in the window */
         for (o->q = 0; o->q < p->size; o->q++) {
             if (o->q != p->rank)
                 STRATA_OP_AWAIT_GE(op, &p->ctl[o->q].progress, o->base + 1, p->pid[o->q]);

@@ -260,6 +260,60 @@ static void run_comm(MPI_Comm c, int large)
     free(counts);
 }
 
+/* Arguments the host MPI must judge, the same on every rank: each call goes
+ * to the host on every rank and returns the host's error class. */
+static int error_class(int rc)
+{
+    int cls = rc;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+static void bad_args(void)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+    int size;
+    MPI_Comm_size(c, &size);
+    int *counts = malloc(sizeof(int) * (size_t)size), in[64] = {0}, out[64];
+    for (int q = 0; q < size; q++) counts[q] = q == size - 1 ? -1 : 1;
+    for (int i = 0; i < 4; i++) {
+        enum strata_coll coll = i == 0 ? STRATA_COLL_REDUCE_SCATTER_BLOCK
+                                : i == 1 ? STRATA_COLL_REDUCE_SCATTER
+                                : i == 2 ? STRATA_COLL_SCAN
+                                         : STRATA_COLL_EXSCAN;
+        unsigned long long h0 = strata_stats_local_calls(coll, 0);
+        int host, mine;
+        switch (i) {
+        case 0: /* a negative count */
+            host = PMPI_Reduce_scatter_block(in, out, -1, MPI_INT, MPI_SUM, c);
+            mine = MPI_Reduce_scatter_block(in, out, -1, MPI_INT, MPI_SUM, c);
+            break;
+        case 1: /* a negative count in the array */
+            host = PMPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c);
+            mine = MPI_Reduce_scatter(in, out, counts, MPI_INT, MPI_SUM, c);
+            break;
+        case 2: /* no op */
+            host = PMPI_Scan(in, out, 4, MPI_INT, MPI_OP_NULL, c);
+            mine = MPI_Scan(in, out, 4, MPI_INT, MPI_OP_NULL, c);
+            break;
+        default: /* no datatype */
+            host = PMPI_Exscan(in, out, 4, MPI_DATATYPE_NULL, MPI_SUM, c);
+            mine = MPI_Exscan(in, out, 4, MPI_DATATYPE_NULL, MPI_SUM, c);
+            break;
+        }
+        CHECK(host != MPI_SUCCESS && error_class(mine) == error_class(host),
+              "%s with bad arguments: class %d, the host's %d", strata_coll_name(coll),
+              error_class(mine), error_class(host));
+        CHECK(strata_stats_local_calls(coll, 0) == h0 + 1, "%s with bad arguments: not handed "
+              "to the host MPI", strata_coll_name(coll));
+        checks++;
+    }
+    free(counts);
+    MPI_Comm_free(&c);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -274,6 +328,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     run_comm(MPI_COMM_WORLD, large);
+    bad_args();
     /* Reversed rank order, then the even and odd ranks (odd sizes). */
     MPI_Comm rev, half;
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
