@@ -18,6 +18,8 @@ if(STRATA_MPI STREQUAL "openmpi")
   rs_scan(np5 5 90 ARGS --no-large)
   # Without a single-copy transport: the segment in rounds.
   rs_scan(segment.np3 3 60 ENV STRATA_TRANSPORT=segment)
+  # Every call agreed first (STRATA_CHECK_ARGS).
+  rs_scan(check.np3 3 60 ENV STRATA_CHECK_ARGS=1 ARGS --no-large)
   # Virtual nodes: [0 1] [2 3 4] (block) and [0 2 4] [1 3] (cyclic: Scan and
   # Exscan go to the host, ranks of a node not consecutive).
   rs_scan(nodes2.np5 5 90 ENV STRATA_VIRTUAL_NODES=2 STRATA_VIRTUAL_LAYOUT=block ARGS --no-large)
@@ -27,4 +29,5 @@ if(STRATA_MPI STREQUAL "openmpi")
 else()
   rs_scan(np2 2 60)
   rs_scan(nodes2.np2 2 60 ENV STRATA_VIRTUAL_NODES=2 STRATA_VIRTUAL_LAYOUT=block ARGS --no-large)
+  rs_scan(check.np2 2 60 ENV STRATA_CHECK_ARGS=1 ARGS --no-large)
 endif()

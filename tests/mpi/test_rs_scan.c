@@ -260,6 +260,64 @@ static void run_comm(MPI_Comm c, int large)
     free(counts);
 }
 
+/* The MPI-4 _c forms, where the host has them: the same paths, counted under
+ * the C name. */
+static void large_forms(void)
+{
+#ifdef STRATA_HAVE_LARGE_COUNT
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    enum { N = 300 };
+    long long *in = malloc(sizeof(long long) * N * (size_t)size);
+    long long *out = malloc(sizeof(long long) * N * (size_t)size);
+    long long *ref = malloc(sizeof(long long) * N * (size_t)size);
+    MPI_Count *counts = malloc(sizeof(MPI_Count) * (size_t)size);
+    int *icounts = malloc(sizeof(int) * (size_t)size);
+    for (int i = 0; i < N * size; i++) in[i] = (long long)i * 31 + rank * 7;
+    for (int q = 0; q < size; q++) icounts[q] = (int)(counts[q] = q % 2 ? N : N / 3);
+    for (int i = 0; i < 4; i++) {
+        enum strata_coll coll = i == 0 ? STRATA_COLL_REDUCE_SCATTER_BLOCK
+                                : i == 1 ? STRATA_COLL_REDUCE_SCATTER
+                                : i == 2 ? STRATA_COLL_SCAN
+                                         : STRATA_COLL_EXSCAN;
+        unsigned long long s0 = strata_stats_local_calls(coll, 1);
+        int rc;
+        size_t n = i == 0 ? N : i == 1 ? (size_t)icounts[rank] : N;
+        switch (i) {
+        case 0:
+            PMPI_Reduce_scatter_block(in, ref, N, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            rc = MPI_Reduce_scatter_block_c(in, out, N, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        case 1:
+            PMPI_Reduce_scatter(in, ref, icounts, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+            rc = MPI_Reduce_scatter_c(in, out, counts, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+            break;
+        case 2:
+            PMPI_Scan(in, ref, N, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            rc = MPI_Scan_c(in, out, N, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        default:
+            PMPI_Exscan(in, ref, N, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            rc = MPI_Exscan_c(in, out, N, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+            break;
+        }
+        CHECK(rc == MPI_SUCCESS, "%s_c: rc %d", strata_coll_name(coll), rc);
+        if (!(i == 3 && rank == 0))
+            CHECK(!memcmp(out, ref, n * sizeof *out), "%s_c: differs from the host's",
+                  strata_coll_name(coll));
+        CHECK(strata_stats_local_calls(coll, 1) == s0 + 1, "%s_c: not served under the C name",
+              strata_coll_name(coll));
+        checks++;
+    }
+    free(in);
+    free(out);
+    free(ref);
+    free(counts);
+    free(icounts);
+#endif
+}
+
 /* Arguments the host MPI must judge, the same on every rank: each call goes
  * to the host on every rank and returns the host's error class. */
 static int error_class(int rc)
@@ -278,7 +336,14 @@ static void bad_args(void)
     MPI_Comm_size(c, &size);
     int *counts = malloc(sizeof(int) * (size_t)size), in[64] = {0}, out[64];
     for (int q = 0; q < size; q++) counts[q] = q == size - 1 ? -1 : 1;
-    for (int i = 0; i < 4; i++) {
+    /* MPICH 4.0 does not check a negative count here: it fails an assertion
+     * in its pack code (the host's behaviour, which strata passes on). */
+#ifdef MPICH
+    int first = 2;
+#else
+    int first = 0;
+#endif
+    for (int i = first; i < 4; i++) {
         enum strata_coll coll = i == 0 ? STRATA_COLL_REDUCE_SCATTER_BLOCK
                                 : i == 1 ? STRATA_COLL_REDUCE_SCATTER
                                 : i == 2 ? STRATA_COLL_SCAN
@@ -329,6 +394,7 @@ int main(int argc, char **argv)
 
     run_comm(MPI_COMM_WORLD, large);
     bad_args();
+    if (expect_served(MPI_COMM_WORLD, &cases[0], STRATA_COLL_SCAN)) large_forms();
     /* Reversed rank order, then the even and odd ranks (odd sizes). */
     MPI_Comm rev, half;
     MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &rev);
