@@ -33,7 +33,8 @@ if(STRATA_MPI STREQUAL "openmpi")
   device_test(nodes2.np4 4 90 ENV STRATA_VIRTUAL_NODES=2)
 else()
   device_test(node.np2 2 60)
-  device_test(nodes2.np2 2 60 ENV STRATA_VIRTUAL_NODES=2)
+  # One rank per node: no CUDA IPC to expect.
+  device_test(nodes2.np2 2 60 ENV STRATA_VIRTUAL_NODES=2 TEST_DEVICE_ONE_PER_NODE=1)
 endif()
 
 # The control: with staging off (STRATA_CUDA=0) the same program hands device

@@ -13,6 +13,7 @@
 #define STRATA_INTERPOSE_COLLECTIVES_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large);

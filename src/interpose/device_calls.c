@@ -19,7 +19,6 @@
  * signature (Bcast) or the count and type every rank passes alike
  * (reductions), and STRATA_CUDA_CHUNK. */
 #include <mpi.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,36 +26,14 @@
 #include "config/config.h"
 #include "context/runtime.h"
 #include "interpose/collectives.h"
+#include "interpose/device_comm.h"
 #include "transport/device.h"
 #include "util/log.h"
 
-/* ---- the communicator's lane, kept as an attribute ---- */
-
-static int keyval = MPI_KEYVAL_INVALID;
-static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
-
-static int lane_delete(MPI_Comm comm, int kv, void *value, void *extra)
-{
-    strata_device_lane_free(value);
-    return MPI_SUCCESS;
-}
-
-static void make_keyval(void)
-{
-    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, lane_delete, &keyval, NULL);
-}
-
-/* Enters comm's lane for device buffer p (creating it on first use). */
+/* comm's lane, entered for device buffer p. */
 static struct strata_device_lane *enter(MPI_Comm comm, const void *p)
 {
-    pthread_once(&keyval_once, make_keyval);
-    struct strata_device_lane *lane = NULL;
-    int found = 0;
-    if (keyval != MPI_KEYVAL_INVALID) PMPI_Comm_get_attr(comm, keyval, &lane, &found);
-    if (!found) lane = NULL;
-    strata_device_enter(&lane, p);
-    if (!found && keyval != MPI_KEYVAL_INVALID) PMPI_Comm_set_attr(comm, keyval, lane);
-    return lane;
+    return strata_device_comm_enter(comm, p);
 }
 
 /* ---- one buffer argument ---- */
@@ -265,6 +242,8 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         strata_device_leave(lane);
         return rc;
     }
+    int rc;
+    if (strata_device_bcast_ipc(buffer, count, datatype, root, comm, (size_t)bytes, &rc)) return rc;
     return bcast_pieces(buffer, count, datatype, root, comm, large, (size_t)bytes);
 }
 
