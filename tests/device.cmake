@@ -45,3 +45,12 @@ add_test(NAME device.control.unstaged
 set_tests_properties(device.control.unstaged PROPERTIES TIMEOUT 60
   PASS_REGULAR_EXPRESSION "signal 11|Segmentation fault|SIGSEGV"
   ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA=0;STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda>")
+
+# A copy failing mid-call (the fake fails the 200th asynchronous copy of each
+# process): the job ends with a message naming the copy and CUDA's error,
+# rather than a wrong result or a hang.
+add_test(NAME device.fault.copy
+         COMMAND ${STRATA_RUN} --native -n 2 $<TARGET_FILE:test_device>)
+set_tests_properties(device.fault.copy PROPERTIES TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "device transport: copying [^\n]* failed: CUDA_ERROR_INVALID_VALUE"
+  ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda>;STRATA_CUDA_CHUNK=64K;FAKECUDA_FAIL_COPY_AFTER=200")

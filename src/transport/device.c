@@ -12,6 +12,7 @@
 #include "config/config.h"
 #include "transport/cuda_api.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 /* The driver's entry points, filled by load(). */
 static struct {
@@ -199,6 +200,7 @@ void strata_device_count(enum strata_device_path path, size_t bytes)
 {
     /* A statistic: no ordering with anything else. */
     atomic_fetch_add_explicit(&counted[path], bytes, memory_order_relaxed);
+    if (strata_stats_enabled()) strata_stats_device_bytes((int)path, bytes);
 }
 
 unsigned long long strata_device_counted(enum strata_device_path path)
@@ -208,7 +210,8 @@ unsigned long long strata_device_counted(enum strata_device_path path)
 
 const char *strata_device_path_name(enum strata_device_path path)
 {
-    return path == STRATA_DEVICE_IPC ? "device-ipc" : "device-staged";
+    static const char *const names[STRATA_DEVICE_PATHS] = {"staged", "ipc", "network"};
+    return names[path];
 }
 
 void strata_device_to_host(struct strata_device_lane *lane, void *host, const void *dev,

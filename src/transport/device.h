@@ -80,6 +80,7 @@ void strata_device_ipc_forget(void);
 enum strata_device_path {
     STRATA_DEVICE_STAGED,  /* copied device <-> pinned host by strata */
     STRATA_DEVICE_IPC,     /* device to device through CUDA IPC */
+    STRATA_DEVICE_NETWORK, /* sent across nodes from pinned memory by a node leader */
     STRATA_DEVICE_PATHS
 };
 void strata_device_count(enum strata_device_path path, size_t bytes);

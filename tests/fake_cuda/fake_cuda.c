@@ -21,8 +21,9 @@
  *   no current context, INVALID_VALUE for a pointer that is not device
  *   memory where device memory is required (or device memory where host
  *   memory is), INVALID_HANDLE for a bad IPC handle.
- * - FAKECUDA_FAIL_COPY_AFTER=N: the N+1-th copy of the process fails
- *   (INVALID_VALUE), to test strata's handling of a copy failing mid-call. */
+ * - FAKECUDA_FAIL_COPY_AFTER=N: the N+1-th asynchronous copy of the process
+ *   fails (INVALID_VALUE), to test strata's handling of a copy failing
+ *   mid-call (the tests' own copies are synchronous and never fail). */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -484,7 +485,7 @@ static CUresult copy(uintptr_t dst, int dst_dev, uintptr_t src, int src_dev, siz
     char *d = resolve(dst, n, dst_dev);
     const char *from = resolve(src, n, src_dev);
     if (!d || !from) return STRATA_CUDA_ERROR_INVALID_VALUE;
-    if (take_copy()) return STRATA_CUDA_ERROR_INVALID_VALUE;
+    if (async && take_copy()) return STRATA_CUDA_ERROR_INVALID_VALUE;
     if (!n) return STRATA_CUDA_SUCCESS;
     if (!async) {
         pause_a_little();
