@@ -110,14 +110,12 @@ static const struct strata_config_var vars[] = {
      "1: when the CUDA driver loads and sees a device, collectives on device buffers are "
      "staged through pinned host memory (device memory never reaches the host MPI); "
      "0: strata never loads CUDA"},
-    {"STRATA_CUDA_LIB", "libcuda.so.1", "the path or name of a CUDA driver library",
+    {"STRATA_CUDA_LIB", "libcuda.so.1",
+     "the path or name of a CUDA driver library (not empty, at most 511 characters)",
      "the driver strata loads (tests point it at tests/fake_cuda's libfakecuda.so)"},
     {"STRATA_CUDA_CHUNK", "1M", "a size, 4K to 1G",
      "device buffers are staged in pieces this big, each piece's copy overlapping the "
      "collective on the previous one (same value on every rank)"},
-    {"STRATA_CUDA_PLUGIN", "(libstrata_cuda.so beside libstrata)",
-     "the path of the GPU kernels' plugin, or 0 for none",
-     "reductions of device data on the GPU; loaded only when a device is present"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -390,13 +388,14 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
             return -1;
         cfg->cuda = (int)v;
     }
-    if ((s = getenv("STRATA_CUDA_LIB")) && *s &&
-        copy_string("STRATA_CUDA_LIB", s, cfg->cuda_lib, sizeof cfg->cuda_lib, err, errlen))
-        return -1;
-    if ((s = getenv("STRATA_CUDA_PLUGIN")) && *s &&
-        copy_string("STRATA_CUDA_PLUGIN", s, cfg->cuda_plugin, sizeof cfg->cuda_plugin, err,
-                    errlen))
-        return -1;
+    if ((s = getenv("STRATA_CUDA_LIB"))) {
+        if (!*s || strlen(s) >= sizeof cfg->cuda_lib) {
+            snprintf(err, errlen, "STRATA_CUDA_LIB=\"%.600s\" is not valid: it accepts %s", s,
+                     var_row("STRATA_CUDA_LIB")->accepts);
+            return -1;
+        }
+        snprintf(cfg->cuda_lib, sizeof cfg->cuda_lib, "%s", s);
+    }
     if ((s = getenv("STRATA_CMA"))) {
         if (parse_int("STRATA_CMA", s, 0, 1, var_row("STRATA_CMA")->accepts, &v, err, errlen))
             return -1;

@@ -51,7 +51,6 @@ struct strata_config {
     int cuda;                    /* STRATA_CUDA: 0 never, 1 when a device is present */
     char cuda_lib[512];          /* STRATA_CUDA_LIB: the driver library to load */
     size_t cuda_chunk;           /* STRATA_CUDA_CHUNK: staging pipeline chunk */
-    char cuda_plugin[512];       /* STRATA_CUDA_PLUGIN: the kernels' library, "" = beside libstrata */
 };
 
 /* One row of the documented variable table (strata-info prints it). */
