@@ -342,7 +342,9 @@ int main(int argc, char **argv)
                                    strata_device_counted(STRATA_DEVICE_IPC)},
                        total[2];
     PMPI_Allreduce(moved, total, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    if (total[0] == 0 || (size > 1 && !getenv("TEST_DEVICE_ONE_PER_NODE") && total[1] == 0)) {
+    const char *one = getenv("TEST_DEVICE_ONE_PER_NODE");
+    int one_per_node = one && atoi(one);
+    if (total[0] == 0 || (size > 1 && !one_per_node && total[1] == 0)) {
         if (rank == 0)
             fprintf(stderr, "device bytes staged %llu, through IPC %llu: a path did not run\n",
                     total[0], total[1]);
