@@ -43,7 +43,7 @@ endif()
 add_test(NAME device.control.unstaged
          COMMAND ${STRATA_RUN} --native -n 2 $<TARGET_FILE:test_device>)
 set_tests_properties(device.control.unstaged PROPERTIES TIMEOUT 60
-  PASS_REGULAR_EXPRESSION "signal 11|Segmentation fault|SIGSEGV"
+  PASS_REGULAR_EXPRESSION "signal 11|Segmentation fault|SIGSEGV|AddressSanitizer: SEGV"
   ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA=0;STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda>")
 
 # A copy failing mid-call (the fake fails the 200th asynchronous copy of each
