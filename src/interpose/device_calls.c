@@ -19,6 +19,7 @@
  * signature (Bcast) or the count and type every rank passes alike
  * (reductions), and STRATA_CUDA_CHUNK. */
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,9 +135,10 @@ static size_t chunk_bytes(void)
 /* Verbose line once per process: what device data goes through. */
 static void say_staging(void)
 {
-    static int said;
-    if (said) return;
-    said = 1;
+    static atomic_int said;
+    /* Once per process, whichever thread comes first: nothing else is
+     * published with it. */
+    if (atomic_exchange_explicit(&said, 1, memory_order_relaxed)) return;
     strata_verbose(1, "device buffers: staged through pinned host memory in pieces of %zu "
                       "bytes; reductions of device data run on the CPU (no GPU kernels in this "
                       "path)",

@@ -276,7 +276,12 @@ int strata_device_export(const void *p, struct strata_device_handle *h)
 }
 
 /* Opened peer allocations, keyed by handle: CUDA allows one open per
- * handle and context, so a second call must reuse the first mapping. */
+ * handle and context, so a second call must reuse the first mapping.  At
+ * most IMPORTS_MAX are kept, most recently used first; the oldest is closed
+ * to make room (no copy from it is in flight: every call synchronises its
+ * lane before returning), so that an application allocating a new buffer
+ * per call does not pile up mappings of memory its peers have freed. */
+#define IMPORTS_MAX 32
 struct import {
     unsigned char bytes[64];
     CUdeviceptr at;
@@ -288,10 +293,20 @@ static pthread_mutex_t imports_lock = PTHREAD_MUTEX_INITIALIZER;
 void *strata_device_import(const struct strata_device_handle *h)
 {
     pthread_mutex_lock(&imports_lock);
-    struct import *i = imports;
-    while (i && memcmp(i->bytes, h->bytes, sizeof i->bytes)) i = i->next;
-    CUdeviceptr at = i ? i->at : 0;
-    if (!i) {
+    struct import **link = &imports, *i;
+    int n = 0;
+    while ((i = *link) && memcmp(i->bytes, h->bytes, sizeof i->bytes)) {
+        link = &i->next;
+        n++;
+    }
+    CUdeviceptr at = 0;
+    if (i) {
+        /* Found: move it to the front. */
+        *link = i->next;
+        i->next = imports;
+        imports = i;
+        at = i->at;
+    } else {
         CUipcMemHandle ipc;
         memcpy(ipc.reserved, h->bytes, sizeof ipc.reserved);
         CUresult rc = cu.cuIpcOpenMemHandle(&at, ipc, STRATA_CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
@@ -304,6 +319,19 @@ void *strata_device_import(const struct strata_device_handle *h)
             i->at = at;
             i->next = imports;
             imports = i;
+            if (n + 1 > IMPORTS_MAX) {
+                /* n entries were behind the new one: close the last. */
+                struct import **last = &imports;
+                while ((*last)->next) last = &(*last)->next;
+                cu.cuIpcCloseMemHandle((*last)->at);
+                free(*last);
+                *last = NULL;
+            }
+        } else {
+            /* No memory to remember it: closed, and the node stages through host
+             * memory instead (the caller reports it). */
+            cu.cuIpcCloseMemHandle(at);
+            at = 0;
         }
     }
     pthread_mutex_unlock(&imports_lock);
