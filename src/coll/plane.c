@@ -179,3 +179,16 @@ void strata_plane_pushv(struct strata_plane *p, int coll, int peer, const struct
         strata_transport_failed(p->xport, "write into", peer, p->pid[peer], errno);
     if (p->stats) strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
 }
+
+const void *strata_plane_map(struct strata_plane *p, int coll, int peer, const void *remote,
+                             size_t len)
+{
+    if (!p->xport->map) return NULL;
+    void *handle;
+    const void *at = p->xport->map(p->pid[peer], remote, len, &handle);
+    /* The mapping transport keeps every mapping for the process's life: no
+     * handle to give back (a transport with handles would need unmap at
+     * the end of the operation). */
+    if (at && p->stats) strata_stats_bytes(coll, p->dist[peer], len);
+    return at;
+}
