@@ -140,6 +140,13 @@ void *strata_plane_acc_scratch(struct strata_plane *p, size_t bytes)
     return fresh;
 }
 
+/* Bytes per transport (STRATA_STATS): a mapping transport splits its own
+ * between its mappings and its fallback, so it counts them itself. */
+static void count_transport(const struct strata_plane *p, size_t len)
+{
+    if (!(p->xport->features & STRATA_XPORT_MAP_PEER)) strata_stats_transport_bytes(p->xport->name, len);
+}
+
 /* Total bytes of a list. */
 static size_t list_bytes(const struct iovec *v, int n)
 {
@@ -153,7 +160,10 @@ void strata_plane_pull(struct strata_plane *p, int coll, int peer, const void *r
 {
     if (strata_transport_read1(p->xport, p->pid[peer], remote, local, len))
         strata_transport_failed(p->xport, "read from", peer, p->pid[peer], errno);
-    if (p->stats) strata_stats_bytes(coll, p->dist[peer], len);
+    if (p->stats) {
+        strata_stats_bytes(coll, p->dist[peer], len);
+        count_transport(p, len);
+    }
 }
 
 void strata_plane_push(struct strata_plane *p, int coll, int peer, void *remote,
@@ -161,7 +171,10 @@ void strata_plane_push(struct strata_plane *p, int coll, int peer, void *remote,
 {
     if (strata_transport_write1(p->xport, p->pid[peer], remote, local, len))
         strata_transport_failed(p->xport, "write into", peer, p->pid[peer], errno);
-    if (p->stats) strata_stats_bytes(coll, p->dist[peer], len);
+    if (p->stats) {
+        strata_stats_bytes(coll, p->dist[peer], len);
+        count_transport(p, len);
+    }
 }
 
 void strata_plane_pullv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
@@ -169,7 +182,10 @@ void strata_plane_pullv(struct strata_plane *p, int coll, int peer, const struct
 {
     if (p->xport->read(p->pid[peer], local, (size_t)nlocal, remote, (size_t)nremote))
         strata_transport_failed(p->xport, "read from", peer, p->pid[peer], errno);
-    if (p->stats) strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+    if (p->stats) {
+        strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+        count_transport(p, list_bytes(local, nlocal));
+    }
 }
 
 void strata_plane_pushv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
@@ -177,7 +193,10 @@ void strata_plane_pushv(struct strata_plane *p, int coll, int peer, const struct
 {
     if (p->xport->write(p->pid[peer], local, (size_t)nlocal, remote, (size_t)nremote))
         strata_transport_failed(p->xport, "write into", peer, p->pid[peer], errno);
-    if (p->stats) strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+    if (p->stats) {
+        strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+        count_transport(p, list_bytes(local, nlocal));
+    }
 }
 
 const void *strata_plane_map(struct strata_plane *p, int coll, int peer, const void *remote,

@@ -34,6 +34,7 @@
 #include "shm/arena.h"
 #include "transport/cma.h"
 #include "util/log.h"
+#include "util/stats.h"
 
 struct peer {
     pid_t pid;              /* 0: empty slot */
@@ -50,6 +51,13 @@ static struct peer *peers;
 static size_t npeers_cap;
 static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic unsigned long long bytes_mapped, bytes_fallback;
+
+/* This process's counts, and STRATA_STATS's per-transport bytes. */
+static void count(int mapped, size_t len)
+{
+    atomic_fetch_add_explicit(mapped ? &bytes_mapped : &bytes_fallback, len, memory_order_relaxed);
+    if (strata_stats_enabled()) strata_stats_transport_bytes(mapped ? "map" : "cma", len);
+}
 
 void strata_map_counts(unsigned long long *mapped, unsigned long long *fallback)
 {
@@ -123,11 +131,11 @@ static int read_piece(pid_t pid, void *remote, void *local, size_t len)
     void *at = translate(pid, remote, len);
     if (at) {
         memcpy(local, at, len);
-        atomic_fetch_add_explicit(&bytes_mapped, len, memory_order_relaxed);
+        count(1, len);
         return 0;
     }
     fallback_said(pid, remote);
-    atomic_fetch_add_explicit(&bytes_fallback, len, memory_order_relaxed);
+    count(0, len);
     return strata_cma_read(pid, remote, local, len);
 }
 
@@ -136,11 +144,11 @@ static int write_piece(pid_t pid, void *remote, void *local, size_t len)
     void *at = translate(pid, remote, len);
     if (at) {
         memcpy(at, local, len);
-        atomic_fetch_add_explicit(&bytes_mapped, len, memory_order_relaxed);
+        count(1, len);
         return 0;
     }
     fallback_said(pid, remote);
-    atomic_fetch_add_explicit(&bytes_fallback, len, memory_order_relaxed);
+    count(0, len);
     return strata_cma_write(pid, remote, local, len);
 }
 
@@ -182,7 +190,7 @@ static void *map_map(pid_t pid, const void *remote, size_t len, void **handle)
     *handle = NULL;
     void *at = translate(pid, remote, len);
     if (!at) errno = EFAULT;
-    else atomic_fetch_add_explicit(&bytes_mapped, len, memory_order_relaxed);
+    else count(1, len);
     return at;
 }
 

@@ -24,6 +24,31 @@ static _Atomic unsigned long long bytes_moved[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long calls[STRATA_NCOLLS][2];
 
+/* Bytes per copy mechanism: the names of src/transport/registry.c (keep
+ * both in step); fixed, so that every rank sums the same slots. */
+#define NXPORTS 3
+static const char *const xport_names[NXPORTS] = {"segment", "cma", "map"};
+static _Atomic unsigned long long xport_bytes[NXPORTS];
+
+static int xport_slot(const char *name)
+{
+    for (int i = 0; i < NXPORTS; i++)
+        if (!strcmp(xport_names[i], name)) return i;
+    return -1;
+}
+
+void strata_stats_transport_bytes(const char *name, size_t bytes)
+{
+    int i = xport_slot(name);
+    if (i >= 0) atomic_fetch_add_explicit(&xport_bytes[i], bytes, memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_transport_bytes(const char *name)
+{
+    int i = xport_slot(name);
+    return i < 0 ? 0 : atomic_load_explicit(&xport_bytes[i], memory_order_relaxed);
+}
+
 /* Calls per (collective, algorithm name), and host calls per (collective,
  * reason).  Names are whatever the router reports, so the table fills as
  * calls come; entries are appended under a lock and never removed, so
@@ -149,6 +174,7 @@ struct totals {
     unsigned long long bytes[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long calls[STRATA_NCOLLS][2];
+    unsigned long long xport[NXPORTS];
     struct merged_algo {
         int coll, host;
         char name[ALGO_NAME];
@@ -167,6 +193,8 @@ static void snapshot(struct totals *t)
         t->calls[k][0] = strata_stats_local_calls(k, 0);
         t->calls[k][1] = strata_stats_local_calls(k, 1);
     }
+    for (int i = 0; i < NXPORTS; i++)
+        t->xport[i] = atomic_load_explicit(&xport_bytes[i], memory_order_relaxed);
 }
 
 /* This process's algorithm and reason counts as text, one "coll host calls
@@ -336,8 +364,11 @@ static void json_distances(FILE *f, const char *key, const unsigned long long *v
 
 static void write_json(FILE *f, const struct totals *t, int ranks)
 {
-    fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"collectives\": {\n", ranks,
+    fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"transport_bytes\": {", ranks,
             STRATA_HOST_MPI);
+    for (int i = 0; i < NXPORTS; i++)
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", xport_names[i], t->xport[i]);
+    fprintf(f, "},\n  \"collectives\": {\n");
     for (int k = 0; k < STRATA_NCOLLS; k++) {
         fprintf(f, "    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
                 "\"calls_across_nodes\": %llu,\n      \"algorithms\": {",
@@ -389,6 +420,9 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
             if (t->algos[i].coll == k && t->algos[i].host)
                 fprintf(f, "  host MPI, %llu: %s\n", t->algos[i].calls, t->algos[i].name);
     }
+    fprintf(f, "bytes by transport:");
+    for (int i = 0; i < NXPORTS; i++) fprintf(f, " %s %llu", xport_names[i], t->xport[i]);
+    fprintf(f, "\n");
 }
 
 int strata_stats_try_destination(const char *path)
@@ -418,6 +452,8 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
     PMPI_Reduce(mine.messages, sum.messages, STRATA_NCOLLS * STRATA_NDIST,
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(mine.calls, sum.calls, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+                MPI_COMM_WORLD);
+    PMPI_Reduce(mine.xport, sum.xport, NXPORTS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
     if (gather_algos(&sum, world_rank, world_size) && world_rank == 0)
         strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
