@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm/arena.h"
 #include "util/stats.h"
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -55,7 +56,8 @@ void strata_plane_fini(struct strata_plane *p)
     free(p->part_buf);
     free(p->dist);
     p->dist = NULL;
-    free(p->acc_scratch);
+    if (p->acc_scratch_arena) strata_arena_free(p->acc_scratch, STRATA_ARENA_HEAP);
+    else free(p->acc_scratch);
     p->part_buf = NULL;
     p->acc_scratch = NULL;
     p->pid = NULL;
@@ -133,10 +135,20 @@ void *strata_plane_scratch(struct strata_plane *p, size_t bytes)
 void *strata_plane_acc_scratch(struct strata_plane *p, size_t bytes)
 {
     if (bytes <= p->acc_scratch_bytes) return p->acc_scratch;
-    void *fresh = realloc(p->acc_scratch, bytes);
+    /* Peers write into it: from the arena where they map it, so those
+     * writes are stores rather than CMA calls.  Old contents are not kept. */
+    int arena = (p->xport->features & STRATA_XPORT_MAP_PEER) != 0;
+    void *fresh = arena ? strata_arena_alloc(bytes, 0, 0, STRATA_ARENA_HEAP) : NULL;
+    if (!fresh) {
+        arena = 0;
+        fresh = malloc(bytes);
+    }
     if (!fresh) return NULL;
+    if (p->acc_scratch_arena) strata_arena_free(p->acc_scratch, STRATA_ARENA_HEAP);
+    else free(p->acc_scratch);
     p->acc_scratch = fresh;
     p->acc_scratch_bytes = bytes;
+    p->acc_scratch_arena = arena;
     return fresh;
 }
 

@@ -98,6 +98,7 @@ struct strata_plane {
     unsigned char *dist;           /* [size] enum strata_distance to each rank */
     int stats;                     /* STRATA_STATS is on: count traffic */
     size_t acc_scratch_bytes;
+    int acc_scratch_arena;         /* acc_scratch is in the arena (peers map it) */
     struct strata_plane_choice chosen[8]; /* per enum strata_coll */
 };
 
