@@ -203,10 +203,26 @@ size_t malloc_usable_size(void *p)
     return f && p ? f(p) : 0;
 }
 
+/* This library's malloc itself, whoever else defines one. */
+extern __typeof(malloc) strata_heap_own_malloc
+    __attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
+
 int strata_heap_enabled(size_t *min, const char **why_off)
 {
     int s = atomic_load_explicit(&state, memory_order_relaxed);
     if (s == 0) s = decide();
+    /* A sanitizer linked into the program defines malloc ahead of this
+     * library: then nothing reaches the heap.  Asked here, never from
+     * malloc (dlsym may allocate), and only once the heap was asked for. */
+    static _Atomic int checked;
+    if (s > 0 && !atomic_exchange_explicit(&checked, 1, memory_order_relaxed)) {
+        void *used = dlsym(RTLD_DEFAULT, "malloc");
+        if (used && used != (void *)strata_heap_own_malloc) {
+            refused = "another allocator (a sanitizer?) replaces malloc ahead of strata";
+            atomic_store_explicit(&state, -1, memory_order_relaxed);
+            s = -1;
+        }
+    }
     if (min) *min = atomic_load_explicit(&min_bytes, memory_order_relaxed);
     if (why_off) *why_off = refused;
     return s > 0;
