@@ -146,6 +146,12 @@ if [ -n "$objects" ]; then
     BEGIN {
       n = split(order, names, " ")
       for (i = 1; i <= n; i++) rank[names[i]] = i
+      # The C library functions that src/interpose/heap.c replaces for the
+      # whole process (the shared heap): every layer calls them as the C
+      # library, not as a layer above; they are not edges between files.
+      nrepl = split("malloc free calloc realloc reallocarray posix_memalign aligned_alloc " \
+                "memalign valloc pvalloc malloc_usable_size", libc, " ")
+      for (i = 1; i <= nrepl; i++) replaced[libc[i]] = 1
     }
     function folder(path,   p) {
       if (path !~ /^src\//) return ""
@@ -169,6 +175,7 @@ if [ -n "$objects" ]; then
       for (i = 1; i <= nu; i++) {
         split(use[i], u, " ")
         t = u[1]; from = u[2]; sym = u[3]
+        if (sym in replaced) continue
         to = ((t, sym) in def) ? def[t, sym] : ((sym in libdef) ? libdef[sym] : "")
         if (to == "" || to == from) continue
         ff = folder(from); tf = folder(to)
