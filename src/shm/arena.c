@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define PAGE ((size_t)4096)
@@ -160,7 +161,11 @@ static void after_fork_child(void)
                                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
                 if (copy != MAP_FAILED) {
                     memcpy(copy, A.base + at, len);
-                    mremap(copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, A.base + at);
+                    /* The system call itself: some libraries (UCX's memory
+                     * hooks, under MPICH) replace mremap with a version
+                     * that drops the new address of MREMAP_FIXED. */
+                    syscall(SYS_mremap, copy, len, len, MREMAP_MAYMOVE | MREMAP_FIXED,
+                            A.base + at);
                 }
             }
             if (i < A.next) at = A.ext[i].off + A.ext[i].len;
