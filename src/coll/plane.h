@@ -130,7 +130,7 @@ struct strata_plane {
     int stats;                     /* STRATA_STATS is on: count traffic */
     size_t acc_scratch_bytes;
     int acc_scratch_arena;         /* acc_scratch is in the arena (peers map it) */
-    struct strata_plane_choice chosen[8]; /* per enum strata_coll */
+    struct strata_plane_choice chosen[16]; /* per enum strata_coll (select.c checks the size) */
 };
 
 /* Bytes of the segment for `size` ranks and `nlevels` hierarchy levels. */
