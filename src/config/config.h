@@ -39,6 +39,8 @@ struct strata_config {
     size_t min_slice;            /* STRATA_REDUCE_MIN_SLICE */
     int throttle;                /* STRATA_THROTTLE, 0 = unlimited */
     int spin;                    /* STRATA_SPIN, -1 = auto */
+    int wait_adaptive;           /* STRATA_WAIT: 1 adaptive, 0 spin */
+    int block_after_us;          /* STRATA_BLOCK_AFTER */
     size_t shm_max;              /* STRATA_SHM_MAX */
     size_t cma_max_per_call;     /* STRATA_CMA_MAX_PER_CALL (tests) */
     char stats[512];             /* STRATA_STATS: "", "stderr" or a file */

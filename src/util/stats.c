@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util/colls.h"
@@ -23,6 +24,10 @@ static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_nu
 static _Atomic unsigned long long bytes_moved[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long calls[STRATA_NCOLLS][2];
+static _Atomic unsigned long long waits[STRATA_NWAIT];
+
+static const char *wait_names[STRATA_NWAIT] = {"waits",  "polls",          "yields", "blocks",
+                                               "timeouts", "busy_or_idle_peer", "wakes"};
 
 /* Calls per (collective, algorithm name), and host calls per (collective,
  * reason).  Names are whatever the router reports, so the table fills as
@@ -70,6 +75,18 @@ void strata_stats_call_unserve(int coll)
 {
     atomic_fetch_sub_explicit(&calls[coll][1], 1, memory_order_relaxed);
 }
+
+void strata_stats_wait(enum strata_wait_count which, unsigned long n)
+{
+    atomic_fetch_add_explicit(&waits[which], n, memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_wait(enum strata_wait_count which)
+{
+    return atomic_load_explicit(&waits[which], memory_order_relaxed);
+}
+
+const char *strata_stats_wait_name(enum strata_wait_count which) { return wait_names[which]; }
 
 static int find_algo(int coll, int host, const char *name, int n)
 {
@@ -149,6 +166,9 @@ struct totals {
     unsigned long long bytes[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long calls[STRATA_NCOLLS][2];
+    /* The wait counters, then this process's context switches and CPU
+     * time from getrusage (voluntary, involuntary, microseconds). */
+    unsigned long long waits[STRATA_NWAIT + 3];
     struct merged_algo {
         int coll, host;
         char name[ALGO_NAME];
@@ -167,6 +187,22 @@ static void snapshot(struct totals *t)
         t->calls[k][0] = strata_stats_local_calls(k, 0);
         t->calls[k][1] = strata_stats_local_calls(k, 1);
     }
+    for (int w = 0; w < STRATA_NWAIT; w++) t->waits[w] = strata_stats_local_wait(w);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        t->waits[STRATA_NWAIT] = (unsigned long long)ru.ru_nvcsw;
+        t->waits[STRATA_NWAIT + 1] = (unsigned long long)ru.ru_nivcsw;
+        t->waits[STRATA_NWAIT + 2] =
+            (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
+            (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    }
+}
+
+static const char *usage_names[3] = {"voluntary_switches", "involuntary_switches", "cpu_us"};
+
+static const char *waits_key(int w)
+{
+    return w < STRATA_NWAIT ? wait_names[w] : usage_names[w - STRATA_NWAIT];
 }
 
 /* This process's algorithm and reason counts as text, one "coll host calls
@@ -360,7 +396,10 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
         json_distances(f, "messages", t->messages[k]);
         fprintf(f, "\n    }%s\n", k + 1 < STRATA_NCOLLS ? "," : "");
     }
-    fprintf(f, "  }\n}\n");
+    fprintf(f, "  },\n  \"waits\": {");
+    for (int w = 0; w < STRATA_NWAIT + 3; w++)
+        fprintf(f, "%s\"%s\": %llu", w ? ", " : "", waits_key(w), t->waits[w]);
+    fprintf(f, "}\n}\n");
 }
 
 static void write_table(FILE *f, const struct totals *t, int ranks)
@@ -389,6 +428,10 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
             if (t->algos[i].coll == k && t->algos[i].host)
                 fprintf(f, "  host MPI, %llu: %s\n", t->algos[i].calls, t->algos[i].name);
     }
+    fprintf(f, "waits (summed over ranks; wait.h):");
+    for (int w = 0; w < STRATA_NWAIT + 3; w++)
+        fprintf(f, " %s %llu", waits_key(w), t->waits[w]);
+    fprintf(f, "\n");
 }
 
 int strata_stats_try_destination(const char *path)
@@ -418,6 +461,8 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
     PMPI_Reduce(mine.messages, sum.messages, STRATA_NCOLLS * STRATA_NDIST,
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(mine.calls, sum.calls, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+                MPI_COMM_WORLD);
+    PMPI_Reduce(mine.waits, sum.waits, STRATA_NWAIT + 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
     if (gather_algos(&sum, world_rank, world_size) && world_rank == 0)
         strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
