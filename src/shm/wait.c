@@ -19,6 +19,9 @@ int strata_wake_enabled = 1;
 static int adaptive = 1;
 static unsigned long block_after_ns = STRATA_BLOCK_AFTER_DEFAULT * 1000UL;
 static int node_oversubscribed;
+static unsigned timeout_ms = STRATA_WAKE_TIMEOUT_MS;
+
+void strata_wait_set_timeout_ms(unsigned ms) { timeout_ms = ms; }
 
 /* Polls every wait spins before it looks at anything (the cost of a wait
  * that ends here is today's), and the period of the looks after that. */
@@ -128,7 +131,7 @@ static void block(struct strata_waiter *w, const struct strata_wait_target *t)
     atomic_thread_fence(memory_order_seq_cst); /* W2: pairs with P2 (wait.h) */
     uint32_t bell = atomic_load_explicit(&o->bell, memory_order_acquire); /* W3: pairs with P4 */
     if (strata_flag_read(t->flag) < t->value) { /* W4 */
-        struct timespec ts = {0, STRATA_WAKE_TIMEOUT_MS * 1000000L};
+        struct timespec ts = {(time_t)(timeout_ms / 1000), (long)(timeout_ms % 1000) * 1000000L};
         w->blocks++;
         if (futex(&o->bell, FUTEX_WAIT, bell, &ts) != 0 && errno == ETIMEDOUT) {
             w->timeouts++;

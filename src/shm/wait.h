@@ -133,8 +133,10 @@ void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_targe
  * adds the wait's counts to STRATA_STATS. */
 void strata_waiter_done(struct strata_waiter *w);
 
-/* Milliseconds a blocked waiter sleeps before it checks the owner lives. */
+/* Milliseconds a blocked waiter sleeps before it checks the owner lives
+ * (the default; tests change it with strata_wait_set_timeout_ms). */
 #define STRATA_WAKE_TIMEOUT_MS 20
+void strata_wait_set_timeout_ms(unsigned ms);
 
 /* Defaults of STRATA_BLOCK_AFTER (microseconds). */
 #define STRATA_BLOCK_AFTER_DEFAULT 1000
