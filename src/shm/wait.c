@@ -19,6 +19,7 @@ int strata_wake_enabled = 1;
 static int adaptive = 1;
 static unsigned long block_after_ns = STRATA_BLOCK_AFTER_DEFAULT * 1000UL;
 static int node_oversubscribed;
+static long online_cores; /* set with the policy (MPI_Init): read-only after */
 static unsigned timeout_ms = STRATA_WAKE_TIMEOUT_MS;
 
 void strata_wait_set_timeout_ms(unsigned ms) { timeout_ms = ms; }
@@ -37,6 +38,7 @@ void strata_wait_configure(int adaptive_on, unsigned block_after_us, int oversub
     strata_wake_enabled = adaptive_on;
     block_after_ns = (unsigned long)block_after_us * 1000UL;
     node_oversubscribed = oversubscribed;
+    online_cores = sysconf(_SC_NPROCESSORS_ONLN);
 }
 
 static uint64_t now_ns(void)
@@ -72,11 +74,9 @@ void strata_wake_ring(struct strata_wake *mine)
 
 static _Atomic uint64_t sampled_at; /* now_ns of the last sample (0: never) */
 static _Atomic int sampled_busy;
-static long online_cores;
 
 static int load_exceeds_cores(void)
 {
-    if (online_cores <= 0) online_cores = sysconf(_SC_NPROCESSORS_ONLN);
     int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return 0; /* no /proc: judge by the rank count alone */
     char buf[128];
