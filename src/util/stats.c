@@ -162,13 +162,21 @@ unsigned long long strata_stats_local_host_reason(int coll, const char *reason)
 
 /* ---- The report: every rank's counters summed at world rank 0. */
 
+/* After the wait counters in the report: getrusage (whole process) and
+ * /proc/self/schedstat (the main thread: time on a CPU, time runnable but
+ * waiting in a run queue, and the number of times it was given a CPU). */
+#define NUSAGE 6
+static const char *usage_names[NUSAGE] = {"voluntary_switches", "involuntary_switches", "cpu_us",
+                                          "run_us", "runqueue_us", "timeslices"};
+
 struct totals {
     unsigned long long bytes[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long calls[STRATA_NCOLLS][2];
     /* The wait counters, then this process's context switches and CPU
-     * time from getrusage (voluntary, involuntary, microseconds). */
-    unsigned long long waits[STRATA_NWAIT + 3];
+     * time from getrusage, and its main thread's scheduler figures from
+     * /proc/self/schedstat (usage_names). */
+    unsigned long long waits[STRATA_NWAIT + NUSAGE];
     struct merged_algo {
         int coll, host;
         char name[ALGO_NAME];
@@ -187,6 +195,7 @@ static void snapshot(struct totals *t)
         t->calls[k][0] = strata_stats_local_calls(k, 0);
         t->calls[k][1] = strata_stats_local_calls(k, 1);
     }
+    memset(t->waits, 0, sizeof t->waits);
     for (int w = 0; w < STRATA_NWAIT; w++) t->waits[w] = strata_stats_local_wait(w);
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) == 0) {
@@ -196,9 +205,15 @@ static void snapshot(struct totals *t)
             (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
             (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
     }
+    FILE *f = fopen("/proc/self/schedstat", "r");
+    unsigned long long run_ns, queue_ns, slices;
+    if (f && fscanf(f, "%llu %llu %llu", &run_ns, &queue_ns, &slices) == 3) {
+        t->waits[STRATA_NWAIT + 3] = run_ns / 1000;
+        t->waits[STRATA_NWAIT + 4] = queue_ns / 1000;
+        t->waits[STRATA_NWAIT + 5] = slices;
+    }
+    if (f) fclose(f);
 }
-
-static const char *usage_names[3] = {"voluntary_switches", "involuntary_switches", "cpu_us"};
 
 static const char *waits_key(int w)
 {
@@ -397,7 +412,7 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
         fprintf(f, "\n    }%s\n", k + 1 < STRATA_NCOLLS ? "," : "");
     }
     fprintf(f, "  },\n  \"waits\": {");
-    for (int w = 0; w < STRATA_NWAIT + 3; w++)
+    for (int w = 0; w < STRATA_NWAIT + NUSAGE; w++)
         fprintf(f, "%s\"%s\": %llu", w ? ", " : "", waits_key(w), t->waits[w]);
     fprintf(f, "}\n}\n");
 }
@@ -429,7 +444,7 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
                 fprintf(f, "  host MPI, %llu: %s\n", t->algos[i].calls, t->algos[i].name);
     }
     fprintf(f, "waits (summed over ranks; wait.h):");
-    for (int w = 0; w < STRATA_NWAIT + 3; w++)
+    for (int w = 0; w < STRATA_NWAIT + NUSAGE; w++)
         fprintf(f, " %s %llu", waits_key(w), t->waits[w]);
     fprintf(f, "\n");
 }
@@ -462,7 +477,7 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(mine.calls, sum.calls, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
-    PMPI_Reduce(mine.waits, sum.waits, STRATA_NWAIT + 3, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+    PMPI_Reduce(mine.waits, sum.waits, STRATA_NWAIT + NUSAGE, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
     if (gather_algos(&sum, world_rank, world_size) && world_rank == 0)
         strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
