@@ -22,6 +22,8 @@ static struct strata_segment accounting; /* the machine's STRATA_SHM_MAX counter
 /* The process's configuration (config.c holds it), filled in at init. */
 static struct strata_config *cfg;
 static int self_keyval = MPI_KEYVAL_INVALID;
+/* Every rank registered for the asymmetric wake barrier (shm/wait.h). */
+static int wait_asymmetric;
 
 const struct strata_runtime *strata_runtime(void)
 {
@@ -156,7 +158,15 @@ static void apply_tuning(void)
     memcpy(cfg->stats, first.stats, sizeof cfg->stats);
     strata_stats_set_enabled(cfg->stats[0] != '\0');
     strata_flag_set_spin(cfg->spin >= 0 ? (unsigned)cfg->spin : STRATA_SPIN_DEFAULT);
-    strata_wait_configure(cfg->wait_adaptive, (unsigned)cfg->block_after_us, 0);
+    /* Writers may skip their fence only if every waiter can put one into
+     * them (shm/wait.h): every rank must have registered. */
+    int asym = cfg->wait_adaptive && strata_wait_register_asymmetric(), all_asym = 0;
+    PMPI_Allreduce(&asym, &all_asym, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    wait_asymmetric = all_asym;
+    strata_wait_configure(cfg->wait_adaptive, wait_asymmetric, (unsigned)cfg->block_after_us, 0);
+    if (cfg->wait_adaptive && !all_asym)
+        strata_verbose(1, "membarrier's global expedited barrier is not available on every rank: "
+                       "flag writers fence (shm/wait.h)");
     strata_segment_set_cap(cfg->shm_max);
     strata_transport_set_max_per_call(cfg->cma_max_per_call);
 }
@@ -434,7 +444,8 @@ static void strata_runtime_init(int thread_level)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cfg->spin < 0 && cores > 0 && rt.host_local_size > cores) strata_flag_set_spin(4);
     if (cores > 0 && rt.host_local_size > cores) {
-        strata_wait_configure(cfg->wait_adaptive, (unsigned)cfg->block_after_us, 1);
+        strata_wait_configure(cfg->wait_adaptive, wait_asymmetric,
+                              (unsigned)cfg->block_after_us, 1);
         strata_verbose(1, "%d ranks on this machine's %ld cores: waits yield and block early",
                        rt.host_local_size, cores);
     }

@@ -5,22 +5,32 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "util/log.h"
 #include "util/stats.h"
 
-int strata_wake_enabled = 1;
+/* ThreadSanitizer does not model fences (GCC warns); every word they order
+ * here is atomic, so it still sees every data race. */
+#if defined(__SANITIZE_THREAD__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
+#pragma GCC diagnostic ignored "-Wtsan"
+#endif
+
+int strata_wake_mode = STRATA_WAKE_FENCE;
 
 static int adaptive = 1;
 static unsigned long block_after_ns = STRATA_BLOCK_AFTER_DEFAULT * 1000UL;
 static int node_oversubscribed;
 static long online_cores; /* set with the policy (MPI_Init): read-only after */
 static unsigned timeout_ms = STRATA_WAKE_TIMEOUT_MS;
+static _Atomic int membarrier_failed;
 
 void strata_wait_set_timeout_ms(unsigned ms) { timeout_ms = ms; }
 
@@ -32,10 +42,13 @@ void strata_wait_set_timeout_ms(unsigned ms) { timeout_ms = ms; }
 /* Yields between liveness checks while yielding (a few milliseconds). */
 #define LIVENESS_EVERY 4096UL
 
-void strata_wait_configure(int adaptive_on, unsigned block_after_us, int oversubscribed)
+void strata_wait_configure(int adaptive_on, int asymmetric, unsigned block_after_us,
+                           int oversubscribed)
 {
     adaptive = adaptive_on;
-    strata_wake_enabled = adaptive_on;
+    strata_wake_mode = !adaptive_on ? STRATA_WAKE_OFF
+                       : asymmetric ? STRATA_WAKE_ASYMMETRIC
+                                    : STRATA_WAKE_FENCE;
     block_after_ns = (unsigned long)block_after_us * 1000UL;
     node_oversubscribed = oversubscribed;
     online_cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -55,12 +68,24 @@ static long futex(_Atomic uint32_t *word, int op, uint32_t val, const struct tim
     return syscall(SYS_futex, (uint32_t *)word, op, val, timeout, NULL, 0);
 }
 
+int strata_wait_register_asymmetric(void)
+{
+    long cmds = syscall(SYS_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+    if (cmds < 0 || !(cmds & MEMBARRIER_CMD_GLOBAL_EXPEDITED) ||
+        !(cmds & MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED))
+        return 0;
+    return syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED, 0, 0) == 0;
+}
+
+void strata_wake_check_fenced(struct strata_wake *mine)
+{
+    atomic_thread_fence(memory_order_seq_cst); /* P2: pairs with W2 (wait.h) */
+    /* P3 */
+    if (atomic_load_explicit(&mine->sleepers, memory_order_relaxed)) strata_wake_ring(mine);
+}
+
 void strata_wake_ring(struct strata_wake *mine)
 {
-    /* P2: orders the flag store before the read of sleepers (pairs with
-     * the waiter's fence W2: Dekker, see wait.h). */
-    atomic_thread_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&mine->sleepers, memory_order_relaxed) == 0) return;
     /* P4: release, so a waiter that reads the new bell (acquire, W3) also
      * sees the flag. */
     atomic_fetch_add_explicit(&mine->bell, 1, memory_order_release);
@@ -128,10 +153,22 @@ static void block(struct strata_waiter *w, const struct strata_wait_target *t)
     show(w, t, STRATA_RUN_BLOCK);
     struct strata_wake *o = t->owner;
     atomic_fetch_add_explicit(&o->sleepers, 1, memory_order_seq_cst); /* W1 */
-    atomic_thread_fence(memory_order_seq_cst); /* W2: pairs with P2 (wait.h) */
+    /* W2: pairs with P2 (wait.h).  The fence orders this waiter's own W1
+     * before W3/W4; in the asymmetric form the membarrier also puts a full
+     * barrier into every writer that is running. */
+    struct timespec ts = {(time_t)(timeout_ms / 1000), (long)(timeout_ms % 1000) * 1000000L};
+    if (strata_wake_mode == STRATA_WAKE_ASYMMETRIC &&
+        syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL_EXPEDITED, 0, 0) != 0) {
+        /* Cannot happen once registered; if it does, writers may miss this
+         * waiter: sleep 1 ms at most, and say so once. */
+        ts = (struct timespec){0, 1000000L};
+        if (!atomic_exchange_explicit(&membarrier_failed, 1, memory_order_relaxed))
+            strata_warn("membarrier failed (%s): blocked waits poll every millisecond",
+                        strerror(errno));
+    }
+    atomic_thread_fence(memory_order_seq_cst);
     uint32_t bell = atomic_load_explicit(&o->bell, memory_order_acquire); /* W3: pairs with P4 */
     if (strata_flag_read(t->flag) < t->value) { /* W4 */
-        struct timespec ts = {(time_t)(timeout_ms / 1000), (long)(timeout_ms % 1000) * 1000000L};
         w->blocks++;
         if (futex(&o->bell, FUTEX_WAIT, bell, &ts) != 0 && errno == ETIMEDOUT) {
             w->timeouts++;

@@ -35,25 +35,36 @@
  *
  *   waiter (wants *flag >= v)              writer (owner of flag)
  *   W1 sleepers += 1       (seq_cst RMW)   P1 *flag = v          (release)
- *   W2 fence               (seq_cst)       P2 fence              (seq_cst)
+ *   W2 full barrier, see below             P2 barrier, see below
  *   W3 b = bell            (acquire)       P3 if sleepers != 0:
  *   W4 if *flag < v:                       P4    bell += 1       (release)
  *   W5    FUTEX_WAIT(&bell, b, timeout)    P5    FUTEX_WAKE(&bell, all)
  *   W6 sleepers -= 1
  *
- * No lost wake-up: the fences W2 and P2 are ordered one way or the other.
- * If P2 comes first, W4 sees v (store P1, fence, fence, load W4) and the
- * waiter does not sleep.  If W2 comes first, P3 sees the waiter counted and
- * the writer rings: if W3 read the bell after P4, acquire/release makes P1
- * visible to W4 (no sleep); if before, the kernel compares the bell with b
- * atomically with queuing the waiter, so FUTEX_WAIT returns at once when P4
- * came before it, and P5 wakes it when P4 came after.  A waiter woken for a
- * flag it does not wait for (the bell rings for every flag of its owner)
- * polls again and may sleep again: spurious wake-ups cost time, never
- * correctness.  The bell only grows (wrapping at 2^32, far beyond any wait).
+ * W2/P2 make a Dekker pair: after them, either the writer's P3 sees the
+ * waiter counted or the waiter's W4 sees v.  Two ways to get it:
+ *   - symmetric: W2 and P2 are both seq_cst fences;
+ *   - asymmetric (when every rank of the job registered for it at MPI_Init):
+ *     W2 is membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED), which makes every
+ *     CPU running a registered process execute a full barrier before it
+ *     returns, and P2 is only a compiler barrier.  Wherever that barrier
+ *     falls in the writer's P1..P3, the pair is ordered as if the writer had
+ *     fenced there: before P1 (P3 comes after it, so sees W1), between P1 and
+ *     P3 (a fence at P2), after P3 (P1 comes before it, so W4 sees v).  A
+ *     writer off-CPU runs no code in between; the context switch is a full
+ *     barrier.  This keeps the publish of every flag as cheap as before
+ *     (a store and a load of a line only waiters about to block write); the
+ *     rare waiter that blocks pays the system call.
  *
- * The writer's cost when nobody sleeps: one fence and one load of a line
- * that only waiters about to block write. */
+ * No lost wake-up: if W4 sees v, the waiter does not sleep.  Otherwise P3
+ * sees the waiter counted and the writer rings: if W3 read the bell after P4,
+ * acquire/release makes P1 visible to W4 (no sleep); if before, the kernel
+ * compares the bell with b atomically with queuing the waiter, so FUTEX_WAIT
+ * returns at once when P4 came before it, and P5 wakes it when P4 came
+ * after.  A waiter woken for a flag it does not wait for (the bell rings for
+ * every flag of its owner) polls again and may sleep again: spurious
+ * wake-ups cost time, never correctness.  The bell only grows (wrapping at
+ * 2^32, far beyond any wait). */
 #ifndef STRATA_WAIT_H
 #define STRATA_WAIT_H
 
@@ -78,12 +89,20 @@ struct strata_wake {
     _Atomic uint32_t bell;     /* futex word: the owner rings it to wake them */
 };
 
-/* Whether writers ring (set once at MPI_Init, before any collective, from
- * rank 0's STRATA_WAIT so that every rank agrees). */
-extern int strata_wake_enabled;
+/* How writers take part (set once at MPI_Init, before any collective, the
+ * same on every rank: rank 0's STRATA_WAIT, and the asymmetric form only
+ * if every rank registered for it). */
+enum strata_wake_mode {
+    STRATA_WAKE_OFF = 0,        /* STRATA_WAIT=spin: nobody blocks, nobody rings */
+    STRATA_WAKE_ASYMMETRIC = 1, /* P2 a compiler barrier, W2 a membarrier */
+    STRATA_WAKE_FENCE = 2       /* P2 and W2 seq_cst fences */
+};
+extern int strata_wake_mode;
 
-/* Rings the bell of `mine` if anyone blocks on its flags (P2-P5 above). */
+/* Rings the bell of `mine` (P4-P5 above). */
 void strata_wake_ring(struct strata_wake *mine);
+/* P2 as a fence, then P3-P5 (the symmetric form, out of line). */
+void strata_wake_check_fenced(struct strata_wake *mine);
 
 /* Publishes *flag = value (strata_flag_publish), then wakes the waiters
  * blocked on the owner's flags: P1-P5 above.  `mine`: the flag owner's
@@ -91,9 +110,22 @@ void strata_wake_ring(struct strata_wake *mine);
 static inline void strata_wake_publish(struct strata_wake *mine, strata_flag *flag,
                                        uint64_t value)
 {
-    strata_flag_publish(flag, value);
-    if (strata_wake_enabled) strata_wake_ring(mine);
+    strata_flag_publish(flag, value); /* P1 */
+    if (strata_wake_mode == STRATA_WAKE_ASYMMETRIC) {
+        /* P2: the compiler must keep P3 after P1; the CPU's order comes
+         * from the waiter's membarrier. */
+        atomic_signal_fence(memory_order_seq_cst);
+        /* P3.  Relaxed: ordered as above. */
+        if (atomic_load_explicit(&mine->sleepers, memory_order_relaxed)) strata_wake_ring(mine);
+    } else if (strata_wake_mode == STRATA_WAKE_FENCE) {
+        strata_wake_check_fenced(mine); /* P2 (a fence) and P3 */
+    }
 }
+
+/* Registers this process for the asymmetric form (membarrier's global
+ * expedited command): 1 if the kernel offers and accepted it, 0 if not
+ * (then the job must use STRATA_WAKE_FENCE). */
+int strata_wait_register_asymmetric(void);
 
 /* What a wait waits for.  flag NULL: not a flag (a host MPI request): the
  * waiter never blocks, it spins then yields. */
@@ -142,9 +174,11 @@ void strata_wait_set_timeout_ms(unsigned ms);
 #define STRATA_BLOCK_AFTER_DEFAULT 1000
 
 /* Policy settings (MPI_Init, one thread): adaptive (1, STRATA_WAIT=adaptive)
- * or spin-then-yield (0); microseconds of waiting before blocking on a quiet
- * machine; whether the node runs more ranks than online cores. */
-void strata_wait_configure(int adaptive, unsigned block_after_us, int oversubscribed);
+ * or spin-then-yield (0); whether every rank registered for the asymmetric
+ * barrier; microseconds of waiting before blocking on a quiet machine;
+ * whether the node runs more ranks than online cores. */
+void strata_wait_configure(int adaptive, int asymmetric, unsigned block_after_us,
+                           int oversubscribed);
 
 /* Whether the machine currently has more runnable tasks than online cores
  * (or the node more ranks than cores): the sample described above. */

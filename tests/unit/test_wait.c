@@ -27,8 +27,10 @@
 #define ROUNDS 300
 #define WAITERS 3
 #define WORDS 8
+#define LAST (2 * ROUNDS) /* the flag's value after both protocol runs */
 
 static int failures;
+static uint64_t base; /* the flag's value before a protocol run (set before its threads) */
 
 #define CHECK(cond, ...)                                                                     \
     do {                                                                                   \
@@ -58,7 +60,7 @@ static void pause_us(unsigned us)
 static void *writer(void *arg)
 {
     unsigned seed = (unsigned)(uintptr_t)arg;
-    for (uint64_t v = 1; v <= ROUNDS; v++) {
+    for (uint64_t v = base + 1; v <= base + ROUNDS; v++) {
         for (int i = 0; i < WORDS; i++)
             atomic_store_explicit(&shared.payload[i], v * 1000 + (uint64_t)i,
                                   memory_order_relaxed);
@@ -81,7 +83,7 @@ static void *waiter(void *arg)
     struct waiter_result *res = arg;
     struct strata_wait_target t = {&shared.flag, 0, &shared.wake,
                                    &shared.waiter_wake[res->index], 0};
-    for (uint64_t v = 1; v <= ROUNDS; v++) {
+    for (uint64_t v = base + 1; v <= base + ROUNDS; v++) {
         struct strata_waiter w;
         strata_waiter_init(&w);
         t.value = v;
@@ -97,11 +99,14 @@ static void *waiter(void *arg)
     return NULL;
 }
 
-static void protocol(void)
+static void protocol(const char *form)
 {
+    base = strata_flag_read(&shared.flag); /* values only grow: this run's are above */
     pthread_t wt[WAITERS], writer_thread;
     struct waiter_result res[WAITERS];
     memset(res, 0, sizeof res);
+    unsigned long long blocks_before = strata_stats_local_wait(STRATA_WAIT_BLOCKS);
+    unsigned long long wakes_before = strata_stats_local_wait(STRATA_WAIT_WAKES);
     for (int i = 0; i < WAITERS; i++) {
         res[i].index = i;
         if (pthread_create(&wt[i], NULL, waiter, &res[i])) abort();
@@ -117,14 +122,14 @@ static void protocol(void)
         blocks += res[i].blocks;
     }
     CHECK(blocks > 0, "no waiter ever blocked: the test did not exercise the futex path");
-    CHECK(strata_stats_local_wait(STRATA_WAIT_BLOCKS) >= blocks,
+    CHECK(strata_stats_local_wait(STRATA_WAIT_BLOCKS) - blocks_before >= blocks,
           "STRATA_STATS counted %llu blocks, the waiters %lu",
-          strata_stats_local_wait(STRATA_WAIT_BLOCKS), blocks);
-    CHECK(strata_stats_local_wait(STRATA_WAIT_WAKES) > 0, "the writer never rang");
+          strata_stats_local_wait(STRATA_WAIT_BLOCKS) - blocks_before, blocks);
+    CHECK(strata_stats_local_wait(STRATA_WAIT_WAKES) > wakes_before, "the writer never rang");
     CHECK(atomic_load(&shared.wake.sleepers) == 0, "%u sleepers left counted",
           atomic_load(&shared.wake.sleepers));
-    printf("protocol: %d waiters x %d values, %lu blocks, %llu wakes\n", WAITERS, ROUNDS,
-           blocks, strata_stats_local_wait(STRATA_WAIT_WAKES));
+    printf("protocol (%s): %d waiters x %d values, %lu blocks\n", form, WAITERS, ROUNDS,
+           blocks);
 }
 
 /* ---- 2: a silent writer; the waiter times out, then the value comes. */
@@ -135,7 +140,7 @@ static void *late_writer(void *arg)
 {
     (void)arg;
     while (!atomic_load(&timed_out_once)) pause_us(1000);
-    strata_wake_publish(&shared.wake, &shared.flag, ROUNDS + 1);
+    strata_wake_publish(&shared.wake, &shared.flag, LAST + 1);
     return NULL;
 }
 
@@ -144,11 +149,11 @@ static void timeout_then_value(void)
     strata_wait_set_timeout_ms(30);
     pthread_t t;
     if (pthread_create(&t, NULL, late_writer, NULL)) abort();
-    struct strata_wait_target tg = {&shared.flag, ROUNDS + 1, &shared.wake,
+    struct strata_wait_target tg = {&shared.flag, LAST + 1, &shared.wake,
                                     &shared.waiter_wake[WAITERS], getpid()};
     struct strata_waiter w;
     strata_waiter_init(&w);
-    while (strata_flag_read(&shared.flag) < ROUNDS + 1) {
+    while (strata_flag_read(&shared.flag) < LAST + 1) {
         strata_waiter_pause(&w, &tg);
         if (w.timeouts) atomic_store(&timed_out_once, 1);
     }
@@ -168,11 +173,11 @@ static void dead_owner(void)
     pid_t child = fork();
     if (child == 0) {
         strata_wait_set_timeout_ms(20);
-        struct strata_wait_target tg = {&shared.flag, ROUNDS + 100, &shared.wake,
+        struct strata_wait_target tg = {&shared.flag, LAST + 100, &shared.wake,
                                         &shared.waiter_wake[WAITERS], dead};
         struct strata_waiter w;
         strata_waiter_init(&w);
-        for (int i = 0; i < 100000 && strata_flag_read(&shared.flag) < ROUNDS + 100; i++)
+        for (int i = 0; i < 100000 && strata_flag_read(&shared.flag) < LAST + 100; i++)
             strata_waiter_pause(&w, &tg);
         _exit(3); /* the waiter gave up without noticing the death */
     }
@@ -188,9 +193,17 @@ int main(void)
     strata_stats_set_enabled(1);
     strata_flag_set_spin(64);
     /* Block as soon as the quick spin and a few yields are over. */
-    strata_wait_configure(1, 0, 0);
     strata_wait_set_timeout_ms(10000);
-    protocol();
+    /* Both forms of the barrier pair: writers fencing, then (where the
+     * kernel offers it) the asymmetric one. */
+    strata_wait_configure(1, 0, 0, 0);
+    protocol("fence");
+    if (strata_wait_register_asymmetric()) {
+        strata_wait_configure(1, 1, 0, 0);
+        protocol("membarrier");
+    } else {
+        printf("membarrier's global expedited barrier unavailable: asymmetric form not run\n");
+    }
     timeout_then_value();
     dead_owner();
     if (failures) return 1;
