@@ -210,10 +210,9 @@ void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_targe
             w->start_ns = now_ns();
             show(w, t, STRATA_RUN_SPIN);
         }
-        int was = w->busy;
         uint32_t peer = atomic_load_explicit(&t->owner->state, memory_order_relaxed);
         w->busy = peer >= STRATA_RUN_YIELD || strata_machine_busy();
-        if (w->busy && !was && strata_stats_enabled()) strata_stats_wait(STRATA_WAIT_BUSY, 1);
+        w->found_busy |= w->busy;
     }
     if (w->busy) {
         if (w->yields < BUSY_YIELDS) yield(w, t);
@@ -240,6 +239,7 @@ void strata_waiter_done(struct strata_waiter *w)
         strata_stats_wait(STRATA_WAIT_YIELDS, w->yields);
         strata_stats_wait(STRATA_WAIT_BLOCKS, w->blocks);
         strata_stats_wait(STRATA_WAIT_TIMEOUTS, w->timeouts);
+        strata_stats_wait(STRATA_WAIT_BUSY, (unsigned long)w->found_busy);
     }
     strata_waiter_init(w);
 }

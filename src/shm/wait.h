@@ -144,7 +144,8 @@ struct strata_waiter {
     unsigned long blocks;     /* FUTEX_WAIT calls */
     unsigned long timeouts;   /* FUTEX_WAITs that ended by their timeout */
     uint64_t start_ns;        /* CLOCK_MONOTONIC at the first slow poll */
-    int busy;                 /* the last look found the machine or peer idle-worthy */
+    int busy;                 /* the last look found the machine busy or the peer idle */
+    int found_busy;           /* some look did (STRATA_STATS) */
     struct strata_wake *shown; /* where this wait published a state (NULL: none) */
 };
 
@@ -152,7 +153,7 @@ static inline void strata_waiter_init(struct strata_waiter *w)
 {
     w->polls = w->yields = w->blocks = w->timeouts = 0;
     w->start_ns = 0;
-    w->busy = 0;
+    w->busy = w->found_busy = 0;
     w->shown = NULL;
 }
 
