@@ -99,6 +99,14 @@ static long long signature_bytes(long long count, MPI_Datatype type)
     return count * size;
 }
 
+/* signature_bytes for settle, which reads it only with STRATA_CHECK_ARGS: a
+ * reduction needs it for nothing else, and MPI_Type_size is a fair share of
+ * a small call's cost (issue 14). */
+static long long checked_bytes(long long count, MPI_Datatype type)
+{
+    return strata_check_enabled() ? signature_bytes(count, type) : -1;
+}
+
 /* The host MPI's entry point for a call strata leaves: the MPI-4 large-count
  * form (name_c) for a call that came in through it (`large`), so that the
  * host sees exactly what the application passed. */
@@ -115,6 +123,7 @@ static long long signature_bytes(long long count, MPI_Datatype type)
  * displacements); its raw bytes are not its type signature's stream. */
 static int in_memory_order(MPI_Datatype type)
 {
+    if (strata_predefined_c_type(type)) return 1; /* named: no need to ask the host */
     int ni, na, nd, combiner;
     PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
     if (combiner == MPI_COMBINER_NAMED) return 1;
@@ -132,7 +141,7 @@ static int in_memory_order(MPI_Datatype type)
 }
 
 /* Where count elements of type at buf lie as one run of bytes, if they do. */
-static void *contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
+void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
 {
     if (!in_memory_order(type)) return NULL;
     MPI_Aint lb, extent, true_lb, true_extent;
@@ -149,7 +158,7 @@ static void *contiguous_run(void *buf, long long count, MPI_Datatype type, size_
  * packed.  MPICH 4.0 refuses a null buffer even as MPI_BOTTOM with a type of
  * absolute addresses: that is passed as the address of its first byte, with
  * each element shifted back by as much. */
-static int pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
+int strata_pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
                      MPI_Comm comm, int unpack)
 {
     int size, rc = MPI_SUCCESS, one = 1;
@@ -245,7 +254,7 @@ static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
     return run_choice(ctx, &ch, data, data, bytes, root);
 }
 
-int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
@@ -264,7 +273,7 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         strata_route_served(ctx, STRATA_COLL_BCAST, what, (size_t)bytes);
         return MPI_SUCCESS;
     }
-    void *run = contiguous_run(buffer, count, datatype, (size_t)bytes);
+    void *run = strata_contiguous_run(buffer, count, datatype, (size_t)bytes);
     if (run) return bcast_run(ctx, run, (size_t)bytes, root);
     /* A layout with holes is packed on this rank alone: the others never
      * need to know, since only the byte count decides the path. */
@@ -273,9 +282,9 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         strata_error("out of memory packing a %lld-byte broadcast", bytes);
         PMPI_Abort(comm, 1);
     }
-    if (ctx->rank == root) pack_user(buffer, count, datatype, packed, comm, 0);
+    if (ctx->rank == root) strata_pack_user(buffer, count, datatype, packed, comm, 0);
     int rc = bcast_run(ctx, packed, (size_t)bytes, root);
-    if (ctx->rank != root) pack_user(buffer, count, datatype, packed, comm, 1);
+    if (ctx->rank != root) strata_pack_user(buffer, count, datatype, packed, comm, 1);
     free(packed);
     return rc;
 }
@@ -344,7 +353,7 @@ static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
     return strata_reduce(ctx->plane, a);
 }
 
-int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
@@ -358,7 +367,7 @@ int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
                                                        MPI_DATATYPE_NULL, -1)
                               : reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf,
                                             count, datatype, op, ctx->rank == root);
-        ctx = settle(ctx, STRATA_COLL_REDUCE, root, signature_bytes(count, datatype), why);
+        ctx = settle(ctx, STRATA_COLL_REDUCE, root, checked_bytes(count, datatype), why);
     }
     if (!ctx) return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
@@ -368,7 +377,7 @@ int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
     return rc;
 }
 
-int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
+int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
@@ -378,7 +387,7 @@ int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
     if (ctx) {
         const char *why = reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf, count,
                                       datatype, op, 1);
-        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, signature_bytes(count, datatype), why);
+        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, checked_bytes(count, datatype), why);
     }
     if (!ctx) return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
@@ -431,7 +440,7 @@ static void view_open(struct run_view *v, MPI_Comm comm, const void *buf, long l
 {
     *v = (struct run_view){NULL, NULL, (void *)buf, count, type, unpack_out, bytes};
     if (bytes == 0) return;
-    v->run = contiguous_run((void *)buf, count, type, bytes);
+    v->run = strata_contiguous_run((void *)buf, count, type, bytes);
     if (v->run) {
         v->unpack_out = 0;
         return;
@@ -442,13 +451,13 @@ static void view_open(struct run_view *v, MPI_Comm comm, const void *buf, long l
         PMPI_Abort(comm, 1);
     }
     v->run = v->tmp;
-    if (pack_in) pack_user(buf, count, type, v->tmp, comm, 0);
+    if (pack_in) strata_pack_user(buf, count, type, v->tmp, comm, 0);
 }
 
 static void view_close(struct run_view *v, MPI_Comm comm)
 {
     if (v->tmp && v->unpack_out)
-        pack_user(v->user, v->count, v->type, v->tmp, comm, 1);
+        strata_pack_user(v->user, v->count, v->type, v->tmp, comm, 1);
     free(v->tmp);
 }
 
@@ -535,7 +544,7 @@ static int block_args_bad(long long block, const void *sendbuf, long long scount
     return send_blocks && recv_blocks && strata_route_overlap(&send, &recv);
 }
 
-int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm, int large)
 {
@@ -569,7 +578,7 @@ int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype se
     return run_block(ctx, &c);
 }
 
-int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
                         MPI_Comm comm, int large)
 {
@@ -602,7 +611,7 @@ int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype s
     return run_block(ctx, &c);
 }
 
-int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                           void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                           int large)
 {
@@ -631,7 +640,7 @@ int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype
     return run_block(ctx, &c);
 }
 
-int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          int large)
 {
@@ -661,49 +670,45 @@ int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype 
     return run_block(ctx, &c);
 }
 
-/* ---- The C entry points (int counts) ---- */
+/* ---- The entry points' shared steps, for the collectives written in files
+ * of their own (entry.h). */
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+struct strata_ctx *strata_entry_served(MPI_Comm comm, enum strata_coll coll)
 {
-    return strata_call_bcast(buffer, count, datatype, root, comm, 0);
+    return served_ctx(comm, coll);
 }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-               MPI_Op op, int root, MPI_Comm comm)
+struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                       long long bytes, const char *why)
 {
-    return strata_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, 0);
+    return settle(ctx, coll, root, bytes, why);
 }
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
+void strata_entry_count(enum strata_coll coll, const char *algorithm)
 {
-    return strata_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm, 0);
+    count_algorithm(coll, algorithm);
 }
 
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+long long strata_entry_signature(long long count, MPI_Datatype type)
 {
-    return strata_call_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                              comm, 0);
+    return signature_bytes(count, type);
 }
 
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+const char *strata_entry_reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
+                                     struct strata_reduce_how *r, char *why, size_t whylen,
+                                     const void *sendbuf, void *recvbuf, long long count,
+                                     MPI_Datatype type, MPI_Op op)
 {
-    return strata_call_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                               comm, 0);
+    return reduce_args(ctx, a, r, why, whylen, sendbuf, recvbuf, count, type, op, 1);
 }
 
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+char *strata_entry_across_start(enum strata_coll coll, char *desc)
 {
-    return strata_call_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                 comm, 0);
+    return across_start(coll, desc);
 }
 
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int strata_entry_across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
+                             const char *desc, int rc)
 {
-    return strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                comm, 0);
+    return across_done(ctx, coll, bytes, desc, rc);
 }

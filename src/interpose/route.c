@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #include "coll/coll.h"
+#include "coll/ops.h"
+#include "net/net.h"
 #include "config/config.h"
 #include "util/log.h"
 
@@ -26,6 +28,18 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
                      "between nodes all cross the network: a node level would add a copy",
                      ctx->hier.nnodes);
             return why;
+        }
+        /* A prefix across nodes adds whole nodes' totals in node order,
+         * which is rank order only when each node's ranks are consecutive. */
+        if (coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN) {
+            for (int n = 0; n < ctx->net->nnodes; n++) {
+                if (ctx->net->contiguous[n]) continue;
+                static _Thread_local char why[200];
+                snprintf(why, sizeof why, "communicator spans %d nodes whose ranks are not "
+                         "consecutive (node %d), and strata's %s across nodes adds node totals in "
+                         "node order", ctx->hier.nnodes, n, strata_coll_name(coll));
+                return why;
+            }
         }
         return NULL;
     }
@@ -101,8 +115,11 @@ int strata_route_bad_data(const void *buf, long long count, MPI_Datatype type)
 {
     int ni, na, nd, combiner, size;
     if (count < 0 || type == MPI_DATATYPE_NULL) return 1;
-    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return 1;
-    if (combiner != MPI_COMBINER_NAMED && !committed(type)) return 1;
+    /* A predefined type is named and committed: no need to ask the host. */
+    if (!strata_predefined_c_type(type)) {
+        if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return 1;
+        if (combiner != MPI_COMBINER_NAMED && !committed(type)) return 1;
+    }
     if (count == 0 || (buf != MPI_BOTTOM && buf != MPI_IN_PLACE)) return 0;
     if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size == 0) return 0;
     if (buf == MPI_IN_PLACE) return 1;

@@ -28,6 +28,8 @@ static _Atomic unsigned long long waits[STRATA_NWAIT];
 
 static const char *wait_names[STRATA_NWAIT] = {"waits",  "polls",          "yields", "blocks",
                                                "timeouts", "busy_or_idle_peer", "wakes"};
+static _Atomic unsigned long long device_bytes[STRATA_STATS_DEVICE_PATHS];
+static const char *const device_names[STRATA_STATS_DEVICE_PATHS] = {"staged", "ipc", "network"};
 
 /* Calls per (collective, algorithm name), and host calls per (collective,
  * reason).  Names are whatever the router reports, so the table fills as
@@ -128,6 +130,17 @@ void strata_stats_algorithm(int coll, const char *algorithm) { count_name(coll, 
 
 void strata_stats_host_reason(int coll, const char *reason) { count_name(coll, 1, reason); }
 
+void strata_stats_device_bytes(int path, size_t bytes)
+{
+    /* A count, read only at the report: no ordering needed. */
+    atomic_fetch_add_explicit(&device_bytes[path], bytes, memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_device_bytes(int path)
+{
+    return atomic_load_explicit(&device_bytes[path], memory_order_relaxed);
+}
+
 unsigned long long strata_stats_local_bytes(int coll, enum strata_distance d)
 {
     return atomic_load_explicit(&bytes_moved[coll][d], memory_order_relaxed);
@@ -177,6 +190,7 @@ struct totals {
      * time from getrusage, and its main thread's scheduler figures from
      * /proc/self/schedstat (usage_names). */
     unsigned long long waits[STRATA_NWAIT + NUSAGE];
+    unsigned long long device[STRATA_STATS_DEVICE_PATHS];
     struct merged_algo {
         int coll, host;
         char name[ALGO_NAME];
@@ -213,6 +227,8 @@ static void snapshot(struct totals *t)
         t->waits[STRATA_NWAIT + 5] = slices;
     }
     if (f) fclose(f);
+    for (int p = 0; p < STRATA_STATS_DEVICE_PATHS; p++)
+        t->device[p] = strata_stats_local_device_bytes(p);
 }
 
 static const char *waits_key(int w)
@@ -387,8 +403,11 @@ static void json_distances(FILE *f, const char *key, const unsigned long long *v
 
 static void write_json(FILE *f, const struct totals *t, int ranks)
 {
-    fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"collectives\": {\n", ranks,
+    fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"device_bytes\": {", ranks,
             STRATA_HOST_MPI);
+    for (int p = 0; p < STRATA_STATS_DEVICE_PATHS; p++)
+        fprintf(f, "%s\"%s\": %llu", p ? ", " : "", device_names[p], t->device[p]);
+    fprintf(f, "},\n  \"collectives\": {\n");
     for (int k = 0; k < STRATA_NCOLLS; k++) {
         fprintf(f, "    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
                 "\"calls_across_nodes\": %llu,\n      \"algorithms\": {",
@@ -447,6 +466,10 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
     for (int w = 0; w < STRATA_NWAIT + NUSAGE; w++)
         fprintf(f, " %s %llu", waits_key(w), t->waits[w]);
     fprintf(f, "\n");
+    if (t->device[0] || t->device[1] || t->device[2])
+        fprintf(f, "device bytes: %llu staged through pinned host memory, %llu through CUDA IPC, "
+                   "%llu across nodes by node leaders\n",
+                t->device[0], t->device[1], t->device[2]);
 }
 
 int strata_stats_try_destination(const char *path)
@@ -479,6 +502,8 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
                 MPI_COMM_WORLD);
     PMPI_Reduce(mine.waits, sum.waits, STRATA_NWAIT + NUSAGE, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
+    PMPI_Reduce(mine.device, sum.device, STRATA_STATS_DEVICE_PATHS, MPI_UNSIGNED_LONG_LONG,
+                MPI_SUM, 0, MPI_COMM_WORLD);
     if (gather_algos(&sum, world_rank, world_size) && world_rank == 0)
         strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
     if (world_rank == 0) {
