@@ -93,6 +93,9 @@ if(STRATA_MPI STREQUAL "openmpi")
   fault_kill(self-cma 3 1 self)
   fault_kill(self-flags 3 0 self STRATA_CMA=0 --bytes=20000)
   fault_kill(self-tiny 3 2 self --bytes=64)
+  # Every wait blocks in the kernel at once (shm/wait.h): the survivors are
+  # asleep when rank 1 dies, and their timeouts' liveness checks end them.
+  fault_kill(self-block 3 1 self STRATA_CMA=0 STRATA_SPIN=0 STRATA_BLOCK_AFTER=0 --bytes=20000)
   # Across nodes: a leader waiting in the progress engine (src/net) checks
   # the peers of its open streams; here the killed rank 3 is node 2's only
   # partner of node 1's leader, and of rank 2 inside its node.

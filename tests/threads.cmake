@@ -37,3 +37,12 @@ else()
   threads(multiple.np2 2 ARGS --threads=3)
   threads(create.np2 2 ARGS --threads=2 --creators=2)
 endif()
+
+# The futex wake protocol of src/shm/wait.h with threads, no MPI launch
+# (tests/unit/test_wait.c): no lost wake-up, the timeout's liveness check,
+# a dead owner.  Under TSan too (make tsan runs every threads.* test).
+add_executable(test_wait unit/test_wait.c)
+target_link_libraries(test_wait PRIVATE strata Threads::Threads)
+target_include_directories(test_wait PRIVATE ${CMAKE_SOURCE_DIR}/src)
+add_test(NAME threads.wait-protocol COMMAND test_wait)
+set_tests_properties(threads.wait-protocol PROPERTIES TIMEOUT 60)

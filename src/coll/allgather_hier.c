@@ -80,7 +80,7 @@ static int leader_progress(struct strata_op *op)
             STRATA_OP_AWAIT_GE(op, &p->ctl[L0->members[o->i]].progress, o->base + 1,
                                p->pid[L0->members[o->i]]);
     /* Release: members and leaders that see it may read the whole group. */
-    strata_flag_publish(&mine->progress, o->base + 1);
+    strata_plane_publish(p, &mine->progress, o->base + 1);
 
     for (o->t = 1; o->t < ngroups; o->t++) {
         STRATA_OP_AWAIT_GE(op, &p->ctl[L0->leader[group_at(own, o->t, ngroups)]].progress,
@@ -90,10 +90,10 @@ static int leader_progress(struct strata_op *op)
         const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
         read_group(p, L0, grp, peer, src, a->recv, a->block);
         /* Release: members may now read this group's blocks from here. */
-        strata_flag_publish(&mine->progress, o->base + 1 + (uint64_t)o->t);
+        strata_plane_publish(p, &mine->progress, o->base + 1 + (uint64_t)o->t);
     }
     /* Release: done reading the other leaders. */
-    strata_flag_publish(&mine->ack, o->base);
+    strata_plane_publish(p, &mine->ack, o->base);
     /* Members read from this buffer until the end, other leaders in step 2. */
     for (o->i = L0->member_start[own]; o->i < L0->member_start[own + 1]; o->i++)
         if (L0->members[o->i] != me)
@@ -128,7 +128,7 @@ static int member_progress(struct strata_op *op)
     strata_plane_push(p, STRATA_COLL_ALLGATHER, leader, acc + (size_t)me * b,
                       a->recv + (size_t)me * b, b);
     /* Release: the block is in the leader's buffer. */
-    strata_flag_publish(&mine->progress, o->base + 1);
+    strata_plane_publish(p, &mine->progress, o->base + 1);
 
     /* Fetch what the leader holds as it comes in, coalescing the blocks of
      * every group that became ready since the last look into runs. */
@@ -152,7 +152,7 @@ static int member_progress(struct strata_op *op)
         }
     }
     /* Release: done with the leader's buffer; nobody touches this rank's. */
-    strata_flag_publish(&mine->ack, o->base);
+    strata_plane_publish(p, &mine->ack, o->base);
     STRATA_OP_END(op);
 }
 
@@ -214,10 +214,10 @@ static int ring_progress(struct strata_op *op)
         STRATA_OP_AWAIT_GE(op, &up->progress, o->base + (uint64_t)o->t - 1, p->pid[left]);
         read_blocks(p, left, o->send, a->recv, order[(pos - o->t + size) % size], 1, a->block);
         /* Release: the right neighbour may read this block from here. */
-        strata_flag_publish(&mine->progress, o->base + (uint64_t)o->t);
+        strata_plane_publish(p, &mine->progress, o->base + (uint64_t)o->t);
     }
     /* Release: done reading the left neighbour. */
-    strata_flag_publish(&mine->ack, o->base);
+    strata_plane_publish(p, &mine->ack, o->base);
     STRATA_OP_AWAIT_GE(op, &p->ctl[right].ack, o->base, p->pid[right]);
     STRATA_OP_END(op);
 }

@@ -74,9 +74,9 @@ static int doubling_progress(struct strata_op *op)
         size_t off = (size_t)(partner & ~(group - 1)) * b;
         pull_from(p, partner, off, a->recv + off, (size_t)group * b);
         /* Release: partners of later steps that see s+1 steps see the blocks. */
-        strata_flag_publish(&p->ctl[me].progress, o->base + (uint64_t)o->t + 1);
+        strata_plane_publish(p, &p->ctl[me].progress, o->base + (uint64_t)o->t + 1);
     }
-    strata_flag_publish(&p->ctl[me].ack, o->base); /* done reading */
+    strata_plane_publish(p, &p->ctl[me].ack, o->base); /* done reading */
     /* Each partner read this rank's recv once. */
     for (o->t = 0; o->t < o->n; o->t++)
         STRATA_OP_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].ack, o->base, p->pid[me ^ (1 << o->t)]);
@@ -126,9 +126,9 @@ static int bruck_progress(struct strata_op *op)
         int count = d < size - d ? d : size - d;
         pull_from(p, from, 0, tmp + (size_t)d * b, (size_t)count * b);
         /* Release: the rank reading at the next step sees these blocks. */
-        strata_flag_publish(&p->ctl[me].progress, o->base + (uint64_t)o->t + 1);
+        strata_plane_publish(p, &p->ctl[me].progress, o->base + (uint64_t)o->t + 1);
     }
-    strata_flag_publish(&p->ctl[me].ack, o->base); /* done reading */
+    strata_plane_publish(p, &p->ctl[me].ack, o->base); /* done reading */
 
     /* tmp block i is rank (me + i)'s: two runs, up to the end of recv and
      * from its start. */

@@ -73,9 +73,9 @@ static int neighbour_progress(struct strata_op *op)
         strata_plane_pull(p, STRATA_COLL_ALLGATHER, from, o->send + (size_t)o->t * b,
                           a->recv + (size_t)o->t * b, b);
         /* Release: the reader that sees i steps done also sees block q. */
-        strata_flag_publish(&ctl->progress, o->base + (uint64_t)o->i);
+        strata_plane_publish(p, &ctl->progress, o->base + (uint64_t)o->i);
     }
-    strata_flag_publish(&ctl->ack, o->base); /* done reading from `from` */
+    strata_plane_publish(p, &ctl->ack, o->base); /* done reading from `from` */
     /* Only `reader` reads this rank's buffer; keep it valid until it is done. */
     STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->k) % size].ack, o->base,
                        p->pid[(p->rank + o->k) % size]);
@@ -123,7 +123,7 @@ static int source_read_progress(struct strata_op *op)
         strata_plane_pull(p, STRATA_COLL_ALLGATHER, q, peer_address(p, q, 0),
                           a->recv + (size_t)q * b, b);
     }
-    strata_flag_publish(&p->ctl[me].ack, o->base); /* done reading from everyone */
+    strata_plane_publish(p, &p->ctl[me].ack, o->base); /* done reading from everyone */
     /* Late, to overlap the others' reads: they read send, not this slot. */
     if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
     AWAIT_ALL_ACKS(op, o, p); /* everyone reads this rank's block */
@@ -169,7 +169,7 @@ static int source_write_progress(struct strata_op *op)
     }
     /* Release: the writes have returned, so a rank that sees every ack
      * finds every block in its buffer. */
-    strata_flag_publish(&p->ctl[me].ack, o->base);
+    strata_plane_publish(p, &p->ctl[me].ack, o->base);
     /* Late, to overlap the others' writes: they write every slot but this. */
     if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
     AWAIT_ALL_ACKS(op, o, p);

@@ -51,7 +51,7 @@ static int pairwise_progress(struct strata_op *op)
     }
 
     /* Release: done reading every peer's send buffer. */
-    strata_flag_publish(&p->ctl[me].ack, o->base);
+    strata_plane_publish(p, &p->ctl[me].ack, o->base);
     /* Every rank reads from this one's send buffer (or scratch copy). */
     for (o->t = 0; o->t < size; o->t++)
         if (o->t != me) STRATA_OP_AWAIT_GE(op, &p->ctl[o->t].ack, o->base, p->pid[o->t]);

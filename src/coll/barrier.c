@@ -18,10 +18,10 @@ static int barrier_progress(struct strata_op *op)
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->children[o->i]].arrive, o->base,
                            p->pid[o->children[o->i]]);
     if (o->parent >= 0) {
-        strata_flag_publish(&me->arrive, o->base);
+        strata_plane_publish(p, &me->arrive, o->base);
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].release, o->base, p->pid[o->parent]);
     }
-    if (o->nchildren > 0) strata_flag_publish(&me->release, o->base);
+    if (o->nchildren > 0) strata_plane_publish(p, &me->release, o->base);
     STRATA_OP_END(op);
 }
 

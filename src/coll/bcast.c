@@ -79,13 +79,13 @@ static int single_copy_progress(struct strata_op *op)
                               o->len);
             /* The bytes just copied are in this rank's buffer: children may
              * read them once they see the new count. */
-            strata_flag_publish(&me->progress, o->base + o->off + o->len);
+            strata_plane_publish(p, &me->progress, o->base + o->off + o->len);
         }
     }
     for (o->i = 0; o->i < o->nchildren; o->i++)
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->children[o->i]].ack, o->base,
                            p->pid[o->children[o->i]]);
-    strata_flag_publish(&me->ack, o->base);
+    strata_plane_publish(p, &me->ack, o->base);
     STRATA_OP_END(op);
 }
 
@@ -135,7 +135,7 @@ static int cico_steps(struct strata_bcast_op *o, struct strata_op *step)
     }
     /* Release: children that see the count also see the region's bytes.
      * A leaf publishes too, for the throttle and for uniformity. */
-    strata_flag_publish(&p->ctl[p->rank].progress, o->base + o->cur_bytes);
+    strata_plane_publish(p, &p->ctl[p->rank].progress, o->base + o->cur_bytes);
     STRATA_OP_END(step);
 }
 
@@ -171,6 +171,8 @@ void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void 
     o->root = root;
     o->step.waits = 0;
     o->step.waiting_for = 0;
+    o->step.p = p; /* the plane whose flags the step awaits (shm/wait.h) */
+    o->step.wait_flag = NULL;
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (p->size == 1) {
         strata_op_init(&o->op, p, nothing_to_do);
@@ -204,7 +206,7 @@ void strata_bcast_feed_advance(struct strata_plane *p, uint64_t base, size_t rea
 {
     /* Release: a child that sees the count also sees the bytes that arrived
      * in this rank's buffer before it. */
-    strata_flag_publish(&p->ctl[p->rank].progress, base + ready);
+    strata_plane_publish(p, &p->ctl[p->rank].progress, base + ready);
 }
 
 static int feed_close_progress(struct strata_op *op)
@@ -215,7 +217,7 @@ static int feed_close_progress(struct strata_op *op)
     for (o->i = 0; o->i < o->nchildren; o->i++)
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->children[o->i]].ack, o->base,
                            p->pid[o->children[o->i]]);
-    strata_flag_publish(&p->ctl[p->rank].ack, o->base);
+    strata_plane_publish(p, &p->ctl[p->rank].ack, o->base);
     STRATA_OP_END(op);
 }
 

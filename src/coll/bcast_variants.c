@@ -59,11 +59,11 @@ static int direct_read_progress(struct strata_op *op)
          * cannot leave the op (and free the buffer) before this rank acks. */
         STRATA_OP_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
         pull(p, root, exposed_buf(p, root), o->a.recv, o->a.block);
-        strata_flag_publish(&p->ctl[p->rank].ack, o->base); /* the root's buffer is free */
+        strata_plane_publish(p, &p->ctl[p->rank].ack, o->base); /* the root's buffer is free */
     } else {
         for (o->i = 0; o->i < p->size; o->i++)
             if (o->i != root) STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].ack, o->base, p->pid[o->i]);
-        strata_flag_publish(&p->ctl[root].ack, o->base); /* uniformity: every rank acks */
+        strata_plane_publish(p, &p->ctl[root].ack, o->base); /* uniformity: every rank acks */
     }
     STRATA_OP_END(op);
 }
@@ -101,7 +101,7 @@ static int direct_write_progress(struct strata_op *op)
          * payload is in this rank's buffer once the flag is seen. */
         STRATA_OP_AWAIT_GE(op, &p->ctl[root].progress,
                            o->base + (uint64_t)((p->rank - root + size) % size), p->pid[root]);
-        strata_flag_publish(&me->ack, o->base); /* uniformity: it touched no peer */
+        strata_plane_publish(p, &me->ack, o->base); /* uniformity: it touched no peer */
     } else {
         for (o->i = 1; o->i < size; o->i++) {
             /* The acquire makes r's acc of this op visible; r waits for the
@@ -112,9 +112,9 @@ static int direct_write_progress(struct strata_op *op)
             void *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r].acc);
             strata_plane_push(p, STRATA_COLL_BCAST, r, dst, o->a.send, o->a.block);
             /* r's copy is complete */
-            strata_flag_publish(&me->progress, o->base + (uint64_t)o->i);
+            strata_plane_publish(p, &me->progress, o->base + (uint64_t)o->i);
         }
-        strata_flag_publish(&me->ack, o->base); /* uniformity: every rank acks */
+        strata_plane_publish(p, &me->ack, o->base); /* uniformity: every rank acks */
     }
     STRATA_OP_END(op);
 }
@@ -200,9 +200,9 @@ static int knomial_progress(struct strata_op *op)
         STRATA_OP_AWAIT_GE(op, &p->ctl[parent].progress, o->base + 1, p->pid[parent]);
         pull(p, parent, exposed_buf(p, parent), o->a.recv, o->a.block);
         /* The payload is in this rank's buffer: its children may read it. */
-        strata_flag_publish(&me->progress, o->base + 1);
+        strata_plane_publish(p, &me->progress, o->base + 1);
     }
-    strata_flag_publish(&me->ack, o->base); /* parent's buffer free; the next sibling may go */
+    strata_plane_publish(p, &me->ack, o->base); /* parent's buffer free; the next sibling may go */
     for (o->i = 0; o->i < o->n; o->i++)
         STRATA_OP_AWAIT_GE(op, &p->ctl[children[o->i]].ack, o->base, p->pid[children[o->i]]);
     STRATA_OP_END(op);
@@ -264,7 +264,7 @@ static int scatter_allgather_progress(struct strata_op *op)
         size_t lo = piece_start(n, me, size), hi = piece_start(n, me + 1, size);
         pull(p, root, o->send + lo, o->a.recv + lo, hi - lo);
         /* own piece in place: others may read it */
-        strata_flag_publish(&mine->progress, o->base + 1);
+        strata_plane_publish(p, &mine->progress, o->base + 1);
         for (o->i = 1; o->i < size; o->i++) {
             int q = (me + o->i) % size;
             size_t qlo = piece_start(n, q, size), qhi = piece_start(n, q + 1, size);
@@ -282,7 +282,7 @@ static int scatter_allgather_progress(struct strata_op *op)
             pull(p, q, exposed_buf(p, q) + qlo, o->a.recv + qlo, qhi - qlo);
         }
     }
-    strata_flag_publish(&mine->ack, o->base); /* this rank reads nobody any more */
+    strata_plane_publish(p, &mine->ack, o->base); /* this rank reads nobody any more */
     /* Every non-root reads the root; only a non-empty piece draws readers
      * to a non-root. */
     if (me == root || piece_start(n, me + 1, size) > piece_start(n, me, size))

@@ -57,7 +57,7 @@ static int rounds_progress(struct strata_op *op)
             memcpy(strata_plane_region(p, p->rank, 0), o->x.my_stream + from, len);
         }
         /* Release: a reader that sees the round's value also sees its bytes. */
-        strata_flag_publish(&me->progress, o->base + 1);
+        strata_plane_publish(p, &me->progress, o->base + 1);
         for (o->i = 1; o->i < p->size; o->i++) {
             int q;
             size_t a, b;

@@ -57,7 +57,7 @@ static int write_progress(struct strata_op *op)
     }
     /* Release: this rank's block is in the root's buffer (the root may
      * return once it has them all); hands the turn on to turn + k. */
-    strata_flag_publish(&p->ctl[p->rank].ack, o->base);
+    strata_plane_publish(p, &p->ctl[p->rank].ack, o->base);
     STRATA_OP_END(op);
 }
 
@@ -114,7 +114,7 @@ static int sequential_read_progress(struct strata_op *op)
             strata_plane_pull(p, STRATA_COLL_GATHER, r, src, a->recv + (size_t)r * a->block,
                               a->block);
             /* Release: turn t's send buffer is free again; it may return. */
-            strata_flag_publish(&me->progress, o->base + (uint64_t)o->t);
+            strata_plane_publish(p, &me->progress, o->base + (uint64_t)o->t);
         }
         /* Last, so that no non-root waits behind the root's own copy. */
         copy_own_block(a);
@@ -123,7 +123,7 @@ static int sequential_read_progress(struct strata_op *op)
                            o->base + (uint64_t)strata_rank_turn(p, root, p->rank), p->pid[root]);
     }
     /* Release, for uniformity: this rank touches no peer's memory again. */
-    strata_flag_publish(&me->ack, o->base);
+    strata_plane_publish(p, &me->ack, o->base);
     STRATA_OP_END(op);
 }
 

@@ -4,20 +4,36 @@
 
 #include <mpi.h>
 
+#include "shm/wait.h"
+
 int strata_op_run(struct strata_op *op)
 {
-    /* The same policy as strata_flag_wait_ge, per wait: a wait that the op
-     * passes starts the next one's spin afresh (a pipeline waits once per
-     * chunk, and each chunk deserves its spin before yielding). */
-    unsigned long round = 0, waits = op->waits;
+    /* The policy of shm/wait.h, per wait: a wait that the op passes starts
+     * the next one afresh (a pipeline waits once per chunk, and each chunk
+     * deserves its spin before yielding or blocking). */
+    struct strata_waiter w;
+    struct strata_wait_target t;
+    unsigned long waits = op->waits;
+    strata_waiter_init(&w);
     for (;;) {
         int rc = op->progress(op);
-        if (rc != STRATA_OP_PENDING) return rc;
+        if (rc != STRATA_OP_PENDING) {
+            strata_waiter_done(&w);
+            return rc;
+        }
         if (op->waits != waits) {
             waits = op->waits;
-            round = 0;
+            strata_waiter_done(&w);
         }
-        strata_backoff(round++);
-        if (strata_liveness_due(round)) strata_peer_check_alive(op->waiting_for);
+        /* Recomputed per step: the op may wait for another flag now. */
+        if (op->wait_flag) {
+            strata_plane_wait_target(op->wait_plane, op->wait_flag, op->wait_value,
+                                     op->waiting_for, &t);
+        } else {
+            t = (struct strata_wait_target){NULL, 0, NULL,
+                                            op->p ? &op->p->ctl[op->p->rank].wake : NULL,
+                                            op->waiting_for};
+        }
+        strata_waiter_pause(&w, &t);
     }
 }

@@ -53,6 +53,12 @@ struct strata_op {
     int resume;          /* where progress goes on: 0 first, else an AWAIT's line */
     unsigned long waits; /* awaits passed so far (a new wait starts a new spin) */
     pid_t waiting_for;   /* pid of the peer whose flag the op waits for (0: none) */
+    /* The flag the op waits for (NULL: not a flag, e.g. a host MPI request),
+     * the value it awaits and the plane that holds it: strata_op_run blocks
+     * on it when the wait is long (shm/wait.h). */
+    strata_flag *wait_flag;
+    uint64_t wait_value;
+    struct strata_plane *wait_plane;
 };
 
 /* Sets up the common part; the operation's own start function calls it. */
@@ -64,14 +70,18 @@ static inline void strata_op_init(struct strata_op *op, struct strata_plane *p,
     op->resume = 0;
     op->waits = 0;
     op->waiting_for = 0;
+    op->wait_flag = NULL;
+    op->wait_value = 0;
+    op->wait_plane = NULL;
 }
 
 /* One progress step (what a test alternating two operations calls). */
 static inline int strata_op_step(struct strata_op *op) { return op->progress(op); }
 
 /* Runs op to completion: progress, and between unsuccessful steps the
- * waiting policy of strata_flag_wait_ge (spin STRATA_SPIN polls, then
- * yield; check the awaited peer's liveness every few ms).  MPI_SUCCESS or
+ * adaptive waiting policy of shm/wait.h (spin while it pays, yield, block
+ * on the awaited flag's owner when the wait is long or the cores are
+ * shared; check the awaited peer's liveness every few ms).  MPI_SUCCESS or
  * the operation's error. */
 int strata_op_run(struct strata_op *op);
 
@@ -97,6 +107,9 @@ int strata_op_run(struct strata_op *op);
     case __LINE__:                                                                         \
         if (strata_flag_read(flag) < (value)) {                                            \
             (op)->waiting_for = (owner);                                                   \
+            (op)->wait_flag = (flag);                                                      \
+            (op)->wait_value = (value);                                                    \
+            (op)->wait_plane = (op)->p;                                                    \
             return STRATA_OP_PENDING;                                                      \
         }                                                                                  \
         (op)->waits++;                                                                     \
@@ -113,7 +126,12 @@ int strata_op_run(struct strata_op *op);
         int rc_ = (call);                                                                  \
         (op)->waits += (sub)->waits;                                                       \
         (sub)->waits = 0;                                                                  \
-        if (rc_ == STRATA_OP_PENDING) (op)->waiting_for = (sub)->waiting_for;              \
+        if (rc_ == STRATA_OP_PENDING) {                                                    \
+            (op)->waiting_for = (sub)->waiting_for;                                        \
+            (op)->wait_flag = (sub)->wait_flag;                                            \
+            (op)->wait_value = (sub)->wait_value;                                          \
+            (op)->wait_plane = (sub)->wait_plane;                                          \
+        }                                                                                  \
         if (rc_ != MPI_SUCCESS) return rc_;                                                \
     }                                                                                      \
     } while (0)
@@ -136,6 +154,7 @@ int strata_op_run(struct strata_op *op);
 #define STRATA_OP_YIELD(op)                                                                  \
     do {                                                                                   \
         (op)->resume = __LINE__;                                                           \
+        (op)->wait_flag = NULL;                                                            \
         return STRATA_OP_PENDING;                                                          \
     case __LINE__:;                                                                        \
     } while (0)

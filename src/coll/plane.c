@@ -83,7 +83,7 @@ uint64_t strata_plane_enter(struct strata_plane *p, size_t units, const void *bu
     struct strata_rank_ctl *me = &p->ctl[p->rank];
     strata_flag_set_relaxed(&me->buf, (uintptr_t)buf);
     strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
-    strata_flag_publish(&me->seq, base); /* buf and acc above go with it */
+    strata_plane_publish(p, &me->seq, base); /* buf and acc above go with it */
     return base;
 }
 
@@ -95,7 +95,7 @@ uint64_t strata_plane_enter_progress(struct strata_plane *p, size_t units, const
     strata_flag_set_relaxed(&me->buf, (uintptr_t)buf);
     strata_flag_set_relaxed(&me->acc, (uintptr_t)acc);
     strata_flag_set_relaxed(&me->progress, base + done);
-    strata_flag_publish(&me->seq, base); /* buf, acc and progress above go with it */
+    strata_plane_publish(p, &me->seq, base); /* buf, acc and progress above go with it */
     return base;
 }
 
@@ -105,8 +105,19 @@ void strata_plane_wait_regions_free(struct strata_plane *p)
     /* Already known (e.g. this rank read every rank's data in that op). */
     if (p->all_entered >= p->prev_base) return;
     for (int r = 0; r < p->size; r++)
-        if (r != p->rank) strata_flag_wait_ge(&p->ctl[r].seq, p->prev_base, p->pid[r]);
+        if (r != p->rank) strata_plane_wait_ge(p, &p->ctl[r].seq, p->prev_base, p->pid[r]);
     p->all_entered = p->prev_base;
+}
+
+void strata_plane_wait_ge(struct strata_plane *p, strata_flag *flag, uint64_t value, pid_t pid)
+{
+    if (strata_flag_read(flag) >= value) return;
+    struct strata_wait_target t;
+    struct strata_waiter w;
+    strata_plane_wait_target(p, flag, value, pid, &t);
+    strata_waiter_init(&w);
+    while (strata_flag_read(flag) < value) strata_waiter_pause(&w, &t);
+    strata_waiter_done(&w);
 }
 
 unsigned char *strata_plane_region(const struct strata_plane *p, int r, int region)

@@ -22,6 +22,7 @@
 
 #include "shm/flags.h"
 #include "shm/segment.h"
+#include "shm/wait.h"
 #include "topology/hierarchy.h"
 #include "transport/transport.h"
 
@@ -38,6 +39,10 @@ struct strata_rank_ctl {
     _Alignas(STRATA_CACHE_LINE) strata_flag ack;     /* op finished here and below */
     _Alignas(STRATA_CACHE_LINE) strata_flag arrive;  /* barrier: subtree arrived */
     _Alignas(STRATA_CACHE_LINE) strata_flag release; /* barrier: released */
+    /* The wake protocol of shm/wait.h: this rank's state, and the count and
+     * futex word of waiters blocked on any flag above.  Written rarely (by
+     * waiters about to block), read by this rank after each publish. */
+    _Alignas(STRATA_CACHE_LINE) struct strata_wake wake;
     /* Tiny payloads travel with their flag in one line (one hand-off),
      * double-buffered by op parity like the copy-in/copy-out regions. */
     struct {
@@ -132,6 +137,56 @@ struct strata_plane {
     int acc_scratch_arena;         /* acc_scratch is in the arena (peers map it) */
     struct strata_plane_choice chosen[16]; /* per enum strata_coll (select.c checks the size) */
 };
+
+/* The rank_ctl that holds `flag`, a flag of p's segment. */
+static inline struct strata_rank_ctl *strata_plane_ctl_of(const struct strata_plane *p,
+                                                          const void *flag)
+{
+    return &p->ctl[((const char *)flag - (const char *)p->ctl) / sizeof *p->ctl];
+}
+
+/* A plane's flags are published with strata_plane_publish (below), which
+ * wakes blocked waiters; strata_flag_publish would leave them asleep until
+ * their timeout.  Past this point it does not compile. */
+#define strata_flag_publish(flag, value) \
+    strata_flag_publish_wakes_nobody__use_strata_plane_publish(flag, value)
+
+/* Whether `flag` lies in p's rank_ctl lines (a flag the wake protocol
+ * covers). */
+static inline int strata_plane_owns(const struct strata_plane *p, const void *flag)
+{
+    return p && (const char *)flag >= (const char *)p->ctl &&
+           (const char *)flag < (const char *)(p->ctl + p->size);
+}
+
+/* Publishes a flag of this plane (release, as strata_flag_publish) and
+ * wakes the ranks blocked on its owner's flags (shm/wait.h).  Every flag of
+ * a plane is published this way, or a blocked waiter would sleep until its
+ * timeout. */
+static inline void strata_plane_publish(struct strata_plane *p, strata_flag *flag,
+                                        uint64_t value)
+{
+    strata_wake_publish(&strata_plane_ctl_of(p, flag)->wake, flag, value);
+}
+
+/* Fills a wait target for `flag` >= value, written by the rank whose pid is
+ * `pid` (shm/wait.h); a flag outside the plane's lines is polled, never
+ * blocked on. */
+static inline void strata_plane_wait_target(const struct strata_plane *p, strata_flag *flag,
+                                            uint64_t value, pid_t pid,
+                                            struct strata_wait_target *t)
+{
+    int ours = strata_plane_owns(p, flag);
+    t->flag = flag;
+    t->value = value;
+    t->owner = ours ? &strata_plane_ctl_of(p, flag)->wake : NULL;
+    t->self = p ? &p->ctl[p->rank].wake : NULL;
+    t->pid = pid;
+}
+
+/* Waits until flag >= value with the adaptive policy (shm/wait.h): the
+ * blocking form, for waits outside a resumable operation. */
+void strata_plane_wait_ge(struct strata_plane *p, strata_flag *flag, uint64_t value, pid_t pid);
 
 /* Bytes of the segment for `size` ranks and `nlevels` hierarchy levels. */
 size_t strata_plane_segment_bytes(int size, int nlevels, size_t region);

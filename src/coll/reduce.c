@@ -268,7 +268,7 @@ static int single_copy_progress(struct strata_op *op)
                 chunk_level_finish(o, o->l);
             }
             /* Release: the target buffer holds this slice before anyone sees it. */
-            strata_flag_publish(&me->done[o->l], c->base + o->k + 1);
+            strata_plane_publish(p, &me->done[o->l], c->base + o->k + 1);
         }
         if (!allreduce) continue;
         /* Allreduce: bring chunk k of the final result into recvbuf, from
@@ -296,7 +296,7 @@ static int single_copy_progress(struct strata_op *op)
                   span_bytes(a, o->c0, o->n));
         }
         /* Release: children that see the count can read these bytes. */
-        strata_flag_publish(&me->progress, c->base + (o->c0 + o->n) * a->extent);
+        strata_plane_publish(p, &me->progress, c->base + (o->c0 + o->n) * a->extent);
     }
     if (allreduce) {
         /* tree_buf was reused by the reducers: list the children again. */
@@ -310,7 +310,7 @@ static int single_copy_progress(struct strata_op *op)
             STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[c->nlev - 1].who[o->i]].progress,
                                c->base + a->count * a->extent,
                                p->pid[c->role[c->nlev - 1].who[o->i]]);
-        strata_flag_publish(&me->ack, c->base);
+        strata_plane_publish(p, &me->ack, c->base);
     } else {
         /* Every reducer that reads from or writes to this rank's buffers. */
         for (o->l = 0; o->l < c->nlev; o->l++)
@@ -371,7 +371,7 @@ static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)
     STRATA_OP_AWAIT_REGIONS_FREE(step, p, o->i);
     memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN), a->sendbuf ? a->sendbuf : a->recvbuf,
            span_bytes(a, 0, a->count));
-    strata_flag_publish(&me->progress, c->base + 1); /* the operand is in the region */
+    strata_plane_publish(p, &me->progress, c->base + 1); /* the operand is in the region */
 
     for (o->l = 0; o->l < c->nlev; o->l++) {
         slice_of(c, c->role[o->l].n, a->count, c->role[o->l].me, &o->lo, &o->hi);
@@ -390,7 +390,7 @@ static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)
             else strata_combine(a, dst, dst, src + off, o->hi - o->lo);
             if (p->stats && q != p->rank) strata_stats_bytes(coll_of(a), p->dist[q], len);
         }
-        strata_flag_publish(&me->done[o->l], c->base + 1); /* release: the slice is written */
+        strata_plane_publish(p, &me->done[o->l], c->base + 1); /* release: the slice is written */
     }
 
     if (a->root < 0 || p->rank == a->root) {
@@ -454,6 +454,8 @@ void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
     o->members = p->tree_buf + 2 * (size_t)p->size;
     o->step.waits = 0;
     o->step.waiting_for = 0;
+    o->step.p = p; /* the plane whose flags the step awaits (shm/wait.h) */
+    o->step.wait_flag = NULL;
     size_t bytes = a->count * a->extent;
     if (p->size == 1 || bytes == 0) {
         if (bytes && a->sendbuf && (a->root < 0 || p->rank == a->root))

@@ -78,7 +78,8 @@ static int cico_progress(struct strata_op *op)
         STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->q);
         memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN),
                o->operand + o->first * a->extent, strata_rs_span(a, o->first, o->win));
-        strata_flag_publish(&me->progress, o->base + 1); /* release: the window is in the region */
+        /* release: the window is in the region */
+        strata_plane_publish(p, &me->progress, o->base + 1);
         if (!o->mine || o->first_mine + o->mine <= o->first || o->first + o->win <= o->first_mine)
             continue; /* none of this rank's block lies in the window */
         for (o->q = 0; o->q < p->size; o->q++) {
@@ -143,7 +144,7 @@ static int single_copy_progress(struct strata_op *op)
         if (o->q != p->rank) STRATA_OP_AWAIT_GE(op, &p->ctl[o->q].seq, o->base, p->pid[o->q]);
     /* Operands are complete from the start: no wait between chunks. */
     for (o->k = 0; o->k * o->chunk < o->mine; o->k++) single_copy_chunk(o, p);
-    strata_flag_publish(&me->ack, o->base); /* this rank reads no peer any more */
+    strata_plane_publish(p, &me->ack, o->base); /* this rank reads no peer any more */
     for (o->q = 0; o->q < p->size; o->q++)
         if (o->q != p->rank) STRATA_OP_AWAIT_GE(op, &p->ctl[o->q].ack, o->base, p->pid[o->q]);
     deliver(o);

@@ -64,7 +64,8 @@ static int cico_progress(struct strata_op *op)
         STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->q);
         memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN),
                o->operand + o->first * a->extent, strata_rs_span(a, o->first, o->win));
-        strata_flag_publish(&me->progress, o->base + 1); /* release: the window is in the region */
+        /* release: the window is in the region */
+        strata_plane_publish(p, &me->progress, o->base + 1);
         for (o->q = 0; o->q <= last; o->q++) {
             if (o->q != p->rank)
                 STRATA_OP_AWAIT_GE(op, &p->ctl[o->q].progress, o->base + 1, p->pid[o->q]);
@@ -146,7 +147,7 @@ static int prefix_progress(struct strata_op *op)
             prefix_chunk(o, p);
             /* Release: the chunk of this rank's prefix is written (and
              * this rank has read its predecessor's). */
-            strata_flag_publish(&me->progress, o->base + o->first);
+            strata_plane_publish(p, &me->progress, o->base + o->first);
         }
     }
     /* The successor reads this rank's prefix until it has announced all of

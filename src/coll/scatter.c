@@ -56,7 +56,7 @@ static int read_progress(struct strata_op *op)
                           a->block);
     }
     /* Release: done with the root's buffer; hands the turn on to turn + k. */
-    strata_flag_publish(&p->ctl[p->rank].ack, o->base);
+    strata_plane_publish(p, &p->ctl[p->rank].ack, o->base);
     STRATA_OP_END(op);
 }
 
@@ -112,7 +112,7 @@ static int sequential_write_progress(struct strata_op *op)
             strata_plane_push(p, STRATA_COLL_SCATTER, r, dst, a->send + (size_t)r * a->block,
                               a->block);
             /* Release: turn t's block is in its buffer; it may return. */
-            strata_flag_publish(&me->progress, o->base + (uint64_t)o->t);
+            strata_plane_publish(p, &me->progress, o->base + (uint64_t)o->t);
         }
         /* Last, so that no non-root waits behind the root's own copy. */
         copy_own_block(a);
@@ -121,7 +121,7 @@ static int sequential_write_progress(struct strata_op *op)
                            o->base + (uint64_t)strata_rank_turn(p, root, p->rank), p->pid[root]);
     }
     /* Release, for uniformity: this rank touches no peer's memory again. */
-    strata_flag_publish(&me->ack, o->base);
+    strata_plane_publish(p, &me->ack, o->base);
     STRATA_OP_END(op);
 }
 

@@ -37,7 +37,7 @@ static int tiny_progress(struct strata_op *op)
     STRATA_OP_BEGIN(op);
     STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->r); /* nobody still reads our line of this parity */
     memcpy(me->tiny[o->half].data, a->sendbuf ? a->sendbuf : a->recvbuf, o->span);
-    strata_flag_publish(&me->tiny[o->half].flag, o->base); /* release: the data goes with it */
+    strata_plane_publish(p, &me->tiny[o->half].flag, o->base); /* release: the data goes with it */
 
     for (o->r = 0; o->r < p->size; o->r++) {
         /* Acquire: the line's bytes are those of this operation. */

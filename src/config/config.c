@@ -67,6 +67,14 @@ static const struct strata_config_var vars[] = {
     {"STRATA_SPIN", "auto", "auto, or an integer from 0 to 100000000",
      "polls a waiting rank spins before it starts yielding the CPU; auto: "
      "16384 (about 400 us), or 4 when a machine runs more ranks than it has cores"},
+    {"STRATA_WAIT", "adaptive", "adaptive or spin",
+     "how a rank waits for another: adaptive spins while the machine has a core for every "
+     "runnable task and the awaited rank is not itself waiting, then yields and blocks in the "
+     "kernel (futex) until the writer wakes it; spin: spin STRATA_SPIN polls, then yield, "
+     "never block (rank 0's value applies to every rank)"},
+    {"STRATA_BLOCK_AFTER", "1000", "microseconds, 0 to 10000000",
+     "adaptive waits on a quiet machine: a wait this long blocks in the kernel (a busy "
+     "machine or a waiting peer makes it block after a few yields)"},
     {"STRATA_NET_SEGMENT", "128K", "a size, 1K to 64M",
      "across nodes: node leaders move data in messages this big, pipelined"},
     {"STRATA_NET_SENDS", "2", "an integer from 1 to 64",
@@ -380,6 +388,8 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     cfg->min_slice = 16 << 10;
     cfg->throttle = 4;
     cfg->spin = -1;
+    cfg->wait_adaptive = 1;
+    cfg->block_after_us = 1000;
     cfg->shm_max = 1UL << 30;
     cfg->cma_max_per_call = 1UL << 30;
     cfg->calibrate = 1;
@@ -468,6 +478,21 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
                       errlen))
             return -1;
         cfg->spin = (int)v;
+    }
+    if ((s = getenv("STRATA_WAIT"))) {
+        if (!strcasecmp(s, "adaptive")) cfg->wait_adaptive = 1;
+        else if (!strcasecmp(s, "spin")) cfg->wait_adaptive = 0;
+        else {
+            snprintf(err, errlen, "STRATA_WAIT=\"%s\" is not valid: it accepts %s", s,
+                     var_row("STRATA_WAIT")->accepts);
+            return -1;
+        }
+    }
+    if ((s = getenv("STRATA_BLOCK_AFTER"))) {
+        if (parse_int("STRATA_BLOCK_AFTER", s, 0, 10000000,
+                      var_row("STRATA_BLOCK_AFTER")->accepts, &v, err, errlen))
+            return -1;
+        cfg->block_after_us = (int)v;
     }
     if (parse_size("STRATA_CICO_MAX", 64, 16UL << 20, &cfg->cico_max, err, errlen) ||
         parse_size("STRATA_REDUCE_CHUNK", 4096, 1UL << 30, &cfg->reduce_chunk, err, errlen) ||

@@ -39,6 +39,8 @@ struct strata_config {
     size_t min_slice;            /* STRATA_REDUCE_MIN_SLICE */
     int throttle;                /* STRATA_THROTTLE, 0 = unlimited */
     int spin;                    /* STRATA_SPIN, -1 = auto */
+    int wait_adaptive;           /* STRATA_WAIT: 1 adaptive, 0 spin */
+    int block_after_us;          /* STRATA_BLOCK_AFTER */
     size_t shm_max;              /* STRATA_SHM_MAX */
     int shared_heap;             /* STRATA_SHARED_HEAP (interpose/heap.c reads it itself) */
     size_t shared_heap_min;      /* STRATA_SHARED_HEAP_MIN */

@@ -12,6 +12,7 @@
 #include "coll/select.h"
 #include "shm/flags.h"
 #include "shm/segment.h"
+#include "shm/wait.h"
 #include "transport/device.h"
 #include "transport/registry.h"
 #include "util/log.h"
@@ -22,6 +23,8 @@ static struct strata_segment accounting; /* the machine's STRATA_SHM_MAX counter
 /* The process's configuration (config.c holds it), filled in at init. */
 static struct strata_config *cfg;
 static int self_keyval = MPI_KEYVAL_INVALID;
+/* Every rank registered for the asymmetric wake barrier (shm/wait.h). */
+static int wait_asymmetric;
 
 const struct strata_runtime *strata_runtime(void)
 {
@@ -150,10 +153,12 @@ static void apply_tuning(void)
      * are everyone's too (only rank 0 writes the report). */
     struct {
         int check_args;
+        int wait_adaptive; /* writers ring only if every waiter may block */
         char stats[sizeof cfg->stats];
     } own, first;
     memset(&own, 0, sizeof own);
     own.check_args = cfg->check_args;
+    own.wait_adaptive = cfg->wait_adaptive;
     memcpy(own.stats, cfg->stats, sizeof own.stats);
     first = own;
     PMPI_Bcast(&first, sizeof first, MPI_BYTE, 0, MPI_COMM_WORLD);
@@ -163,10 +168,24 @@ static void apply_tuning(void)
     if (strcmp(first.stats, own.stats))
         strata_warn("STRATA_STATS=\"%s\" differs from rank 0's (\"%s\"): rank 0's applies",
                     own.stats, first.stats);
+    if (first.wait_adaptive != own.wait_adaptive)
+        strata_warn("STRATA_WAIT=%s differs from rank 0's (%s): rank 0's applies",
+                    own.wait_adaptive ? "adaptive" : "spin",
+                    first.wait_adaptive ? "adaptive" : "spin");
     cfg->check_args = first.check_args;
+    cfg->wait_adaptive = first.wait_adaptive;
     memcpy(cfg->stats, first.stats, sizeof cfg->stats);
     strata_stats_set_enabled(cfg->stats[0] != '\0');
     strata_flag_set_spin(cfg->spin >= 0 ? (unsigned)cfg->spin : STRATA_SPIN_DEFAULT);
+    /* Writers may skip their fence only if every waiter can put one into
+     * them (shm/wait.h): every rank must have registered. */
+    int asym = cfg->wait_adaptive && strata_wait_register_asymmetric(), all_asym = 0;
+    PMPI_Allreduce(&asym, &all_asym, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    wait_asymmetric = all_asym;
+    strata_wait_configure(cfg->wait_adaptive, wait_asymmetric, (unsigned)cfg->block_after_us, 0);
+    if (cfg->wait_adaptive && !all_asym)
+        strata_verbose(1, "membarrier's global expedited barrier is not available on every rank: "
+                       "flag writers fence (shm/wait.h)");
     strata_segment_set_cap(cfg->shm_max);
     strata_transport_set_max_per_call(cfg->cma_max_per_call);
 }
@@ -443,6 +462,12 @@ static void strata_runtime_init(int thread_level)
      * whatever machine STRATA_TOPOLOGY imposes. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     if (cfg->spin < 0 && cores > 0 && rt.host_local_size > cores) strata_flag_set_spin(4);
+    if (cores > 0 && rt.host_local_size > cores) {
+        strata_wait_configure(cfg->wait_adaptive, wait_asymmetric,
+                              (unsigned)cfg->block_after_us, 1);
+        strata_verbose(1, "%d ranks on this machine's %ld cores: waits yield and block early",
+                       rt.host_local_size, cores);
+    }
     if (layout != SETUP_DONE) {
         if (err[0]) strata_error("%s; strata passes every call to the host MPI", err);
         disable(err[0] ? err : "topology set-up failed");

@@ -59,13 +59,13 @@ static int check_plane(struct strata_plane *p, const struct brought *mine, char 
     slot->bytes = mine->bytes;
     slot->coll = mine->coll;
     slot->root = mine->root;
-    strata_flag_publish(&slot->stamp, call); /* the fields above go with it */
+    strata_plane_publish(p, &slot->stamp, call); /* the fields above go with it */
     /* Rank 0's call is the reference, so every rank names the same pair. */
     struct brought ref = *mine;
     int agreed = 1;
     for (int r = 0; r < p->size; r++) {
         struct strata_call_sig *s = &p->ctl[r].sig[call & 1];
-        if (r != p->rank) strata_flag_wait_ge(&s->stamp, call, p->pid[r]);
+        if (r != p->rank) strata_plane_wait_ge(p, &s->stamp, call, p->pid[r]);
         struct brought b = {s->bytes, s->coll, s->root};
         if (r == 0) ref = b;
         if (agreed && !same(&ref, &b)) {

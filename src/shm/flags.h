@@ -14,7 +14,10 @@
  * Waiting spins a bounded number of polls, then yields the CPU between
  * polls, so that more ranks than cores still make progress; every so often
  * a waiter checks that the peer it waits for is still alive, so a rank
- * killed mid-collective ends the job instead of hanging it. */
+ * killed mid-collective ends the job instead of hanging it.  That is the
+ * plain policy of strata_flag_wait_ge; collectives wait with the adaptive
+ * one of shm/wait.h (spin while it pays, block in the kernel when the
+ * cores are shared), whose writers publish through strata_wake_publish. */
 #ifndef STRATA_FLAGS_H
 #define STRATA_FLAGS_H
 
@@ -65,8 +68,9 @@ void strata_backoff(unsigned long round);
  * waits never yield); with 20000, level with it. */
 #define STRATA_SPIN_DEFAULT 16384
 
-/* The waiting policy (STRATA_SPIN polls before yielding). */
+/* The waiting policy (STRATA_SPIN polls before yielding), and its value. */
 void strata_flag_set_spin(unsigned polls);
+unsigned strata_flag_spin(void);
 
 /* Checks that a peer process still exists; ends the job if it does not.
  * pid 0: a process this one cannot watch (nothing is checked). */

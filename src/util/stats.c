@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "util/colls.h"
@@ -23,6 +24,10 @@ static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_nu
 static _Atomic unsigned long long bytes_moved[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
 static _Atomic unsigned long long calls[STRATA_NCOLLS][2];
+static _Atomic unsigned long long waits[STRATA_NWAIT];
+
+static const char *wait_names[STRATA_NWAIT] = {"waits",  "polls",          "yields", "blocks",
+                                               "timeouts", "busy_or_idle_peer", "wakes"};
 static _Atomic unsigned long long device_bytes[STRATA_STATS_DEVICE_PATHS];
 static const char *const device_names[STRATA_STATS_DEVICE_PATHS] = {"staged", "ipc", "network"};
 
@@ -97,6 +102,18 @@ void strata_stats_call_unserve(int coll)
 {
     atomic_fetch_sub_explicit(&calls[coll][1], 1, memory_order_relaxed);
 }
+
+void strata_stats_wait(enum strata_wait_count which, unsigned long n)
+{
+    atomic_fetch_add_explicit(&waits[which], n, memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_wait(enum strata_wait_count which)
+{
+    return atomic_load_explicit(&waits[which], memory_order_relaxed);
+}
+
+const char *strata_stats_wait_name(enum strata_wait_count which) { return wait_names[which]; }
 
 static int find_algo(int coll, int host, const char *name, int n)
 {
@@ -183,10 +200,21 @@ unsigned long long strata_stats_local_host_reason(int coll, const char *reason)
 
 /* ---- The report: every rank's counters summed at world rank 0. */
 
+/* After the wait counters in the report: getrusage (whole process) and
+ * /proc/self/schedstat (the main thread: time on a CPU, time runnable but
+ * waiting in a run queue, and the number of times it was given a CPU). */
+#define NUSAGE 6
+static const char *usage_names[NUSAGE] = {"voluntary_switches", "involuntary_switches", "cpu_us",
+                                          "run_us", "runqueue_us", "timeslices"};
+
 struct totals {
     unsigned long long bytes[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
     unsigned long long calls[STRATA_NCOLLS][2];
+    /* The wait counters, then this process's context switches and CPU
+     * time from getrusage, and its main thread's scheduler figures from
+     * /proc/self/schedstat (usage_names). */
+    unsigned long long waits[STRATA_NWAIT + NUSAGE];
     unsigned long long device[STRATA_STATS_DEVICE_PATHS];
     unsigned long long xport[NXPORTS];
     struct merged_algo {
@@ -207,10 +235,33 @@ static void snapshot(struct totals *t)
         t->calls[k][0] = strata_stats_local_calls(k, 0);
         t->calls[k][1] = strata_stats_local_calls(k, 1);
     }
+    memset(t->waits, 0, sizeof t->waits);
+    for (int w = 0; w < STRATA_NWAIT; w++) t->waits[w] = strata_stats_local_wait(w);
+    struct rusage ru;
+    if (getrusage(RUSAGE_SELF, &ru) == 0) {
+        t->waits[STRATA_NWAIT] = (unsigned long long)ru.ru_nvcsw;
+        t->waits[STRATA_NWAIT + 1] = (unsigned long long)ru.ru_nivcsw;
+        t->waits[STRATA_NWAIT + 2] =
+            (unsigned long long)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000ULL +
+            (unsigned long long)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+    }
+    FILE *f = fopen("/proc/self/schedstat", "r");
+    unsigned long long run_ns, queue_ns, slices;
+    if (f && fscanf(f, "%llu %llu %llu", &run_ns, &queue_ns, &slices) == 3) {
+        t->waits[STRATA_NWAIT + 3] = run_ns / 1000;
+        t->waits[STRATA_NWAIT + 4] = queue_ns / 1000;
+        t->waits[STRATA_NWAIT + 5] = slices;
+    }
+    if (f) fclose(f);
     for (int p = 0; p < STRATA_STATS_DEVICE_PATHS; p++)
         t->device[p] = strata_stats_local_device_bytes(p);
     for (int i = 0; i < NXPORTS; i++)
         t->xport[i] = atomic_load_explicit(&xport_bytes[i], memory_order_relaxed);
+}
+
+static const char *waits_key(int w)
+{
+    return w < STRATA_NWAIT ? wait_names[w] : usage_names[w - STRATA_NWAIT];
 }
 
 /* This process's algorithm and reason counts as text, one "coll host calls
@@ -410,7 +461,10 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
         json_distances(f, "messages", t->messages[k]);
         fprintf(f, "\n    }%s\n", k + 1 < STRATA_NCOLLS ? "," : "");
     }
-    fprintf(f, "  }\n}\n");
+    fprintf(f, "  },\n  \"waits\": {");
+    for (int w = 0; w < STRATA_NWAIT + NUSAGE; w++)
+        fprintf(f, "%s\"%s\": %llu", w ? ", " : "", waits_key(w), t->waits[w]);
+    fprintf(f, "}\n}\n");
 }
 
 static void write_table(FILE *f, const struct totals *t, int ranks)
@@ -439,6 +493,10 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
             if (t->algos[i].coll == k && t->algos[i].host)
                 fprintf(f, "  host MPI, %llu: %s\n", t->algos[i].calls, t->algos[i].name);
     }
+    fprintf(f, "waits (summed over ranks; wait.h):");
+    for (int w = 0; w < STRATA_NWAIT + NUSAGE; w++)
+        fprintf(f, " %s %llu", waits_key(w), t->waits[w]);
+    fprintf(f, "\n");
     if (t->device[0] || t->device[1] || t->device[2])
         fprintf(f, "device bytes: %llu staged through pinned host memory, %llu through CUDA IPC, "
                    "%llu across nodes by node leaders\n",
@@ -475,6 +533,8 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
     PMPI_Reduce(mine.messages, sum.messages, STRATA_NCOLLS * STRATA_NDIST,
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(mine.calls, sum.calls, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+                MPI_COMM_WORLD);
+    PMPI_Reduce(mine.waits, sum.waits, STRATA_NWAIT + NUSAGE, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
     PMPI_Reduce(mine.device, sum.device, STRATA_STATS_DEVICE_PATHS, MPI_UNSIGNED_LONG_LONG,
                 MPI_SUM, 0, MPI_COMM_WORLD);

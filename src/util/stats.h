@@ -96,4 +96,24 @@ unsigned long long strata_stats_local_algorithm(int coll, const char *algorithm)
 /* Calls of coll handed to the host MPI for `reason` (0 if none). */
 unsigned long long strata_stats_local_host_reason(int coll, const char *reason);
 
+/* How ranks waited (src/shm/wait.c), summed over every wait of the process.
+ * If you add a value here, also update wait_names in src/util/stats.c and
+ * the report's example in docs/USAGE.md. */
+enum strata_wait_count {
+    STRATA_WAIT_WAITS,    /* waits that polled at least once */
+    STRATA_WAIT_POLLS,    /* unsuccessful polls (spins, yields and blocks) */
+    STRATA_WAIT_YIELDS,   /* sched_yield calls */
+    STRATA_WAIT_BLOCKS,   /* FUTEX_WAIT calls (blocked in the kernel) */
+    STRATA_WAIT_TIMEOUTS, /* blocks that ended by their timeout (liveness check) */
+    STRATA_WAIT_BUSY,     /* waits that found the machine busy or the peer idle */
+    STRATA_WAIT_WAKES,    /* FUTEX_WAKE calls of writers */
+    STRATA_NWAIT
+};
+
+/* Adds n to a wait counter (callers check strata_stats_enabled first). */
+void strata_stats_wait(enum strata_wait_count which, unsigned long n);
+unsigned long long strata_stats_local_wait(enum strata_wait_count which);
+/* "waits", "polls", ...: the report's keys. */
+const char *strata_stats_wait_name(enum strata_wait_count which);
+
 #endif
