@@ -24,6 +24,7 @@
 #include "shm/segment.h"
 #include "topology/hierarchy.h"
 #include "transport/transport.h"
+#include "util/colls.h"
 
 #define STRATA_MAX_HIER (STRATA_MAX_LEVELS + 2)
 
@@ -98,7 +99,7 @@ struct strata_plane {
     unsigned char *dist;           /* [size] enum strata_distance to each rank */
     int stats;                     /* STRATA_STATS is on: count traffic */
     size_t acc_scratch_bytes;
-    struct strata_plane_choice chosen[8]; /* per enum strata_coll */
+    struct strata_plane_choice chosen[STRATA_NCOLLS]; /* per enum strata_coll */
 };
 
 /* Bytes of the segment for `size` ranks and `nlevels` hierarchy levels. */

@@ -202,7 +202,7 @@ static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
 static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
                       const unsigned char *send, unsigned char *recv, size_t block, int root)
 {
-    struct strata_block_args a = {send, recv, block, root, ch->k};
+    struct strata_block_args a = {send, recv, block, root, ch->k, NULL};
     return ch->al->run(ctx->plane, &a);
 }
 
@@ -502,7 +502,7 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
         rc = MPI_SUCCESS;
     } else if (ctx->net) {
         char buf[320], *desc = across_start(c->coll, buf);
-        struct strata_block_args a = {sv.run, rv.run, b, c->root, 1};
+        struct strata_block_args a = {sv.run, rv.run, b, c->root, 1, NULL};
         rc = across_done(ctx, c->coll, b, desc,
                          strata_net_block(ctx->net, c->coll, &a, desc, sizeof buf));
     } else {
@@ -706,4 +706,33 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     return strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 comm, 0);
+}
+
+/* ---- Shared with the other entry points (call.h) ---- */
+
+struct strata_ctx *strata_call_served_ctx(MPI_Comm comm, enum strata_coll coll)
+{
+    return served_ctx(comm, coll);
+}
+
+struct strata_ctx *strata_call_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                      long long bytes, const char *why)
+{
+    return settle(ctx, coll, root, bytes, why);
+}
+
+void strata_call_count_algorithm(enum strata_coll coll, const char *algorithm)
+{
+    count_algorithm(coll, algorithm);
+}
+
+void *strata_call_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
+{
+    return contiguous_run(buf, count, type, bytes);
+}
+
+int strata_call_pack(const void *buf, long long count, MPI_Datatype type, void *packed,
+                     MPI_Comm comm, int unpack)
+{
+    return pack_user(buf, count, type, packed, comm, unpack);
 }

@@ -15,6 +15,10 @@ static const struct {
     [STRATA_COLL_SCATTER] = {"MPI_Scatter", "scatter"},
     [STRATA_COLL_ALLTOALL] = {"MPI_Alltoall", "alltoall"},
     [STRATA_COLL_BARRIER] = {"MPI_Barrier", "barrier"},
+    [STRATA_COLL_GATHERV] = {"MPI_Gatherv", "gatherv"},
+    [STRATA_COLL_SCATTERV] = {"MPI_Scatterv", "scatterv"},
+    [STRATA_COLL_ALLGATHERV] = {"MPI_Allgatherv", "allgatherv"},
+    [STRATA_COLL_ALLTOALLV] = {"MPI_Alltoallv", "alltoallv"},
 };
 /* A collective without a name would print as (null): every value has one. */
 _Static_assert(sizeof colls / sizeof colls[0] == STRATA_NCOLLS,
