@@ -77,12 +77,19 @@ struct strata_vlayout {
 };
 
 struct strata_algorithm;
+struct strata_block_op;
 
 /* The v-collectives' part of a block operation (vblock.c). */
 struct strata_vblock_state {
-    int coll;                          /* enum strata_coll */
-    const struct strata_algorithm *al; /* running; NULL until the layout is read */
-    double predicted_us;               /* the choice, as strata_select made it */
+    int coll;         /* enum strata_coll */
+    int single_copy;  /* the data path: 1 single copy, 0 copy-in/copy-out, -1 not chosen yet */
+    /* Chooses once the layout is read (v.agreed known, the same on every
+     * rank): sets single_copy, the operation's k, and what it reports
+     * below.  A callback, so that the node engine does not call up into
+     * selection, which lists the engine's algorithms. */
+    void (*choose)(struct strata_block_op *o);
+    const struct strata_algorithm *al; /* what choose chose (NULL: a named one ran) */
+    double predicted_us;
     const char *why;
     int rule;
     size_t agreed;   /* largest block, the same on every rank: what selection sees */
@@ -225,12 +232,13 @@ void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct stra
                                           const struct strata_block_args *a);
 
 /* The v-collectives (vblock.c): Gatherv, Scatterv, Allgatherv and
- * Alltoallv (coll, enum strata_coll) with algorithm al and factor a->k, or
- * with al NULL, the algorithm strata_select chooses for the block size the
- * ranks agree on while they read each other's layouts (read it back from
- * o->v.al once the operation completed). */
+ * Alltoallv (coll, enum strata_coll) on the data path single_copy (1, or 0
+ * for copy-in/copy-out) with factor a->k; or, with single_copy -1, the path
+ * and factor `choose` picks from the block size the ranks agree on while
+ * they read each other's layouts. */
 void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int coll,
-                         const struct strata_block_args *a, const struct strata_algorithm *al);
+                         const struct strata_block_args *a, int single_copy,
+                         void (*choose)(struct strata_block_op *o));
 
 /* Why the v-collectives cannot run on plane p (their layout records do not
  * fit one rank's copy-in/copy-out area), or NULL.  The same on every rank. */

@@ -37,9 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/algorithm.h"
 #include "coll/block.h"
-#include "coll/select.h"
 #include "coll/turns.h"
 #include "util/colls.h"
 #include "util/log.h"
@@ -208,18 +206,10 @@ static int vblock_progress(struct strata_op *op)
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].progress, o->base + 1, p->pid[o->i]);
         read_record(o, p, o->i);
     }
-    if (!v->al) {
-        /* v->agreed is now the same on every rank: so is the choice. */
-        struct strata_choice ch;
-        strata_select(p, v->coll, v->agreed, &ch);
-        v->al = ch.al;
-        o->k = ch.k;
-        v->predicted_us = ch.predicted_us;
-        v->why = ch.why;
-        v->rule = ch.rule;
-    }
+    /* v->agreed is now the same on every rank: so is the choice. */
+    if (v->single_copy < 0) v->choose(o);
 
-    if (v->al->needs & STRATA_NEEDS_SINGLE_COPY) {
+    if (v->single_copy) {
         if (v->coll == STRATA_COLL_SCATTERV) {
             /* Throttled read: at most k readers on the root at once. */
             if (me != root) {
@@ -306,7 +296,8 @@ static void uniform_layout(struct strata_vblock_state *v, const struct strata_pl
 }
 
 void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int coll,
-                         const struct strata_block_args *a, const struct strata_algorithm *al)
+                         const struct strata_block_args *a, int single_copy,
+                         void (*choose)(struct strata_block_op *o))
 {
     int me = p->rank, size = p->size, root = a->root;
     struct strata_vblock_state *v = &o->v;
@@ -317,7 +308,8 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
     o->owned = NULL;
     memset(v, 0, sizeof *v);
     v->coll = coll;
-    v->al = al;
+    v->single_copy = single_copy;
+    v->choose = choose;
     v->arrays = alloc_or_abort(6 * (size_t)size * sizeof(size_t), "a v-collective's layout");
     v->out_len = v->arrays;
     v->out_off = v->out_len + size;
@@ -378,22 +370,23 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
     }
 }
 
-#define VBLOCK_ALGO(name, coll, id)                                                          \
+/* The named algorithms of the table: a data path each. */
+#define VBLOCK_ALGO(name, coll, single_copy)                                                 \
     void strata_##name##_start(struct strata_block_op *o, struct strata_plane *p,          \
                                const struct strata_block_args *a)                          \
     {                                                                                      \
-        strata_vblock_start(o, p, coll, a, strata_algorithm(id));                          \
+        strata_vblock_start(o, p, coll, a, single_copy, NULL);                             \
     }                                                                                      \
     int strata_##name(struct strata_plane *p, const struct strata_block_args *a)           \
     {                                                                                      \
         return strata_block_run(strata_##name##_start, p, a);                              \
     }
 
-VBLOCK_ALGO(gatherv_cico, STRATA_COLL_GATHERV, STRATA_ALGO_GATHERV_CICO)
-VBLOCK_ALGO(gatherv_sequential_read, STRATA_COLL_GATHERV, STRATA_ALGO_GATHERV_SEQUENTIAL_READ)
-VBLOCK_ALGO(scatterv_cico, STRATA_COLL_SCATTERV, STRATA_ALGO_SCATTERV_CICO)
-VBLOCK_ALGO(scatterv_throttled_read, STRATA_COLL_SCATTERV, STRATA_ALGO_SCATTERV_THROTTLED_READ)
-VBLOCK_ALGO(allgatherv_cico, STRATA_COLL_ALLGATHERV, STRATA_ALGO_ALLGATHERV_CICO)
-VBLOCK_ALGO(allgatherv_ring_read, STRATA_COLL_ALLGATHERV, STRATA_ALGO_ALLGATHERV_RING_READ)
-VBLOCK_ALGO(alltoallv_cico, STRATA_COLL_ALLTOALLV, STRATA_ALGO_ALLTOALLV_CICO)
-VBLOCK_ALGO(alltoallv_ring_read, STRATA_COLL_ALLTOALLV, STRATA_ALGO_ALLTOALLV_RING_READ)
+VBLOCK_ALGO(gatherv_cico, STRATA_COLL_GATHERV, 0)
+VBLOCK_ALGO(gatherv_sequential_read, STRATA_COLL_GATHERV, 1)
+VBLOCK_ALGO(scatterv_cico, STRATA_COLL_SCATTERV, 0)
+VBLOCK_ALGO(scatterv_throttled_read, STRATA_COLL_SCATTERV, 1)
+VBLOCK_ALGO(allgatherv_cico, STRATA_COLL_ALLGATHERV, 0)
+VBLOCK_ALGO(allgatherv_ring_read, STRATA_COLL_ALLGATHERV, 1)
+VBLOCK_ALGO(alltoallv_cico, STRATA_COLL_ALLTOALLV, 0)
+VBLOCK_ALGO(alltoallv_ring_read, STRATA_COLL_ALLTOALLV, 1)

@@ -23,6 +23,7 @@
 
 #include "coll/algorithm.h"
 #include "coll/block.h"
+#include "coll/select.h"
 #include "config/config.h"
 #include "context/context.h"
 #include "interpose/call.h"
@@ -168,6 +169,20 @@ struct vcall {
     size_t *arrays; /* [8 * size]: the layout and the sides' byte runs */
 };
 
+/* The v-collectives' choice, once the ranks agree on the largest block
+ * (coll/vblock.c calls it back). */
+static void choose(struct strata_block_op *o)
+{
+    struct strata_choice ch;
+    strata_select(o->op.p, o->v.coll, o->v.agreed, &ch);
+    o->v.al = ch.al;
+    o->v.single_copy = (ch.al->needs & STRATA_NEEDS_SINGLE_COPY) != 0;
+    o->k = ch.k;
+    o->v.predicted_us = ch.predicted_us;
+    o->v.why = ch.why;
+    o->v.rule = ch.rule;
+}
+
 /* Runs a call on the node's plane (or locally on one rank). */
 static int vrun(struct strata_ctx *ctx, struct vcall *c)
 {
@@ -185,7 +200,7 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
     (void)me;
     struct strata_block_args a = {send, recv, 0, c->root, 1, &c->v};
     struct strata_block_op o;
-    strata_vblock_start(&o, ctx->plane, c->coll, &a, NULL);
+    strata_vblock_start(&o, ctx->plane, c->coll, &a, -1, choose);
     int rc = strata_op_run(&o.op);
     const struct strata_algorithm *al = o.v.al;
     strata_call_count_algorithm(c->coll, al->name);
