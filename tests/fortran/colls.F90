@@ -26,6 +26,7 @@ module checks
   integer :: rank, nranks, failures = 0
   integer :: n_bcast = 0, n_reduce = 0, n_allreduce = 0, n_gather = 0, n_scatter = 0
   integer :: n_allgather = 0, n_alltoall = 0, n_barrier = 0, n_host_bcast = 0
+  integer :: n_gatherv = 0, n_allgatherv = 0, n_alltoallv = 0
 contains
   subroutine check(ok, what)
     logical, intent(in) :: ok
@@ -53,6 +54,7 @@ program colls
   integer, volatile :: ibot(n) ! changed behind the compiler's back (MPI_BOTTOM)
   integer :: ierr, root, i, j, r
   integer :: ibuf(n), iout(n), iexp(n)
+  integer :: vcounts(64), vdispls(64), rcounts(64), rdispls(64), vin(256), vout(4096)
   integer(kind=8) :: i8(n), i8out(n)
   real :: rbuf(n), rout(n)
   double precision :: dbuf(n), dout(n)
@@ -319,6 +321,50 @@ program colls
   call check(all(a2a == allexp), 'Alltoall in place')
   n_alltoall = n_alltoall + 2
 
+  ! The v-collectives: rank r's block has r+1 elements, blocks in reverse
+  ! rank order with gaps (vout keeps -1 there).
+  do r = 0, nranks - 1
+    vcounts(r + 1) = r + 1
+    vdispls(r + 1) = (nranks - 1 - r) * (nranks + 2)
+  end do
+  vin(1:rank + 1) = [(rank * 100 + i, i = 1, rank + 1)]
+  vout = -1
+  call MPI_Allgatherv(vin, rank + 1, MPI_INTEGER, vout, vcounts, vdispls, MPI_INTEGER, comm, ierr)
+  call check_ierr(ierr, 'Allgatherv')
+  do r = 0, nranks - 1
+    call check(all(vout(vdispls(r + 1) + 1:vdispls(r + 1) + r + 1) == [(r * 100 + i, i = 1, r + 1)]), &
+               'Allgatherv values')
+    call check(vout(vdispls(r + 1) + r + 2) == -1, 'Allgatherv wrote into a gap')
+  end do
+  n_allgatherv = n_allgatherv + 1
+  vout = -1
+  call MPI_Gatherv(vin, rank + 1, MPI_INTEGER, vout, vcounts, vdispls, MPI_INTEGER, 0, comm, ierr)
+  call check_ierr(ierr, 'Gatherv')
+  if (rank == 0) then
+    do r = 0, nranks - 1
+      call check(all(vout(vdispls(r + 1) + 1:vdispls(r + 1) + r + 1) == [(r * 100 + i, i = 1, r + 1)]), &
+                 'Gatherv values')
+    end do
+  end if
+  n_gatherv = n_gatherv + 1
+  ! Alltoallv: rank me sends r me+r+1 elements (so it receives as many).
+  j = 0
+  do r = 0, nranks - 1
+    rcounts(r + 1) = rank + r + 1
+    rdispls(r + 1) = j
+    vin(j + 1:j + rank + r + 1) = [(rank * 1000 + r * 10 + i, i = 1, rank + r + 1)]
+    j = j + rank + r + 1
+  end do
+  vout = -1
+  call MPI_Alltoallv(vin, rcounts, rdispls, MPI_INTEGER, vout, rcounts, rdispls, MPI_INTEGER, &
+                     comm, ierr)
+  call check_ierr(ierr, 'Alltoallv')
+  do r = 0, nranks - 1
+    call check(all(vout(rdispls(r + 1) + 1:rdispls(r + 1) + rank + r + 1) == &
+                   [(r * 1000 + rank * 10 + i, i = 1, rank + r + 1)]), 'Alltoallv values')
+  end do
+  n_alltoallv = n_alltoallv + 1
+
   ierr = -99
   call MPI_Barrier(comm, ierr)
   call check_ierr(ierr, 'Barrier')
@@ -346,6 +392,9 @@ program colls
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Allgather', n_allgather, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Alltoall', n_alltoall, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Barrier', n_barrier, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Gatherv', n_gatherv, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Allgatherv', n_allgatherv, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Alltoallv', n_alltoallv, 0
     if (i == 0) then
       print '(a)', 'PASS fortran collectives'
     else
