@@ -14,7 +14,12 @@ size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks)
     case STRATA_COLL_ALLGATHER:
     case STRATA_COLL_GATHER:
     case STRATA_COLL_SCATTER:
-    case STRATA_COLL_ALLTOALL: return r->bytes * (size_t)ranks;
+    case STRATA_COLL_ALLTOALL:
+    /* The v-collectives: bytes is the largest block (strata-bench --pattern). */
+    case STRATA_COLL_GATHERV:
+    case STRATA_COLL_SCATTERV:
+    case STRATA_COLL_ALLGATHERV:
+    case STRATA_COLL_ALLTOALLV: return r->bytes * (size_t)ranks;
     default: return 0;
     }
 }
