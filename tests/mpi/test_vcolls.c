@@ -234,6 +234,48 @@ static void run_comm(MPI_Comm comm, const struct type *types, int ntypes, int la
     }
 }
 
+/* Bad arguments on every rank alike get the host MPI's error class: a
+ * negative count, a null datatype, a root out of range. */
+static void bad_arguments(void)
+{
+    MPI_Comm comm;
+    int n, me;
+    PMPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    PMPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &me);
+    int *c = calloc(n, sizeof(int)), *d = calloc(n, sizeof(int)), buf[64] = {0};
+    CHECK(c && d, "out of memory");
+    for (int j = 0; j < n; j++) c[j] = 1, d[j] = j;
+    c[n - 1] = -1;
+    for (int which = 0; which < 4; which++) {
+        int err, herr, cls, hcls;
+        switch (which) {
+        case 0:
+            err = MPI_Allgatherv(buf, me == n - 1 ? -1 : 1, MPI_INT, buf + 8, c, d, MPI_INT, comm);
+            herr = PMPI_Allgatherv(buf, me == n - 1 ? -1 : 1, MPI_INT, buf + 8, c, d, MPI_INT, comm);
+            break;
+        case 1:
+            err = MPI_Alltoallv(buf, c, d, MPI_DATATYPE_NULL, buf + 8, c, d, MPI_DATATYPE_NULL, comm);
+            herr = PMPI_Alltoallv(buf, c, d, MPI_DATATYPE_NULL, buf + 8, c, d, MPI_DATATYPE_NULL, comm);
+            break;
+        case 2:
+            err = MPI_Gatherv(buf, 1, MPI_INT, buf + 8, c, d, MPI_INT, n, comm);
+            herr = PMPI_Gatherv(buf, 1, MPI_INT, buf + 8, c, d, MPI_INT, n, comm);
+            break;
+        default:
+            err = MPI_Scatterv(buf, c, d, MPI_INT, buf + 8, 1, MPI_INT, -2, comm);
+            herr = PMPI_Scatterv(buf, c, d, MPI_INT, buf + 8, 1, MPI_INT, -2, comm);
+        }
+        CHECK(herr != MPI_SUCCESS, "case %d: the host MPI accepts it", which);
+        MPI_Error_class(err, &cls);
+        MPI_Error_class(herr, &hcls);
+        CHECK(cls == hcls, "bad arguments, case %d: error class %d, the host MPI's %d", which, cls, hcls);
+    }
+    free(c), free(d);
+    PMPI_Comm_free(&comm);
+}
+
 int main(int argc, char **argv)
 {
     int large = 0;
@@ -301,6 +343,7 @@ int main(int argc, char **argv)
                           strata_algorithm(id)->name);
         }
     }
+    bad_arguments();
     MPI_Type_free(&types[1].t);
     if (wrank == 0) printf("%ld cases compared with the host MPI\n", cases);
     test_pass("vcolls");
