@@ -141,7 +141,7 @@ static int in_memory_order(MPI_Datatype type)
 }
 
 /* Where count elements of type at buf lie as one run of bytes, if they do. */
-static void *contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
+void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
 {
     if (!in_memory_order(type)) return NULL;
     MPI_Aint lb, extent, true_lb, true_extent;
@@ -158,7 +158,7 @@ static void *contiguous_run(void *buf, long long count, MPI_Datatype type, size_
  * packed.  MPICH 4.0 refuses a null buffer even as MPI_BOTTOM with a type of
  * absolute addresses: that is passed as the address of its first byte, with
  * each element shifted back by as much. */
-static int pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
+int strata_pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
                      MPI_Comm comm, int unpack)
 {
     int size, rc = MPI_SUCCESS, one = 1;
@@ -254,7 +254,7 @@ static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
     return run_choice(ctx, &ch, data, data, bytes, root);
 }
 
-int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
@@ -273,7 +273,7 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         strata_route_served(ctx, STRATA_COLL_BCAST, what, (size_t)bytes);
         return MPI_SUCCESS;
     }
-    void *run = contiguous_run(buffer, count, datatype, (size_t)bytes);
+    void *run = strata_contiguous_run(buffer, count, datatype, (size_t)bytes);
     if (run) return bcast_run(ctx, run, (size_t)bytes, root);
     /* A layout with holes is packed on this rank alone: the others never
      * need to know, since only the byte count decides the path. */
@@ -282,9 +282,9 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         strata_error("out of memory packing a %lld-byte broadcast", bytes);
         PMPI_Abort(comm, 1);
     }
-    if (ctx->rank == root) pack_user(buffer, count, datatype, packed, comm, 0);
+    if (ctx->rank == root) strata_pack_user(buffer, count, datatype, packed, comm, 0);
     int rc = bcast_run(ctx, packed, (size_t)bytes, root);
-    if (ctx->rank != root) pack_user(buffer, count, datatype, packed, comm, 1);
+    if (ctx->rank != root) strata_pack_user(buffer, count, datatype, packed, comm, 1);
     free(packed);
     return rc;
 }
@@ -353,7 +353,7 @@ static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
     return strata_reduce(ctx->plane, a);
 }
 
-int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
@@ -377,7 +377,7 @@ int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
     return rc;
 }
 
-int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
+int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
@@ -440,7 +440,7 @@ static void view_open(struct run_view *v, MPI_Comm comm, const void *buf, long l
 {
     *v = (struct run_view){NULL, NULL, (void *)buf, count, type, unpack_out, bytes};
     if (bytes == 0) return;
-    v->run = contiguous_run((void *)buf, count, type, bytes);
+    v->run = strata_contiguous_run((void *)buf, count, type, bytes);
     if (v->run) {
         v->unpack_out = 0;
         return;
@@ -451,13 +451,13 @@ static void view_open(struct run_view *v, MPI_Comm comm, const void *buf, long l
         PMPI_Abort(comm, 1);
     }
     v->run = v->tmp;
-    if (pack_in) pack_user(buf, count, type, v->tmp, comm, 0);
+    if (pack_in) strata_pack_user(buf, count, type, v->tmp, comm, 0);
 }
 
 static void view_close(struct run_view *v, MPI_Comm comm)
 {
     if (v->tmp && v->unpack_out)
-        pack_user(v->user, v->count, v->type, v->tmp, comm, 1);
+        strata_pack_user(v->user, v->count, v->type, v->tmp, comm, 1);
     free(v->tmp);
 }
 
@@ -544,7 +544,7 @@ static int block_args_bad(long long block, const void *sendbuf, long long scount
     return send_blocks && recv_blocks && strata_route_overlap(&send, &recv);
 }
 
-int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm, int large)
 {
@@ -578,7 +578,7 @@ int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype se
     return run_block(ctx, &c);
 }
 
-int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
                         MPI_Comm comm, int large)
 {
@@ -611,7 +611,7 @@ int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype s
     return run_block(ctx, &c);
 }
 
-int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                           void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                           int large)
 {
@@ -640,7 +640,7 @@ int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype
     return run_block(ctx, &c);
 }
 
-int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          int large)
 {
@@ -670,78 +670,45 @@ int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype 
     return run_block(ctx, &c);
 }
 
-/* ---- The C entry points (int counts) ---- */
+/* ---- The entry points' shared steps, for the collectives written in files
+ * of their own (entry.h). */
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return strata_call_bcast(buffer, count, datatype, root, comm, 0);
-}
-
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-               MPI_Op op, int root, MPI_Comm comm)
-{
-    return strata_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, 0);
-}
-
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
-{
-    return strata_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm, 0);
-}
-
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return strata_call_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                              comm, 0);
-}
-
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return strata_call_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                               comm, 0);
-}
-
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return strata_call_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                 comm, 0);
-}
-
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                comm, 0);
-}
-
-/* ---- Shared with the other entry points (call.h) ---- */
-
-struct strata_ctx *strata_call_served_ctx(MPI_Comm comm, enum strata_coll coll)
+struct strata_ctx *strata_entry_served(MPI_Comm comm, enum strata_coll coll)
 {
     return served_ctx(comm, coll);
 }
 
-struct strata_ctx *strata_call_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
-                                      long long bytes, const char *why)
+struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                       long long bytes, const char *why)
 {
     return settle(ctx, coll, root, bytes, why);
 }
 
-void strata_call_count_algorithm(enum strata_coll coll, const char *algorithm)
+void strata_entry_count(enum strata_coll coll, const char *algorithm)
 {
     count_algorithm(coll, algorithm);
 }
 
-void *strata_call_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
+long long strata_entry_signature(long long count, MPI_Datatype type)
 {
-    return contiguous_run(buf, count, type, bytes);
+    return signature_bytes(count, type);
 }
 
-int strata_call_pack(const void *buf, long long count, MPI_Datatype type, void *packed,
-                     MPI_Comm comm, int unpack)
+const char *strata_entry_reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
+                                     struct strata_reduce_how *r, char *why, size_t whylen,
+                                     const void *sendbuf, void *recvbuf, long long count,
+                                     MPI_Datatype type, MPI_Op op)
 {
-    return pack_user(buf, count, type, packed, comm, unpack);
+    return reduce_args(ctx, a, r, why, whylen, sendbuf, recvbuf, count, type, op, 1);
+}
+
+char *strata_entry_across_start(enum strata_coll coll, char *desc)
+{
+    return across_start(coll, desc);
+}
+
+int strata_entry_across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
+                             const char *desc, int rc)
+{
+    return across_done(ctx, coll, bytes, desc, rc);
 }

@@ -26,7 +26,7 @@
 #include "coll/select.h"
 #include "config/config.h"
 #include "context/context.h"
-#include "interpose/call.h"
+#include "interpose/entry.h"
 #include "interpose/collectives.h"
 #include "interpose/reasons.h"
 #include "interpose/route.h"
@@ -79,7 +79,7 @@ static void side_open(struct vside *s, MPI_Comm comm, const void *buf, MPI_Datat
         len[j] = (size_t)count[j] * (size_t)tsize;
         negative |= count[j] && displ[j] < 0;
     }
-    s->run = strata_call_contiguous_run((void *)buf, 1, type, (size_t)tsize);
+    s->run = strata_contiguous_run((void *)buf, 1, type, (size_t)tsize);
     if (s->run && !negative && s->extent == tsize) {
         for (int j = 0; j < n; j++) off[j] = (size_t)displ[j] * (size_t)s->extent;
         return;
@@ -91,7 +91,7 @@ static void side_open(struct vside *s, MPI_Comm comm, const void *buf, MPI_Datat
     s->run = s->tmp;
     for (int j = 0; pack_in && j < n; j++)
         if (count[j])
-            strata_call_pack((const char *)buf + displ[j] * s->extent, count[j], type,
+            strata_pack_user((const char *)buf + displ[j] * s->extent, count[j], type,
                              s->run + off[j], comm, 0);
 }
 
@@ -102,7 +102,7 @@ static void side_close(struct vside *s, MPI_Comm comm, const char *unpack)
     if (s->tmp && unpack)
         for (int j = 0; j < s->n; j++)
             if (unpack[j] && s->count[j])
-                strata_call_pack((const char *)s->user + s->displ[j] * s->extent, s->count[j],
+                strata_pack_user((const char *)s->user + s->displ[j] * s->extent, s->count[j],
                                  s->type, s->run + s->off[j], comm, 1);
     free(s->tmp);
 }
@@ -193,7 +193,7 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
         size_t n = c->v.in_len[0] < c->v.out_len[0] ? c->v.in_len[0] : c->v.out_len[0];
         const char *what = send && recv && n ? "one rank: local copy" : "one rank: nothing to move";
         if (send && recv && n) memcpy(recv + c->v.in_off[0], send + c->v.out_off[0], n);
-        strata_call_count_algorithm(c->coll, what);
+        strata_entry_count(c->coll, what);
         strata_route_served(ctx, c->coll, what, n);
         return MPI_SUCCESS;
     }
@@ -203,7 +203,7 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
     strata_vblock_start(&o, ctx->plane, c->coll, &a, -1, choose);
     int rc = strata_op_run(&o.op);
     const struct strata_algorithm *al = o.v.al;
-    strata_call_count_algorithm(c->coll, al->name);
+    strata_entry_count(c->coll, al->name);
     const struct strata_config *cfg = strata_config();
     if (cfg && cfg->verbose >= 2) {
         char desc[256], k[32] = "";
@@ -260,7 +260,7 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                         void *recvbuf, const void *recvcounts, const void *displs,
                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
 {
-    struct strata_ctx *ctx = strata_call_served_ctx(comm, STRATA_COLL_GATHERV);
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_GATHERV);
     long long *w = NULL;
     const char *why = NULL;
     int at_root = 0, in_place = 0;
@@ -283,7 +283,7 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
             if (!why && !at_root && sendbuf == MPI_IN_PLACE)
                 why = "sendbuf is MPI_IN_PLACE on a rank other than the root";
         }
-        ctx = strata_call_settle(ctx, STRATA_COLL_GATHERV, root, 0, why);
+        ctx = strata_entry_settle(ctx, STRATA_COLL_GATHERV, root, 0, why);
     }
     if (!ctx) {
         free(w);
@@ -323,7 +323,7 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
                          MPI_Datatype sendtype, void *recvbuf, long long recvcount,
                          MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
 {
-    struct strata_ctx *ctx = strata_call_served_ctx(comm, STRATA_COLL_SCATTERV);
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_SCATTERV);
     long long *w = NULL;
     const char *why = NULL;
     int at_root = 0, in_place = 0;
@@ -346,7 +346,7 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
             if (!why && !at_root && recvbuf == MPI_IN_PLACE)
                 why = "recvbuf is MPI_IN_PLACE on a rank other than the root";
         }
-        ctx = strata_call_settle(ctx, STRATA_COLL_SCATTERV, root, 0, why);
+        ctx = strata_entry_settle(ctx, STRATA_COLL_SCATTERV, root, 0, why);
     }
     if (!ctx) {
         free(w);
@@ -383,7 +383,7 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
                            void *recvbuf, const void *recvcounts, const void *displs,
                            MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
-    struct strata_ctx *ctx = strata_call_served_ctx(comm, STRATA_COLL_ALLGATHERV);
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLGATHERV);
     long long *w = NULL;
     const char *why = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
@@ -397,7 +397,7 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
         if (!in_place)
             why = side_bad("send", sendbuf, &sendcount, &sendcount, &sendcount, 1, sendtype);
         if (!why) why = side_bad("recv", recvbuf, recvcounts, displs, w, size, recvtype);
-        ctx = strata_call_settle(ctx, STRATA_COLL_ALLGATHERV, -1, 0, why);
+        ctx = strata_entry_settle(ctx, STRATA_COLL_ALLGATHERV, -1, 0, why);
     }
     if (!ctx) {
         free(w);
@@ -432,7 +432,7 @@ int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const voi
                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
                           const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
-    struct strata_ctx *ctx = strata_call_served_ctx(comm, STRATA_COLL_ALLTOALLV);
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLTOALLV);
     long long *w = NULL;
     const char *why = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
@@ -449,7 +449,7 @@ int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const voi
         }
         if (!in_place) why = side_bad("send", sendbuf, sendcounts, sdispls, w, size, sendtype);
         if (!why) why = side_bad("recv", recvbuf, recvcounts, rdispls, w + 2 * size, size, recvtype);
-        ctx = strata_call_settle(ctx, STRATA_COLL_ALLTOALLV, -1, 0, why);
+        ctx = strata_entry_settle(ctx, STRATA_COLL_ALLTOALLV, -1, 0, why);
     }
     if (!ctx) {
         free(w);

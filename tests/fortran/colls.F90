@@ -26,7 +26,8 @@ module checks
   integer :: rank, nranks, failures = 0
   integer :: n_bcast = 0, n_reduce = 0, n_allreduce = 0, n_gather = 0, n_scatter = 0
   integer :: n_allgather = 0, n_alltoall = 0, n_barrier = 0, n_host_bcast = 0
-  integer :: n_gatherv = 0, n_allgatherv = 0, n_alltoallv = 0
+  integer :: n_gatherv = 0, n_allgatherv = 0, n_alltoallv = 0, n_scatterv = 0
+  integer :: n_rsb = 0, n_rs = 0, n_scan = 0, n_exscan = 0
 contains
   subroutine check(ok, what)
     logical, intent(in) :: ok
@@ -365,6 +366,49 @@ program colls
   end do
   n_alltoallv = n_alltoallv + 1
 
+  ! Scatterv: root 0 sends rank r the r+1 elements of the Allgatherv layout.
+  vout = -1
+  do r = 0, nranks - 1
+    vout(vdispls(r + 1) + 1:vdispls(r + 1) + r + 1) = [(r * 100 + i, i = 1, r + 1)]
+  end do
+  vin = -1
+  call MPI_Scatterv(vout, vcounts, vdispls, MPI_INTEGER, vin, rank + 1, MPI_INTEGER, 0, comm, ierr)
+  call check_ierr(ierr, 'Scatterv')
+  call check(all(vin(1:rank + 1) == [(rank * 100 + i, i = 1, rank + 1)]), 'Scatterv values')
+  call check(vin(rank + 2) == -1, 'Scatterv wrote past the block')
+  n_scatterv = n_scatterv + 1
+
+  ! Reductions to blocks and prefixes: rank q contributes q + j at element j,
+  ! so element j sums to nranks * j + nranks * (nranks - 1) / 2.
+  do j = 1, 2 * nranks + nranks * (nranks + 1) / 2
+    vin(j) = rank + j
+  end do
+  vout = -1
+  call MPI_Reduce_scatter_block(vin, vout, 2, MPI_INTEGER, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Reduce_scatter_block')
+  call check(all(vout(1:2) == [(nranks * (2 * rank + i) + nranks * (nranks - 1) / 2, i = 1, 2)]), &
+             'Reduce_scatter_block values')
+  n_rsb = n_rsb + 1
+  ! Reduce_scatter: rank r's block has r+1 elements (vcounts).
+  vout = -1
+  call MPI_Reduce_scatter(vin, vout, vcounts, MPI_INTEGER, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Reduce_scatter')
+  call check(all(vout(1:rank + 1) == [(nranks * (rank * (rank + 1) / 2 + i) + &
+                                       nranks * (nranks - 1) / 2, i = 1, rank + 1)]), &
+             'Reduce_scatter values')
+  n_rs = n_rs + 1
+  vout = -1
+  call MPI_Scan(vin, vout, 3, MPI_INTEGER, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Scan')
+  call check(all(vout(1:3) == [((rank + 1) * i + rank * (rank + 1) / 2, i = 1, 3)]), 'Scan values')
+  n_scan = n_scan + 1
+  vout = -1
+  call MPI_Exscan(vin, vout, 3, MPI_INTEGER, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Exscan')
+  if (rank > 0) call check(all(vout(1:3) == [(rank * i + rank * (rank - 1) / 2, i = 1, 3)]), &
+                           'Exscan values')
+  n_exscan = n_exscan + 1
+
   ierr = -99
   call MPI_Barrier(comm, ierr)
   call check_ierr(ierr, 'Barrier')
@@ -392,7 +436,12 @@ program colls
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Allgather', n_allgather, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Alltoall', n_alltoall, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Barrier', n_barrier, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Reduce_scatter_block', n_rsb, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Reduce_scatter', n_rs, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Scan', n_scan, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Exscan', n_exscan, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Gatherv', n_gatherv, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Scatterv', n_scatterv, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Allgatherv', n_allgatherv, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Alltoallv', n_alltoallv, 0
     if (i == 0) then

@@ -8,7 +8,7 @@
  *   --max-bytes=S     largest buffer of a call on a rank, K/M/G suffixes
  *                     (default 1M)
  *   --colls=LIST      bcast, reduce, allreduce, allgather, gather, scatter,
- *                     alltoall, barrier (default all)
+ *                     alltoall, barrier, scan, exscan (default all)
  *   --only=I          run call I alone (with the same --seed, --max-bytes,
  *                     --colls and --no-errors as the run that drew it)
  *   --elements=N      with --only: N base elements per block instead of the
@@ -43,16 +43,11 @@
 
 extern char **environ;
 
-/* The collectives the fuzzer draws from by default: those its checker
- * (fuzz_check.c) knows, MPI_Bcast to MPI_Barrier; the v-collectives are
- * not drawn yet (tests/mpi/test_vcolls.c covers them). */
-#define FUZZ_DEFAULT_COLLS ((1u << (STRATA_COLL_BARRIER + 1)) - 1)
-
 struct fuzz_opts fuzz_opt = {
     .seed = 1,
     .calls = 500,
     .max_bytes = 1 << 20,
-    .colls = FUZZ_DEFAULT_COLLS,
+    .colls = FUZZ_COLLS,
     .only = -1,
     .elements = -1,
     .errors = 1,
@@ -93,7 +88,7 @@ static void parse_colls(const char *list)
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int c = strata_coll_parse(t);
         if (c < 0) usage_error("unknown collective", t);
-        if (!((FUZZ_DEFAULT_COLLS >> c) & 1)) usage_error("collective not drawn by the fuzzer yet", t);
+        if (!((FUZZ_COLLS >> c) & 1)) usage_error("collective not drawn by the fuzzer yet", t);
         fuzz_opt.colls |= 1u << c;
     }
     if (!fuzz_opt.colls) usage_error("no collective in", list);
@@ -169,7 +164,7 @@ static void replay_line(const struct fuzz_call *c, size_t elems, char *out, size
                   "strata-run --native -n %d %s --seed 0x%llx --only %ld --elements %zu "
                   "--max-bytes %zu", fuzz_opt.world_size, prog,
                   (unsigned long long)fuzz_opt.seed, c->index, elems, fuzz_opt.max_bytes);
-    if (fuzz_opt.colls != FUZZ_DEFAULT_COLLS) {
+    if (fuzz_opt.colls != FUZZ_COLLS) {
         n += snprintf(out + n, len - (size_t)n, " --colls ");
         const char *sep = "";
         for (int k = 0; k < STRATA_NCOLLS; k++)
