@@ -56,13 +56,13 @@ if(STRATA_FORTRAN)
     endif()
     add_test(NAME fortran.colls.${variant}.np${franks}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
-                     $<TARGET_FILE:fortran_colls_${variant}> ${franks} 8)
+                     $<TARGET_FILE:fortran_colls_${variant}> ${franks} 16)
     set_tests_properties(fortran.colls.${variant}.np${franks} PROPERTIES TIMEOUT 150
                          ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
   endforeach()
   add_test(NAME fortran.colls.f08.nodes2.np4
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
-                   $<TARGET_FILE:fortran_colls_f08> 4 8 STRATA_VIRTUAL_NODES=2)
+                   $<TARGET_FILE:fortran_colls_f08> 4 16 STRATA_VIRTUAL_NODES=2)
   set_tests_properties(fortran.colls.f08.nodes2.np4 PROPERTIES TIMEOUT 150
                        ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
 endif()

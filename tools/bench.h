@@ -48,7 +48,14 @@ struct bench_options {
     const char *json;
     const char *csv;
     struct bench_noise_options noise; /* --noise: max_ms > 0 */
+    int pattern;                  /* --pattern: enum bench_pattern (the v-collectives) */
 };
+
+/* How the v-collectives' blocks differ between ranks (--pattern): block j
+ * has `count` elements (uniform), none for rank size/2 (empty), or
+ * count / (j + 1) of them, at least 1 (skewed: a power law). */
+enum bench_pattern { BENCH_PATTERN_UNIFORM, BENCH_PATTERN_EMPTY, BENCH_PATTERN_SKEWED };
+const char *bench_pattern_name(int pattern);
 
 struct bench {
     int rank, size, nodes;
@@ -66,6 +73,7 @@ struct bench {
     int nrows;
     int noise_rows;               /* rows timed with noise so far: the noise's key */
     const struct bench_row *noisy_row; /* the row the noisy calls are timing */
+    int *vcounts, *vdispls;       /* [size]: the v-collectives' counts, packed displacements */
 };
 
 

@@ -15,8 +15,10 @@ void bench_usage(FILE *to)
             "                 reduce/allreduce/scan/exscan: a vector of bytes/8 doubles (at least\n"
             "                 1); reduce_scatter(_block): bytes/8 doubles per rank's block\n"
             "  --colls LIST   bcast,reduce,allreduce,allgather,gather,scatter,alltoall,barrier,\n"
-            "                 reduce_scatter_block,reduce_scatter,scan,exscan\n"
-            "                 (default all)\n"
+            "                 reduce_scatter_block,reduce_scatter,scan,exscan,\n"
+            "                 gatherv,scatterv,allgatherv,alltoallv (default all)\n"
+            "  --pattern P    the v-collectives' blocks: uniform (each the size), empty (rank\n"
+            "                 N/2's block empty), skewed (block j: size/(j+1), a power law)\n"
             "  --sweep        every collective (or those of --colls) at every power of 2 from\n"
             "                 %u B to %u MiB, iterations adaptive as below (not with --sizes)\n"
             "  --iters N      timed calls per implementation and row (default adaptive,\n"
@@ -44,6 +46,12 @@ void bench_usage(FILE *to)
             "  gathered or scattered buffer (N blocks) for allgather, gather and scatter, and\n"
             "  one rank's send buffer (N blocks) for alltoall, reduce_scatter_block and\n"
             "  reduce_scatter; none for barrier\n");
+}
+
+const char *bench_pattern_name(int pattern)
+{
+    static const char *names[] = {"uniform", "empty", "skewed"};
+    return pattern >= 0 && pattern < 3 ? names[pattern] : "?";
 }
 
 /* "64K" -> 65536; 0 on a malformed size. */
@@ -120,7 +128,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
     bench_noise_defaults(&opt->noise);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes_value = !strcmp(a, "--sizes") || !strcmp(a, "--colls") ||
+        int takes_value = !strcmp(a, "--sizes") || !strcmp(a, "--colls") || !strcmp(a, "--pattern") ||
                           !strcmp(a, "--iters") || !strcmp(a, "--json") || !strcmp(a, "--csv");
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
         if (!strcmp(a, "--cold")) { opt->cold = 1; continue; }
@@ -145,6 +153,15 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
             sizes_given = 1;
         }
         else if (!strcmp(a, "--colls")) colls = val;
+        else if (!strcmp(a, "--pattern")) {
+            int p;
+            for (p = 0; p < 3 && strcmp(val, bench_pattern_name(p)); p++) continue;
+            if (p == 3) {
+                if (verbose) fprintf(stderr, "strata-bench: --pattern takes uniform, empty or skewed\n");
+                return 2;
+            }
+            opt->pattern = p;
+        }
         else if (!strcmp(a, "--json")) opt->json = val;
         else if (!strcmp(a, "--csv")) opt->csv = val;
         else {

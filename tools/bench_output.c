@@ -99,16 +99,17 @@ static void json_method(FILE *f, const struct bench *b)
             "\"iterations\": ", b->opt.cold ? "true" : "false", b->opt.alloc_mem ? "true" : "false");
     if (b->opt.iters) fprintf(f, "%d", b->opt.iters);
     else fprintf(f, "\"adaptive\"");
-    fprintf(f, ", \"root\": %d, \"root_shift\": %s, \"sweep\": %s,\n"
+    fprintf(f, ", \"root\": %d, \"root_shift\": %s, \"sweep\": %s, \"pattern\": \"%s\",\n"
                "             \"per_call\": \"max over ranks\", \"timer_tick_s\": %g,\n"
                "             \"rank_mean\": \"each rank's mean time per call; min, median, max "
                "over the ranks\",\n"
                "             \"bandwidth\": \"bandwidth_bytes / median; bandwidth_bytes: the "
                "message for bcast, reduce, allreduce, scan, exscan; ranks * bytes for allgather, "
-               "gather, scatter, alltoall, reduce_scatter_block, reduce_scatter; 0 for barrier\",\n"
+               "gather, scatter, alltoall, reduce_scatter_block, reduce_scatter and the "
+               "v-collectives (largest block); 0 for barrier\",\n"
                "             \"noise\": ",
             BENCH_ROOT, b->opt.root_shift ? "true" : "false", b->opt.sweep ? "true" : "false",
-            MPI_Wtick());
+            bench_pattern_name(b->opt.pattern), MPI_Wtick());
     if (b->opt.noise.max_ms > 0) bench_noise_json_method(f, &b->opt.noise);
     else fprintf(f, "null");
     fprintf(f, "},\n");

@@ -19,6 +19,11 @@ size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks)
     case STRATA_COLL_ALLTOALL:
     case STRATA_COLL_REDUCE_SCATTER_BLOCK:
     case STRATA_COLL_REDUCE_SCATTER: return r->bytes * (size_t)ranks;
+    /* The v-collectives: bytes is the largest block (strata-bench --pattern). */
+    case STRATA_COLL_GATHERV:
+    case STRATA_COLL_SCATTERV:
+    case STRATA_COLL_ALLGATHERV:
+    case STRATA_COLL_ALLTOALLV: return r->bytes * (size_t)ranks;
     default: return 0;
     }
 }

@@ -42,17 +42,27 @@ struct coll_api {
     int (*reduce_scatter)(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm);
     int (*scan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
     int (*exscan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    int (*gatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                   MPI_Datatype, int, MPI_Comm);
+    int (*scatterv)(const void *, const int *, const int *, MPI_Datatype, void *, int,
+                    MPI_Datatype, int, MPI_Comm);
+    int (*allgatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                      MPI_Datatype, MPI_Comm);
+    int (*alltoallv)(const void *, const int *, const int *, MPI_Datatype, void *, const int *,
+                     const int *, MPI_Datatype, MPI_Comm);
 };
 
 static const struct coll_api native_api = {
     PMPI_Bcast, PMPI_Reduce, PMPI_Allreduce, PMPI_Allgather,
     PMPI_Gather, PMPI_Scatter, PMPI_Alltoall, PMPI_Barrier,
     PMPI_Reduce_scatter_block, PMPI_Reduce_scatter, PMPI_Scan, PMPI_Exscan,
+    PMPI_Gatherv, PMPI_Scatterv, PMPI_Allgatherv, PMPI_Alltoallv,
 };
 static const struct coll_api strata_api = {
     MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather,
     MPI_Gather, MPI_Scatter, MPI_Alltoall, MPI_Barrier,
     MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan,
+    MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv,
 };
 
 /* ---- buffers ---------------------------------------------------------- */
@@ -94,7 +104,9 @@ int bench_alloc_buffers(struct bench *b)
     b->send = alloc_touched(b->buf_bytes, b->opt.alloc_mem);
     b->recv = alloc_touched(b->buf_bytes, b->opt.alloc_mem);
     b->flush = b->opt.cold ? alloc_touched(BENCH_FLUSH_BYTES, 0) : NULL;
-    return b->send && b->recv && (!b->opt.cold || b->flush) ? 0 : -1;
+    b->vcounts = malloc(2 * (size_t)b->size * sizeof(int));
+    b->vdispls = b->vcounts ? b->vcounts + b->size : NULL;
+    return b->send && b->recv && b->vcounts && (!b->opt.cold || b->flush) ? 0 : -1;
 }
 
 /* A fresh value pattern: the data differs on every call, so nothing the
@@ -117,10 +129,32 @@ static void flush_caches(struct bench *b)
     for (size_t i = 0; i < BENCH_FLUSH_BYTES; i += CACHE_LINE) b->flush[i]++;
 }
 
+/* The v-collectives' counts of a row (--pattern): block j's elements,
+ * packed one after the other; returns their sum.  The same on every rank,
+ * except for Alltoallv, where rank r's block j is pattern block (r + j) %
+ * size: what r sends j is what j sends r, so one layout serves both sides. */
+static size_t v_layout(const struct bench *b, const struct bench_row *r)
+{
+    size_t at = 0;
+    for (int j = 0; j < b->size; j++) {
+        int c = r->count, i = r->coll == STRATA_COLL_ALLTOALLV ? (b->rank + j) % b->size : j;
+        if (b->opt.pattern == BENCH_PATTERN_EMPTY && i == b->size / 2) c = 0;
+        if (b->opt.pattern == BENCH_PATTERN_SKEWED) c = r->count / (i + 1) ? r->count / (i + 1) : 1;
+        b->vcounts[j] = c;
+        b->vdispls[j] = (int)at;
+        at += (size_t)c;
+    }
+    return at;
+}
+
 /* The bytes this rank sends in this call; the rest is received. */
 static size_t send_bytes(const struct bench *b, const struct bench_row *r)
 {
     switch (r->coll) {
+    case STRATA_COLL_GATHERV:
+    case STRATA_COLL_ALLGATHERV: return (size_t)b->vcounts[b->rank];
+    case STRATA_COLL_SCATTERV: return b->rank == b->root ? v_layout(b, r) : 0;
+    case STRATA_COLL_ALLTOALLV: return v_layout(b, r);
     case STRATA_COLL_BCAST: return b->rank == b->root ? r->bytes : 0;
     case STRATA_COLL_SCATTER: return b->rank == b->root ? r->bytes * (size_t)b->size : 0;
     case STRATA_COLL_ALLTOALL:
@@ -133,6 +167,7 @@ static size_t send_bytes(const struct bench *b, const struct bench_row *r)
 
 static void prepare_call(struct bench *b, const struct bench_row *r)
 {
+    if (strata_coll_is_v(r->coll)) v_layout(b, r);
     fill_pattern(b->send, send_bytes(b, r), (unsigned)b->rank * 7919u + ++b->seed);
     if (b->flush) flush_caches(b);
 }
@@ -177,6 +212,20 @@ static void call_collective(const struct coll_api *api, struct bench *b, const s
     }
     case STRATA_COLL_SCAN: api->scan(b->send, b->recv, n, t, MPI_SUM, w); break;
     case STRATA_COLL_EXSCAN: api->exscan(b->send, b->recv, n, t, MPI_SUM, w); break;
+    /* The v-collectives: block j has vcounts[j] bytes (--pattern), packed;
+     * Alltoallv sends every rank the same layout it receives. */
+    case STRATA_COLL_GATHERV:
+        api->gatherv(b->send, b->vcounts[b->rank], t, b->recv, b->vcounts, b->vdispls, t, root, w);
+        break;
+    case STRATA_COLL_SCATTERV:
+        api->scatterv(b->send, b->vcounts, b->vdispls, t, b->recv, b->vcounts[b->rank], t, root, w);
+        break;
+    case STRATA_COLL_ALLGATHERV:
+        api->allgatherv(b->send, b->vcounts[b->rank], t, b->recv, b->vcounts, b->vdispls, t, w);
+        break;
+    case STRATA_COLL_ALLTOALLV:
+        api->alltoallv(b->send, b->vcounts, b->vdispls, t, b->recv, b->vcounts, b->vdispls, t, w);
+        break;
     default: break;
     }
 }

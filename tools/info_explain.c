@@ -60,7 +60,8 @@ static int parse_explain(int argc, char **argv, struct explain_request *rq, char
     rq->coll = strata_coll_parse(argv[0]);
     if (rq->coll < 0 || !has_algorithms(rq->coll)) {
         snprintf(err, errlen, "\"%s\" is not a collective with algorithms to choose from "
-                 "(bcast, gather, scatter, allgather, alltoall)", argv[0]);
+                 "(bcast, gather, scatter, allgather, alltoall, gatherv, scatterv, allgatherv, "
+                 "alltoallv)", argv[0]);
         return -1;
     }
     if (info_parse_bytes(argv[1], &rq->block)) {

@@ -265,6 +265,7 @@ int main(int argc, char **argv)
     bench_free_buffer(&b, b.send);
     bench_free_buffer(&b, b.recv);
     free(b.flush);
+    free(b.vcounts); /* vdispls is its second half */
     MPI_Finalize();
     return rc;
 }

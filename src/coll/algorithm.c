@@ -70,6 +70,26 @@ static const struct strata_algorithm table[] = {
      "group leaders gather their group, exchange among themselves, members read from them"),
     ALGO(STRATA_ALGO_ALLGATHER_HIER_RING, STRATA_COLL_ALLGATHER, "hier-ring", CMA, NULL, 1,
      strata_allgather_hier_ring, "ring-neighbour over the ranks in hierarchy order"),
+    /* The v-collectives (vblock.c): every call first publishes the layouts
+     * a reader cannot know (records in the segment), then moves the data. */
+    ALGO(STRATA_ALGO_GATHERV_CICO, STRATA_COLL_GATHERV, "copy-in-copy-out", 0, NULL, 1,
+     strata_gatherv_cico, "through the shared segment, two copies, in rounds of the longest block"),
+    ALGO(STRATA_ALGO_GATHERV_SEQUENTIAL_READ, STRATA_COLL_GATHERV, "sequential-read", CMA, NULL, 1,
+     strata_gatherv_sequential_read, "the root reads each rank's block in turn"),
+    ALGO(STRATA_ALGO_SCATTERV_CICO, STRATA_COLL_SCATTERV, "copy-in-copy-out", 0, NULL, 1,
+     strata_scatterv_cico, "the root's blocks in rank order through the shared segment, in rounds"),
+    ALGO(STRATA_ALGO_SCATTERV_THROTTLED_READ, STRATA_COLL_SCATTERV, "throttled-read", CMA,
+     "throttle (concurrent readers)", 4, strata_scatterv_throttled_read,
+     "each rank reads its block where the root's record says, at most k at once"),
+    ALGO(STRATA_ALGO_ALLGATHERV_CICO, STRATA_COLL_ALLGATHERV, "copy-in-copy-out", 0, NULL, 1,
+     strata_allgatherv_cico, "through the shared segment, two copies, in rounds of the longest block"),
+    ALGO(STRATA_ALGO_ALLGATHERV_RING_READ, STRATA_COLL_ALLGATHERV, "ring-read", CMA, NULL, 1,
+     strata_allgatherv_ring_read, "step i reads rank-i's block from rank-i itself"),
+    ALGO(STRATA_ALGO_ALLTOALLV_CICO, STRATA_COLL_ALLTOALLV, "copy-in-copy-out", 0, NULL, 1,
+     strata_alltoallv_cico, "each rank's blocks in rank order through the shared segment, in rounds"),
+    ALGO(STRATA_ALGO_ALLTOALLV_RING_READ, STRATA_COLL_ALLTOALLV, "ring-read", CMA, NULL, 1,
+     strata_alltoallv_ring_read,
+     "step i reads this rank's block from rank-i, where rank-i's record says"),
 };
 _Static_assert(sizeof table / sizeof table[0] == STRATA_NALGOS,
                "every enum strata_algo value needs its entry in the table");

@@ -57,6 +57,46 @@ struct strata_block_args {
     size_t block; /* bytes per rank (Bcast: the payload) */
     int root;     /* Gather, Scatter, Bcast; -1 otherwise */
     int k;        /* the algorithm's factor (throttle, radix, ring distance); >= 1 */
+    /* The v-collectives (Gatherv, Scatterv, Allgatherv, Alltoallv): this
+     * rank's own layout; NULL there means every rank's block is `block`
+     * bytes in rank order (the uniform case).  Unused by the others. */
+    const struct strata_vlayout *v;
+};
+
+/* What one rank of a v-collective moves, in bytes, from its own arguments
+ * only ([size] arrays, the rank's counts times its type size and its
+ * displacements times its extent, after packing: see vblock.c):
+ *   out_len[r], out_off[r]  what it sends to rank r, where in send;
+ *   in_len[q], in_off[q]    what it receives from rank q, where in recv.
+ * Entries a rank has no argument for are 0 (Gatherv's non-roots receive
+ * nothing, Scatterv's send nothing).  In place: send (or Scatterv's root's
+ * recv) NULL, with both sides filled as the standard reads them. */
+struct strata_vlayout {
+    const size_t *out_len, *out_off;
+    const size_t *in_len, *in_off;
+};
+
+struct strata_algorithm;
+struct strata_block_op;
+
+/* The v-collectives' part of a block operation (vblock.c). */
+struct strata_vblock_state {
+    int coll;         /* enum strata_coll */
+    int single_copy;  /* the data path: 1 single copy, 0 copy-in/copy-out, -1 not chosen yet */
+    /* Chooses once the layout is read (v.agreed known, the same on every
+     * rank): sets single_copy, the operation's k, and what it reports
+     * below.  A callback, so that the node engine does not call up into
+     * selection, which lists the engine's algorithms. */
+    void (*choose)(struct strata_block_op *o);
+    const struct strata_algorithm *al; /* what choose chose (NULL: a named one ran) */
+    double predicted_us;
+    const char *why;
+    int rule;
+    size_t agreed;   /* largest block, the same on every rank: what selection sees */
+    size_t longest;  /* longest stream of the copy-in/copy-out rounds */
+    size_t *arrays;  /* owned: the six [size] arrays below */
+    size_t *out_len, *out_off, *in_len, *in_off;
+    size_t *from_addr, *from_stream; /* [q]: this rank's piece in q's buffer / stream */
 };
 
 typedef int (*strata_block_fn)(struct strata_plane *p, const struct strata_block_args *a);
@@ -87,6 +127,7 @@ struct strata_block_op {
     void *owned;                /* memory the operation frees when it completes */
     struct strata_cico_exchange x;
     struct strata_bcast_op bcast; /* the pipelined Bcast (coll.h), run as a sub-step */
+    struct strata_vblock_state v; /* the v-collectives */
 };
 
 typedef void (*strata_block_start_fn)(struct strata_block_op *o, struct strata_plane *p,
@@ -189,5 +230,44 @@ void strata_bcast_knomial_start(struct strata_block_op *o, struct strata_plane *
                                 const struct strata_block_args *a);
 void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct strata_plane *p,
                                           const struct strata_block_args *a);
+
+/* The v-collectives (vblock.c): Gatherv, Scatterv, Allgatherv and
+ * Alltoallv (coll, enum strata_coll) on the data path single_copy (1, or 0
+ * for copy-in/copy-out) with factor a->k; or, with single_copy -1, the path
+ * and factor `choose` picks from the block size the ranks agree on while
+ * they read each other's layouts. */
+void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int coll,
+                         const struct strata_block_args *a, int single_copy,
+                         void (*choose)(struct strata_block_op *o));
+
+/* Why the v-collectives cannot run on plane p (their layout records do not
+ * fit one rank's copy-in/copy-out area), or NULL.  The same on every rank. */
+const char *strata_vblock_refusal(const struct strata_plane *p);
+
+/* The named algorithms of the table (algorithm.c). */
+int strata_gatherv_cico(struct strata_plane *p, const struct strata_block_args *a);
+int strata_gatherv_sequential_read(struct strata_plane *p, const struct strata_block_args *a);
+int strata_scatterv_cico(struct strata_plane *p, const struct strata_block_args *a);
+int strata_scatterv_throttled_read(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgatherv_cico(struct strata_plane *p, const struct strata_block_args *a);
+int strata_allgatherv_ring_read(struct strata_plane *p, const struct strata_block_args *a);
+int strata_alltoallv_cico(struct strata_plane *p, const struct strata_block_args *a);
+int strata_alltoallv_ring_read(struct strata_plane *p, const struct strata_block_args *a);
+void strata_gatherv_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                               const struct strata_block_args *a);
+void strata_gatherv_sequential_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                          const struct strata_block_args *a);
+void strata_scatterv_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                const struct strata_block_args *a);
+void strata_scatterv_throttled_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                          const struct strata_block_args *a);
+void strata_allgatherv_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                  const struct strata_block_args *a);
+void strata_allgatherv_ring_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                       const struct strata_block_args *a);
+void strata_alltoallv_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                 const struct strata_block_args *a);
+void strata_alltoallv_ring_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                      const struct strata_block_args *a);
 
 #endif

@@ -27,6 +27,14 @@ static const strata_block_start_fn starters[STRATA_NALGOS] = {
     [STRATA_ALGO_ALLGATHER_BRUCK] = strata_allgather_bruck_start,
     [STRATA_ALGO_ALLGATHER_HIER_LEADER] = strata_allgather_hier_leader_start,
     [STRATA_ALGO_ALLGATHER_HIER_RING] = strata_allgather_hier_ring_start,
+    [STRATA_ALGO_GATHERV_CICO] = strata_gatherv_cico_start,
+    [STRATA_ALGO_GATHERV_SEQUENTIAL_READ] = strata_gatherv_sequential_read_start,
+    [STRATA_ALGO_SCATTERV_CICO] = strata_scatterv_cico_start,
+    [STRATA_ALGO_SCATTERV_THROTTLED_READ] = strata_scatterv_throttled_read_start,
+    [STRATA_ALGO_ALLGATHERV_CICO] = strata_allgatherv_cico_start,
+    [STRATA_ALGO_ALLGATHERV_RING_READ] = strata_allgatherv_ring_read_start,
+    [STRATA_ALGO_ALLTOALLV_CICO] = strata_alltoallv_cico_start,
+    [STRATA_ALGO_ALLTOALLV_RING_READ] = strata_alltoallv_ring_read_start,
 };
 
 _Static_assert(sizeof starters / sizeof starters[0] == STRATA_NALGOS,

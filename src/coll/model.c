@@ -279,6 +279,19 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
         return cico(m, shape, n, p * n + fmin(n, (double)shape->region), p * n, 1);
     case STRATA_ALGO_ALLGATHER_CICO: return cico(m, shape, n, p * n, n, p - 1);
     case STRATA_ALGO_ALLTOALL_CICO: return cico(m, shape, n, (2.0 * p - 1) * n, p * n, p - 1);
+    /* The v-collectives: n is the largest block, so the uniform formulas
+     * bound the call; each first reads the layout records (one hand-off,
+     * p-1 for Alltoallv). */
+    case STRATA_ALGO_GATHERV_CICO: return m->flag + cico(m, shape, n, p * n, n, p - 1);
+    case STRATA_ALGO_GATHERV_SEQUENTIAL_READ: return m->flag + sequential(m, p, n, 1);
+    case STRATA_ALGO_SCATTERV_CICO:
+        return m->flag + cico(m, shape, n, p * n + fmin(n, (double)shape->region), p * n, 1);
+    case STRATA_ALGO_SCATTERV_THROTTLED_READ: return m->flag + throttled(m, p, n, k);
+    case STRATA_ALGO_ALLGATHERV_CICO: return cico(m, shape, n, p * n, n, p - 1);
+    case STRATA_ALGO_ALLGATHERV_RING_READ: return ring(m, p, n, 0);
+    case STRATA_ALGO_ALLTOALLV_CICO:
+        return sm_gather(m, p) + cico(m, shape, n, (2.0 * p - 1) * n, p * n, p - 1);
+    case STRATA_ALGO_ALLTOALLV_RING_READ: return sm_gather(m, p) + pairwise(m, p, n);
     case STRATA_NALGOS: break;
     }
     return HUGE_VAL;

@@ -25,6 +25,7 @@
 #include "shm/wait.h"
 #include "topology/hierarchy.h"
 #include "transport/transport.h"
+#include "util/colls.h"
 
 #define STRATA_MAX_HIER (STRATA_MAX_LEVELS + 2)
 
@@ -135,7 +136,7 @@ struct strata_plane {
     int stats;                     /* STRATA_STATS is on: count traffic */
     size_t acc_scratch_bytes;
     int acc_scratch_arena;         /* acc_scratch is in the arena (peers map it) */
-    struct strata_plane_choice chosen[16]; /* per enum strata_coll (select.c checks the size) */
+    struct strata_plane_choice chosen[STRATA_NCOLLS]; /* per enum strata_coll */
 };
 
 /* The rank_ctl that holds `flag`, a flag of p's segment. */

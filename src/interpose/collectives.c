@@ -211,7 +211,7 @@ static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
 static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
                       const unsigned char *send, unsigned char *recv, size_t block, int root)
 {
-    struct strata_block_args a = {send, recv, block, root, ch->k};
+    struct strata_block_args a = {send, recv, block, root, ch->k, NULL};
     return ch->al->run(ctx->plane, &a);
 }
 
@@ -511,7 +511,7 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
         rc = MPI_SUCCESS;
     } else if (ctx->net) {
         char buf[320], *desc = across_start(c->coll, buf);
-        struct strata_block_args a = {sv.run, rv.run, b, c->root, 1};
+        struct strata_block_args a = {sv.run, rv.run, b, c->root, 1, NULL};
         rc = across_done(ctx, c->coll, b, desc,
                          strata_net_block(ctx->net, c->coll, &a, desc, sizeof buf));
     } else {

@@ -34,6 +34,21 @@ int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype 
                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          int large);
 
+
+/* The v-collectives (vcollectives.c): counts and displacements as the call
+ * passed them, int arrays (large 0) or MPI_Count and MPI_Aint (large 1). */
+int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const void *recvcounts, const void *displs,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large);
+int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
+                         MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large);
+int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const void *recvcounts, const void *displs,
+                           MPI_Datatype recvtype, MPI_Comm comm, int large);
+int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
+                          MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large);
 /* The same calls on host memory only (collectives.c): strata's algorithms or
  * the host MPI.  strata_call_* (device_calls.c) hand calls to them, staging
  * device buffers through host memory first. */

@@ -87,4 +87,36 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     return strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, 1);
 }
 
+int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                  void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                  MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return strata_call_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, root, comm, 1);
+}
+
+int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return strata_call_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, 1);
+}
+
+int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                     void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                     MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return strata_call_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, comm, 1);
+}
+
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return strata_call_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, 1);
+}
+
 #endif

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdint.h>
 
+#include "coll/block.h"
 #include "coll/coll.h"
 #include "coll/ops.h"
 #include "net/net.h"
@@ -29,6 +30,13 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
                      ctx->hier.nnodes);
             return why;
         }
+        if (strata_coll_is_v(coll)) {
+            static _Thread_local char why[200];
+            snprintf(why, sizeof why, "communicator spans %d nodes: strata serves %s inside a "
+                     "node only (no composition across nodes yet)", ctx->hier.nnodes,
+                     strata_coll_name(coll));
+            return why;
+        }
         /* A prefix across nodes adds whole nodes' totals in node order,
          * which is rank order only when each node's ranks are consecutive. */
         if (coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN) {
@@ -44,6 +52,8 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
         return NULL;
     }
     if (!ctx->plane) return ctx->plane_why;
+    /* The same plane, so the same answer, on every rank. */
+    if (strata_coll_is_v(coll)) return strata_vblock_refusal(ctx->plane);
     return NULL;
 }
 

@@ -52,7 +52,7 @@ static void node_block_start(struct strata_net_block_op *o, int coll, const unsi
     struct strata_plane *np = o->net->node_plane;
     struct strata_choice ch;
     strata_select(np, coll, o->a.block, &ch);
-    struct strata_block_args a = {send, recv, o->a.block, o->local_root, ch.k};
+    struct strata_block_args a = {send, recv, o->a.block, o->local_root, ch.k, NULL};
     strata_block_starter((int)ch.al->id)(&o->node, np, &a);
 }
 

@@ -19,6 +19,10 @@ static const struct {
     [STRATA_COLL_REDUCE_SCATTER] = {"MPI_Reduce_scatter", "reduce_scatter"},
     [STRATA_COLL_SCAN] = {"MPI_Scan", "scan"},
     [STRATA_COLL_EXSCAN] = {"MPI_Exscan", "exscan"},
+    [STRATA_COLL_GATHERV] = {"MPI_Gatherv", "gatherv"},
+    [STRATA_COLL_SCATTERV] = {"MPI_Scatterv", "scatterv"},
+    [STRATA_COLL_ALLGATHERV] = {"MPI_Allgatherv", "allgatherv"},
+    [STRATA_COLL_ALLTOALLV] = {"MPI_Alltoallv", "alltoallv"},
 };
 /* A collective without a name would print as (null): every value has one. */
 _Static_assert(sizeof colls / sizeof colls[0] == STRATA_NCOLLS,

@@ -24,8 +24,19 @@ enum strata_coll {
     STRATA_COLL_REDUCE_SCATTER,
     STRATA_COLL_SCAN,
     STRATA_COLL_EXSCAN,
+    STRATA_COLL_GATHERV,
+    STRATA_COLL_SCATTERV,
+    STRATA_COLL_ALLGATHERV,
+    STRATA_COLL_ALLTOALLV,
     STRATA_NCOLLS
 };
+
+/* Whether coll is a v-collective (Gatherv, Scatterv, Allgatherv, Alltoallv). */
+static inline int strata_coll_is_v(int coll)
+{
+    return coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV ||
+           coll == STRATA_COLL_ALLGATHERV || coll == STRATA_COLL_ALLTOALLV;
+}
 
 /* "MPI_Bcast", ... */
 const char *strata_coll_name(enum strata_coll coll);

@@ -26,6 +26,8 @@ module checks
   integer :: rank, nranks, failures = 0
   integer :: n_bcast = 0, n_reduce = 0, n_allreduce = 0, n_gather = 0, n_scatter = 0
   integer :: n_allgather = 0, n_alltoall = 0, n_barrier = 0, n_host_bcast = 0
+  integer :: n_gatherv = 0, n_allgatherv = 0, n_alltoallv = 0, n_scatterv = 0
+  integer :: n_rsb = 0, n_rs = 0, n_scan = 0, n_exscan = 0
 contains
   subroutine check(ok, what)
     logical, intent(in) :: ok
@@ -53,6 +55,7 @@ program colls
   integer, volatile :: ibot(n) ! changed behind the compiler's back (MPI_BOTTOM)
   integer :: ierr, root, i, j, r
   integer :: ibuf(n), iout(n), iexp(n)
+  integer :: vcounts(64), vdispls(64), rcounts(64), rdispls(64), vin(256), vout(4096)
   integer(kind=8) :: i8(n), i8out(n)
   real :: rbuf(n), rout(n)
   double precision :: dbuf(n), dout(n)
@@ -319,6 +322,93 @@ program colls
   call check(all(a2a == allexp), 'Alltoall in place')
   n_alltoall = n_alltoall + 2
 
+  ! The v-collectives: rank r's block has r+1 elements, blocks in reverse
+  ! rank order with gaps (vout keeps -1 there).
+  do r = 0, nranks - 1
+    vcounts(r + 1) = r + 1
+    vdispls(r + 1) = (nranks - 1 - r) * (nranks + 2)
+  end do
+  vin(1:rank + 1) = [(rank * 100 + i, i = 1, rank + 1)]
+  vout = -1
+  call MPI_Allgatherv(vin, rank + 1, MPI_INTEGER, vout, vcounts, vdispls, MPI_INTEGER, comm, ierr)
+  call check_ierr(ierr, 'Allgatherv')
+  do r = 0, nranks - 1
+    call check(all(vout(vdispls(r + 1) + 1:vdispls(r + 1) + r + 1) == [(r * 100 + i, i = 1, r + 1)]), &
+               'Allgatherv values')
+    call check(vout(vdispls(r + 1) + r + 2) == -1, 'Allgatherv wrote into a gap')
+  end do
+  n_allgatherv = n_allgatherv + 1
+  vout = -1
+  call MPI_Gatherv(vin, rank + 1, MPI_INTEGER, vout, vcounts, vdispls, MPI_INTEGER, 0, comm, ierr)
+  call check_ierr(ierr, 'Gatherv')
+  if (rank == 0) then
+    do r = 0, nranks - 1
+      call check(all(vout(vdispls(r + 1) + 1:vdispls(r + 1) + r + 1) == [(r * 100 + i, i = 1, r + 1)]), &
+                 'Gatherv values')
+    end do
+  end if
+  n_gatherv = n_gatherv + 1
+  ! Alltoallv: rank me sends r me+r+1 elements (so it receives as many).
+  j = 0
+  do r = 0, nranks - 1
+    rcounts(r + 1) = rank + r + 1
+    rdispls(r + 1) = j
+    vin(j + 1:j + rank + r + 1) = [(rank * 1000 + r * 10 + i, i = 1, rank + r + 1)]
+    j = j + rank + r + 1
+  end do
+  vout = -1
+  call MPI_Alltoallv(vin, rcounts, rdispls, MPI_INTEGER, vout, rcounts, rdispls, MPI_INTEGER, &
+                     comm, ierr)
+  call check_ierr(ierr, 'Alltoallv')
+  do r = 0, nranks - 1
+    call check(all(vout(rdispls(r + 1) + 1:rdispls(r + 1) + rank + r + 1) == &
+                   [(r * 1000 + rank * 10 + i, i = 1, rank + r + 1)]), 'Alltoallv values')
+  end do
+  n_alltoallv = n_alltoallv + 1
+
+  ! Scatterv: root 0 sends rank r the r+1 elements of the Allgatherv layout.
+  vout = -1
+  do r = 0, nranks - 1
+    vout(vdispls(r + 1) + 1:vdispls(r + 1) + r + 1) = [(r * 100 + i, i = 1, r + 1)]
+  end do
+  vin = -1
+  call MPI_Scatterv(vout, vcounts, vdispls, MPI_INTEGER, vin, rank + 1, MPI_INTEGER, 0, comm, ierr)
+  call check_ierr(ierr, 'Scatterv')
+  call check(all(vin(1:rank + 1) == [(rank * 100 + i, i = 1, rank + 1)]), 'Scatterv values')
+  call check(vin(rank + 2) == -1, 'Scatterv wrote past the block')
+  n_scatterv = n_scatterv + 1
+
+  ! Reductions to blocks and prefixes: rank q contributes q + j at element j,
+  ! so element j sums to nranks * j + nranks * (nranks - 1) / 2.
+  do j = 1, 2 * nranks + nranks * (nranks + 1) / 2
+    vin(j) = rank + j
+  end do
+  vout = -1
+  call MPI_Reduce_scatter_block(vin, vout, 2, MPI_INTEGER, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Reduce_scatter_block')
+  call check(all(vout(1:2) == [(nranks * (2 * rank + i) + nranks * (nranks - 1) / 2, i = 1, 2)]), &
+             'Reduce_scatter_block values')
+  n_rsb = n_rsb + 1
+  ! Reduce_scatter: rank r's block has r+1 elements (vcounts).
+  vout = -1
+  call MPI_Reduce_scatter(vin, vout, vcounts, MPI_INTEGER, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Reduce_scatter')
+  call check(all(vout(1:rank + 1) == [(nranks * (rank * (rank + 1) / 2 + i) + &
+                                       nranks * (nranks - 1) / 2, i = 1, rank + 1)]), &
+             'Reduce_scatter values')
+  n_rs = n_rs + 1
+  vout = -1
+  call MPI_Scan(vin, vout, 3, MPI_INTEGER, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Scan')
+  call check(all(vout(1:3) == [((rank + 1) * i + rank * (rank + 1) / 2, i = 1, 3)]), 'Scan values')
+  n_scan = n_scan + 1
+  vout = -1
+  call MPI_Exscan(vin, vout, 3, MPI_INTEGER, MPI_SUM, comm, ierr)
+  call check_ierr(ierr, 'Exscan')
+  if (rank > 0) call check(all(vout(1:3) == [(rank * i + rank * (rank - 1) / 2, i = 1, 3)]), &
+                           'Exscan values')
+  n_exscan = n_exscan + 1
+
   ierr = -99
   call MPI_Barrier(comm, ierr)
   call check_ierr(ierr, 'Barrier')
@@ -346,6 +436,14 @@ program colls
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Allgather', n_allgather, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Alltoall', n_alltoall, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Barrier', n_barrier, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Reduce_scatter_block', n_rsb, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Reduce_scatter', n_rs, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Scan', n_scan, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Exscan', n_exscan, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Gatherv', n_gatherv, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Scatterv', n_scatterv, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Allgatherv', n_allgatherv, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Alltoallv', n_alltoallv, 0
     if (i == 0) then
       print '(a)', 'PASS fortran collectives'
     else

@@ -47,7 +47,9 @@ static inline uint64_t fuzz_below(struct fuzz_rng *r, uint64_t n) { return fuzz_
 
 /* The collectives the fuzzer draws: MPI_Reduce_scatter(_block) are not
  * drawn yet (their receive side is one block of a vector of blocks, which
- * the buffers below do not describe); tests/mpi/test_rs_scan.c covers them. */
+ * the buffers below do not describe); tests/mpi/test_rs_scan.c covers them.
+ * Nor are the v-collectives (per-rank count and displacement arrays the
+ * draw does not make yet); tests/mpi/test_vcolls.c covers them. */
 #define FUZZ_COLLS                                                                          \
     (((1u << (STRATA_COLL_BARRIER + 1)) - 1) | (1u << STRATA_COLL_SCAN) |                     \
      (1u << STRATA_COLL_EXSCAN))

@@ -87,7 +87,8 @@ static void parse_colls(const char *list)
     fuzz_opt.colls = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int c = strata_coll_parse(t);
-        if (c < 0 || !((FUZZ_COLLS >> c) & 1)) usage_error("unknown collective", t);
+        if (c < 0) usage_error("unknown collective", t);
+        if (!((FUZZ_COLLS >> c) & 1)) usage_error("collective not drawn by the fuzzer yet", t);
         fuzz_opt.colls |= 1u << c;
     }
     if (!fuzz_opt.colls) usage_error("no collective in", list);

@@ -72,6 +72,22 @@ static int call(int coll, int host, MPI_Comm comm, int in_place, MPI_Datatype st
         return host ? PMPI_Exscan(s, out, rc_, rt, MPI_SUM, comm)
                     : MPI_Exscan(s, out, rc_, rt, MPI_SUM, comm);
     }
+    /* The v-collectives: one block each way, at displacement 0. */
+    int scs[1] = {sc}, rcs[1] = {rc_}, zero[1] = {0};
+    switch (coll) {
+    case STRATA_COLL_GATHERV:
+        return host ? PMPI_Gatherv(s, sc, st, out, rcs, zero, rt, 0, comm)
+                    : MPI_Gatherv(s, sc, st, out, rcs, zero, rt, 0, comm);
+    case STRATA_COLL_SCATTERV:
+        return host ? PMPI_Scatterv(in, scs, zero, st, in_place ? MPI_IN_PLACE : out, rc_, rt, 0, comm)
+                    : MPI_Scatterv(in, scs, zero, st, in_place ? MPI_IN_PLACE : out, rc_, rt, 0, comm);
+    case STRATA_COLL_ALLGATHERV:
+        return host ? PMPI_Allgatherv(s, sc, st, out, rcs, zero, rt, comm)
+                    : MPI_Allgatherv(s, sc, st, out, rcs, zero, rt, comm);
+    case STRATA_COLL_ALLTOALLV:
+        return host ? PMPI_Alltoallv(s, scs, zero, st, out, rcs, zero, rt, comm)
+                    : MPI_Alltoallv(s, scs, zero, st, out, rcs, zero, rt, comm);
+    }
     return MPI_ERR_OTHER;
 }
 
@@ -85,7 +101,7 @@ static void one(MPI_Comm comm, const char *cname, int coll, int in_place, MPI_Da
     fill(in, salt);
     fill(out_s, salt + 101);
     fill(out_h, salt + 101);
-    if (in_place && coll != STRATA_COLL_SCATTER) {
+    if (in_place && coll != STRATA_COLL_SCATTER && coll != STRATA_COLL_SCATTERV) {
         /* The data is in the receive buffer. */
         memcpy(out_s, in, BUF);
         memcpy(out_h, in, BUF);

@@ -489,7 +489,13 @@ int main(int argc, char **argv)
         for (int si = 0; si < 3; si++) {
             a.coll = b.coll = COLL_BLOCK;
             a.al = b.al = al;
-            a.bcoll = b.bcoll = al->coll;
+            /* A v-algorithm runs the uniform layout (block.h: a->v NULL):
+             * its result is the block collective's. */
+            a.bcoll = b.bcoll = al->coll == STRATA_COLL_GATHERV      ? STRATA_COLL_GATHER
+                                : al->coll == STRATA_COLL_SCATTERV   ? STRATA_COLL_SCATTER
+                                : al->coll == STRATA_COLL_ALLGATHERV ? STRATA_COLL_ALLGATHER
+                                : al->coll == STRATA_COLL_ALLTOALLV  ? STRATA_COLL_ALLTOALL
+                                                                     : al->coll;
             a.bytes = b.bytes = blocks[si];
             a.root = si % 2 ? a.size - 1 : 0;
             b.root = b.size / 2;

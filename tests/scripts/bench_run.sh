@@ -55,11 +55,16 @@ def want(ok, what):
 want(doc["method"]["root_shift"] is True, "method.root_shift is not true")
 want(doc["machine"]["ranks"] == ranks, "machine.ranks")
 colls = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter", "alltoall"]
-expected = [(c, s) for c in colls for s in (24, 4096)] + [("barrier", 0)]
+rscan = ["reduce_scatter_block", "reduce_scatter", "scan", "exscan"]
+vcolls = ["gatherv", "scatterv", "allgatherv", "alltoallv"]
+expected = ([(c, s) for c in colls for s in (24, 4096)] + [("barrier", 0)] +
+            [(c, s) for c in rscan + vcolls for s in (24, 4096)])
 got = [(r["collective"], r["bytes"]) for r in doc["results"]]
 want(got == expected, f"rows {got}, expected {expected}")
 counted = {"bcast": 1, "reduce": 1, "allreduce": 1, "allgather": ranks, "gather": ranks,
-           "scatter": ranks, "alltoall": ranks, "barrier": 0}
+           "scatter": ranks, "alltoall": ranks, "barrier": 0, "reduce_scatter_block": ranks,
+           "reduce_scatter": ranks, "scan": 1, "exscan": 1, "gatherv": ranks,
+           "scatterv": ranks, "allgatherv": ranks, "alltoallv": ranks}
 for r in doc["results"]:
     name = f"{r['collective']} {r['bytes']}"
     want(r["iterations"] == iters, f"{name}: {r['iterations']} iterations, not {iters}")

@@ -1,0 +1,392 @@
+/* The v-collectives inside a node: Gatherv, Scatterv, Allgatherv and
+ * Alltoallv, one engine for the four (block.h).
+ *
+ * Nobody needs counts it was not given.  Each rank knows only its own
+ * layout (struct strata_vlayout: what it sends to each rank, what it
+ * receives from each rank), and a reader's lengths are its own receive
+ * counts (the standard makes them match the writers' send counts).  What a
+ * reader does not know is where its piece lies in a writer's memory when
+ * the writer holds different pieces for different readers (Scatterv's
+ * root, every Alltoallv rank): such a writer publishes a record in its
+ * copy-in/copy-out region, one (address offset, stream offset) pair per
+ * reader.  The record's header also carries what decides the algorithm:
+ * the largest block and the longest stream, as the rank that knows them
+ * computes them (Gatherv's and Scatterv's root, every Alltoallv rank for its
+ * own part; Allgatherv's counts are known to every rank).  So the first
+ * plane operation of every call is the layout: publish, read the records
+ * this rank needs, and only then choose the algorithm, from values that
+ * are identical on every rank; no rank can take another path than its
+ * peers.
+ *
+ * Then one of two data paths, in the same operation or in the ones that
+ * follow:
+ *  - single copy (the contention-aware paper's sequential and ring reads):
+ *    every reader pulls each of its pieces straight from the writer's
+ *    exposed buffer, rank - 1, rank - 2, ... in turn, so that in each step
+ *    each writer has one reader; Gatherv's root reads the ranks one after
+ *    the other; Scatterv's readers take turns, at most k at once on the
+ *    root (turns.h).  Acks keep each buffer alive until its readers are done.
+ *  - copy-in/copy-out: each writer's stream (its one block, or its pieces in
+ *    reader order) goes through its region in rounds, as in cico_block.c;
+ *    each reader copies the part it wants of every writer's round.
+ *
+ * A resumable operation (coll/op.h); the layout arrays are private copies,
+ * so the caller's may live on its stack. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/block.h"
+#include "coll/turns.h"
+#include "util/colls.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+/* Record words: the header, then two per reader. */
+enum { REC_AGREED, REC_LONGEST, REC_HEADER };
+
+static struct strata_block_op *block_of(struct strata_op *op)
+{
+    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+}
+
+static size_t round_bytes(const struct strata_plane *p) { return (size_t)p->nregions * p->region; }
+
+static size_t record_bytes(int size) { return (REC_HEADER + 2 * (size_t)size) * sizeof(uint64_t); }
+
+const char *strata_vblock_refusal(const struct strata_plane *p)
+{
+    if (record_bytes(p->size) > round_bytes(p))
+        return "the v-collectives' layout records of this many ranks do not fit a rank's "
+               "copy-in/copy-out area (raise STRATA_CICO_MAX)";
+    return NULL;
+}
+
+/* Gatherv and Allgatherv: a writer holds one block, the same for all its
+ * readers.  Scatterv and Alltoallv: a piece per reader. */
+static int one_block(int coll) { return coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_ALLGATHERV; }
+
+/* Whether rank r publishes a record with per-reader entries or a header. */
+static int has_record(const struct strata_block_op *o, int r)
+{
+    int coll = o->v.coll;
+    if (coll == STRATA_COLL_ALLTOALLV) return 1;
+    if (coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV) return r == o->a.root;
+    return 0;
+}
+
+static size_t max2(size_t a, size_t b) { return a > b ? a : b; }
+
+/* Fills the header values this rank knows, and its per-reader stream offsets. */
+static void own_header(struct strata_block_op *o, const struct strata_plane *p)
+{
+    struct strata_vblock_state *v = &o->v;
+    int me = p->rank, coll = v->coll;
+    size_t agreed = 0, longest = 0;
+    for (int r = 0; r < p->size; r++) {
+        if (r == me) continue;
+        if (coll == STRATA_COLL_GATHERV) {
+            agreed = max2(agreed, v->in_len[r]);
+            longest = agreed;
+        } else {
+            agreed = max2(agreed, v->out_len[r]);
+            longest += v->out_len[r];
+        }
+    }
+    if (coll == STRATA_COLL_ALLGATHERV) longest = agreed;
+    v->agreed = agreed;
+    v->longest = longest;
+    o->mine = one_block(coll) ? agreed : longest;
+    if (coll == STRATA_COLL_GATHERV) o->mine = p->rank == o->a.root ? 0 : v->out_len[o->a.root];
+}
+
+static void write_record(const struct strata_block_op *o, struct strata_plane *p)
+{
+    const struct strata_vblock_state *v = &o->v;
+    uint64_t *rec = (uint64_t *)(void *)strata_plane_region(p, p->rank, 0);
+    rec[REC_AGREED] = v->agreed;
+    rec[REC_LONGEST] = v->longest;
+    if (one_block(v->coll)) return;
+    size_t pos = 0;
+    for (int r = 0; r < p->size; r++) {
+        rec[REC_HEADER + 2 * r] = v->out_off[r];
+        rec[REC_HEADER + 2 * r + 1] = pos;
+        if (r != p->rank) pos += v->out_len[r];
+    }
+}
+
+/* Takes what this rank needs of q's record (published and acquired). */
+static void read_record(struct strata_block_op *o, const struct strata_plane *p, int q)
+{
+    struct strata_vblock_state *v = &o->v;
+    const uint64_t *rec = (const uint64_t *)(const void *)strata_plane_region(p, q, 0);
+    if (v->coll == STRATA_COLL_ALLTOALLV) {
+        v->agreed = max2(v->agreed, rec[REC_AGREED]);
+        v->longest = max2(v->longest, rec[REC_LONGEST]);
+    } else {
+        v->agreed = rec[REC_AGREED];
+        v->longest = rec[REC_LONGEST];
+    }
+    if (!one_block(v->coll)) {
+        v->from_addr[q] = rec[REC_HEADER + 2 * p->rank];
+        v->from_stream[q] = rec[REC_HEADER + 2 * p->rank + 1];
+    }
+}
+
+/* Bytes [from, to) of this rank's stream into dst: its block, or its
+ * pieces in reader order (its own left out). */
+static void copy_stream(const struct strata_block_op *o, const struct strata_plane *p, size_t from,
+                        size_t to, unsigned char *dst)
+{
+    const struct strata_vblock_state *v = &o->v;
+    if (one_block(v->coll)) {
+        memcpy(dst, o->send + from, to - from);
+        return;
+    }
+    size_t pos = 0;
+    for (int r = 0; r < p->size && pos < to; r++) {
+        if (r == p->rank) continue;
+        size_t lo = max2(pos, from), hi = pos + v->out_len[r] < to ? pos + v->out_len[r] : to;
+        if (lo < hi) memcpy(dst + (lo - from), o->send + v->out_off[r] + (lo - pos), hi - lo);
+        pos += v->out_len[r];
+    }
+}
+
+/* What this rank copies of writer (rank + i)'s stream in round j: [*a, *b)
+ * of the stream into *dst.  0 if nothing. */
+static int piece_of(const struct strata_block_op *o, const struct strata_plane *p, size_t j, int i,
+                    int *q, size_t *a, size_t *b, unsigned char **dst)
+{
+    const struct strata_vblock_state *v = &o->v;
+    size_t R = round_bytes(p), from = j * R, to = from + R;
+    *q = (p->rank + i) % p->size; /* start with different writers */
+    size_t lo = v->from_stream[*q], len = v->in_len[*q];
+    *a = lo > from ? lo : from;
+    *b = lo + len < to ? lo + len : to;
+    if (len == 0 || *a >= *b) return 0;
+    *dst = o->a.recv + v->in_off[*q] + (*a - lo);
+    return 1;
+}
+
+/* One piece straight from writer q's exposed buffer. */
+static void pull_piece(struct strata_block_op *o, struct strata_plane *p, int q)
+{
+    const struct strata_vblock_state *v = &o->v;
+    const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
+    strata_plane_pull(p, v->coll, q, src + v->from_addr[q], o->a.recv + v->in_off[q], v->in_len[q]);
+}
+
+static void finish(struct strata_block_op *o)
+{
+    free(o->v.arrays);
+    o->v.arrays = NULL;
+    free(o->owned);
+    o->owned = NULL;
+}
+
+static int vblock_progress(struct strata_op *op)
+{
+    struct strata_block_op *o = block_of(op);
+    struct strata_vblock_state *v = &o->v;
+    struct strata_plane *p = op->p;
+    int me = p->rank, size = p->size, root = o->a.root;
+    size_t R = round_bytes(p);
+    STRATA_OP_BEGIN(op);
+    /* ---- The layout: entered with the buffer peers read from exposed. */
+    o->base = strata_plane_enter(p, 1, o->send, NULL);
+    if (has_record(o, me)) {
+        STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
+        write_record(o, p);
+    }
+    /* Release: the record, and the exposed buffer, go with it. */
+    strata_flag_publish(&p->ctl[me].progress, o->base + 1);
+    for (o->i = 0; o->i < size; o->i++) {
+        if (o->i == me || !has_record(o, o->i)) continue;
+        STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].progress, o->base + 1, p->pid[o->i]);
+        read_record(o, p, o->i);
+    }
+    /* v->agreed is now the same on every rank: so is the choice. */
+    if (v->single_copy < 0) v->choose(o);
+
+    if (v->single_copy) {
+        if (v->coll == STRATA_COLL_SCATTERV) {
+            /* Throttled read: at most k readers on the root at once. */
+            if (me != root) {
+                STRATA_OP_AWAIT_TURN(op, p, root, o->base, o->k);
+                if (v->in_len[root]) pull_piece(o, p, root);
+                /* Release: done with the root's buffer; hands the turn on. */
+                strata_flag_publish(&p->ctl[me].ack, o->base);
+            } else {
+                STRATA_OP_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t);
+            }
+        } else {
+            /* Ring reads: step i reads from rank - i, so that each writer
+             * has one reader per step (Gatherv: only the root reads). */
+            for (o->i = 1; o->i < size; o->i++) {
+                if (!v->in_len[(me - o->i + size) % size]) continue;
+                /* The acquire makes the writer's buf of this operation visible. */
+                STRATA_OP_AWAIT_GE(op, &p->ctl[(me - o->i + size) % size].progress, o->base + 1,
+                                   p->pid[(me - o->i + size) % size]);
+                pull_piece(o, p, (me - o->i + size) % size);
+            }
+            /* Release: this rank reads no peer's memory again. */
+            strata_flag_publish(&p->ctl[me].ack, o->base);
+            /* Every reader of this rank's buffer must be done before it returns. */
+            for (o->i = 1; o->i < size; o->i++) {
+                if (!v->out_len[(me + o->i) % size]) continue;
+                STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].ack, o->base,
+                                   p->pid[(me + o->i) % size]);
+            }
+        }
+    } else {
+        /* Copy-in/copy-out rounds over the longest stream (agreed). */
+        o->rounds = (v->longest + R - 1) / R;
+        for (o->j = 0; o->j < o->rounds; o->j++) {
+            o->base = strata_plane_enter(p, 1, NULL, NULL); /* done reading older regions */
+            if (o->mine > o->j * R) {
+                STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
+                size_t from = o->j * R, to = o->mine < from + R ? o->mine : from + R;
+                copy_stream(o, p, from, to, strata_plane_region(p, me, 0));
+            }
+            /* Release: a reader that sees the round's value also sees its bytes. */
+            strata_flag_publish(&p->ctl[me].progress, o->base + 1);
+            for (o->i = 1; o->i < size; o->i++) {
+                int q;
+                size_t a, b;
+                unsigned char *dst;
+                if (!piece_of(o, p, o->j, o->i, &q, &a, &b, &dst)) continue;
+                STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
+                                   p->pid[(me + o->i) % size]);
+                piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
+                memcpy(dst, strata_plane_region(p, q, 0) + (a - o->j * R), b - a);
+                if (p->stats) strata_stats_bytes(v->coll, p->dist[q], b - a);
+            }
+        }
+    }
+    finish(o);
+    STRATA_OP_END(op);
+}
+
+static void *alloc_or_abort(size_t bytes, const char *what)
+{
+    void *m = calloc(1, bytes ? bytes : 1);
+    if (!m) {
+        strata_error("out of memory for %s (%zu bytes)", what, bytes);
+        abort();
+    }
+    return m;
+}
+
+/* The uniform layout of a block collective's arguments (a->v == NULL). */
+static void uniform_layout(struct strata_vblock_state *v, const struct strata_plane *p,
+                           const struct strata_block_args *a)
+{
+    int me = p->rank, root = a->root;
+    size_t b = a->block;
+    for (int r = 0; r < p->size; r++) {
+        int sends = 1, receives = 1;
+        if (v->coll == STRATA_COLL_GATHERV) sends = r == root, receives = me == root;
+        if (v->coll == STRATA_COLL_SCATTERV) sends = me == root, receives = r == root;
+        v->out_len[r] = sends ? b : 0;
+        v->out_off[r] = one_block(v->coll) ? 0 : (size_t)r * b;
+        v->in_len[r] = receives ? b : 0;
+        v->in_off[r] = v->coll == STRATA_COLL_SCATTERV ? 0 : (size_t)r * b;
+    }
+}
+
+void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int coll,
+                         const struct strata_block_args *a, int single_copy,
+                         void (*choose)(struct strata_block_op *o))
+{
+    int me = p->rank, size = p->size, root = a->root;
+    struct strata_vblock_state *v = &o->v;
+    strata_op_init(&o->op, p, vblock_progress);
+    o->a = *a;
+    o->a.v = NULL; /* the caller's layout may not outlive this call */
+    o->k = a->k;
+    o->owned = NULL;
+    memset(v, 0, sizeof *v);
+    v->coll = coll;
+    v->single_copy = single_copy;
+    v->choose = choose;
+    v->arrays = alloc_or_abort(6 * (size_t)size * sizeof(size_t), "a v-collective's layout");
+    v->out_len = v->arrays;
+    v->out_off = v->out_len + size;
+    v->in_len = v->out_off + size;
+    v->in_off = v->in_len + size;
+    v->from_addr = v->in_off + size;
+    v->from_stream = v->from_addr + size;
+    if (a->v) {
+        memcpy(v->out_len, a->v->out_len, size * sizeof(size_t));
+        memcpy(v->out_off, a->v->out_off, size * sizeof(size_t));
+        memcpy(v->in_len, a->v->in_len, size * sizeof(size_t));
+        memcpy(v->in_off, a->v->in_off, size * sizeof(size_t));
+    } else {
+        uniform_layout(v, p, a);
+    }
+    const unsigned char *send = a->send;
+    /* In place: the standard's readings of each collective. */
+    if (coll == STRATA_COLL_ALLGATHERV && !send) {
+        /* This rank's block is already at its place in recv. */
+        send = a->recv + v->in_off[me];
+        for (int r = 0; r < size; r++) v->out_len[r] = v->in_len[me], v->out_off[r] = 0;
+        v->in_len[me] = v->out_len[me] = 0;
+    } else if (coll == STRATA_COLL_ALLTOALLV && !send) {
+        /* recv holds the outgoing blocks and takes the incoming ones: peers
+         * read a private copy instead. */
+        size_t span = 0;
+        for (int r = 0; r < size; r++)
+            if (v->in_len[r]) span = max2(span, v->in_off[r] + v->in_len[r]);
+        o->owned = alloc_or_abort(span, "an in-place Alltoallv");
+        memcpy(o->owned, a->recv, span);
+        send = o->owned;
+        memcpy(v->out_len, v->in_len, size * sizeof(size_t));
+        memcpy(v->out_off, v->in_off, size * sizeof(size_t));
+        v->in_len[me] = v->out_len[me] = 0;
+    } else if ((coll == STRATA_COLL_GATHERV && me == root && !send) ||
+               (coll == STRATA_COLL_SCATTERV && me == root && !a->recv)) {
+        v->in_len[me] = v->out_len[me] = 0; /* the root's own block stays where it is */
+    }
+    /* This rank's own block. */
+    if (v->in_len[me] && v->out_len[me])
+        memcpy(a->recv + v->in_off[me], send + v->out_off[me], v->in_len[me]);
+    v->in_len[me] = v->out_len[me] = 0;
+    /* A writer of one block exposes that block (offset 0 for every reader). */
+    if (one_block(coll)) {
+        for (int r = 0; r < size; r++)
+            if (v->out_len[r]) {
+                send += v->out_off[r];
+                break;
+            }
+    }
+    o->send = send;
+    own_header(o, p);
+    /* Allgatherv's counts are every rank's: nothing to read. */
+    if (coll == STRATA_COLL_ALLGATHERV) {
+        v->agreed = 0;
+        for (int q = 0; q < size; q++) v->agreed = max2(v->agreed, a->v ? a->v->in_len[q] : a->block);
+        v->longest = v->agreed;
+    }
+}
+
+/* The named algorithms of the table: a data path each. */
+#define VBLOCK_ALGO(name, coll, single_copy)                                                 \
+    void strata_##name##_start(struct strata_block_op *o, struct strata_plane *p,          \
+                               const struct strata_block_args *a)                          \
+    {                                                                                      \
+        strata_vblock_start(o, p, coll, a, single_copy, NULL);                             \
+    }                                                                                      \
+    int strata_##name(struct strata_plane *p, const struct strata_block_args *a)           \
+    {                                                                                      \
+        return strata_block_run(strata_##name##_start, p, a);                              \
+    }
+
+VBLOCK_ALGO(gatherv_cico, STRATA_COLL_GATHERV, 0)
+VBLOCK_ALGO(gatherv_sequential_read, STRATA_COLL_GATHERV, 1)
+VBLOCK_ALGO(scatterv_cico, STRATA_COLL_SCATTERV, 0)
+VBLOCK_ALGO(scatterv_throttled_read, STRATA_COLL_SCATTERV, 1)
+VBLOCK_ALGO(allgatherv_cico, STRATA_COLL_ALLGATHERV, 0)
+VBLOCK_ALGO(allgatherv_ring_read, STRATA_COLL_ALLGATHERV, 1)
+VBLOCK_ALGO(alltoallv_cico, STRATA_COLL_ALLTOALLV, 0)
+VBLOCK_ALGO(alltoallv_ring_read, STRATA_COLL_ALLTOALLV, 1)

@@ -1,0 +1,516 @@
+/* The v-collectives' entry points: MPI_Gatherv, MPI_Scatterv,
+ * MPI_Allgatherv and MPI_Alltoallv (their _c forms in large_count.c, the
+ * Fortran ones in fortran/calls.def).
+ *
+ * The route of a call depends only on what every rank passes alike (the
+ * communicator, the root) and on this rank's own arguments being valid, as
+ * for the block collectives (collectives.c): never on counts a rank does
+ * not share.  With STRATA_CHECK_ARGS the ranks agree on the route first.
+ * The algorithm is chosen later, inside the node operation (coll/vblock.c),
+ * from the largest block, which the ranks learn from each other's layouts.
+ *
+ * Datatypes as for the block collectives: a side whose type lists its bytes
+ * in memory order with extent equal to its size is used in place (byte
+ * offsets = displacement x extent); any other side (holes, a resized or
+ * reordered type, a negative displacement) is packed into private memory,
+ * block after block, and unpacked from it at the end, on this rank alone. */
+#include <limits.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/algorithm.h"
+#include "coll/block.h"
+#include "coll/select.h"
+#include "config/config.h"
+#include "context/context.h"
+#include "interpose/entry.h"
+#include "interpose/collectives.h"
+#include "interpose/reasons.h"
+#include "interpose/route.h"
+#include "util/colls.h"
+#include "util/log.h"
+
+/* The host's large-count v-collective, for a call that came through it. */
+#ifdef STRATA_HAVE_LARGE_COUNT
+#define HOST_LARGE(name, ...) PMPI_##name##_c(__VA_ARGS__)
+#else
+#define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
+#endif
+
+/* One side (send or receive) of this rank: n blocks of count[j] elements
+ * of type at user + displ[j] * extent, seen as byte runs len[j] at
+ * run + off[j]. */
+struct vside {
+    const void *user;
+    MPI_Datatype type;
+    int n;
+    const long long *count, *displ;
+    MPI_Aint extent;
+    unsigned char *run;
+    void *tmp;       /* packed copy (NULL: the user's memory is used) */
+    size_t *len, *off;
+};
+
+static void *xmalloc(MPI_Comm comm, size_t bytes)
+{
+    void *m = malloc(bytes ? bytes : 1);
+    if (!m) {
+        strata_error("out of memory for a v-collective's %zu bytes", bytes);
+        PMPI_Abort(comm, 1);
+    }
+    return m;
+}
+
+/* Opens a side: len and off ([n], the caller's) filled; packed if needed. */
+static void side_open(struct vside *s, MPI_Comm comm, const void *buf, MPI_Datatype type, int n,
+                      const long long *count, const long long *displ, size_t *len, size_t *off,
+                      int pack_in)
+{
+    int tsize;
+    MPI_Aint lb;
+    PMPI_Type_size(type, &tsize);
+    *s = (struct vside){buf, type, n, count, displ, 0, NULL, NULL, len, off};
+    PMPI_Type_get_extent(type, &lb, &s->extent);
+    int negative = 0;
+    for (int j = 0; j < n; j++) {
+        len[j] = (size_t)count[j] * (size_t)tsize;
+        negative |= count[j] && displ[j] < 0;
+    }
+    s->run = strata_contiguous_run((void *)buf, 1, type, (size_t)tsize);
+    if (s->run && !negative && s->extent == tsize) {
+        for (int j = 0; j < n; j++) off[j] = (size_t)displ[j] * (size_t)s->extent;
+        return;
+    }
+    /* Packed: block after block, in rank order. */
+    size_t total = 0;
+    for (int j = 0; j < n; j++) off[j] = total, total += len[j];
+    s->tmp = xmalloc(comm, total);
+    s->run = s->tmp;
+    for (int j = 0; pack_in && j < n; j++)
+        if (count[j])
+            strata_pack_user((const char *)buf + displ[j] * s->extent, count[j], type,
+                             s->run + off[j], comm, 0);
+}
+
+/* Closes a side: unpacks the blocks in `unpack` (a mask: NULL none, else
+ * unpack[j]) back into the user's memory. */
+static void side_close(struct vside *s, MPI_Comm comm, const char *unpack)
+{
+    if (s->tmp && unpack)
+        for (int j = 0; j < s->n; j++)
+            if (unpack[j] && s->count[j])
+                strata_pack_user((const char *)s->user + s->displ[j] * s->extent, s->count[j],
+                                 s->type, s->run + s->off[j], comm, 1);
+    free(s->tmp);
+}
+
+/* A call's counts and displacements as long long: int arrays (large 0) or
+ * MPI_Count counts and MPI_Aint displacements (large 1). */
+static void widen(long long *to, const void *from, int n, int is_count, int large)
+{
+    for (int j = 0; j < n; j++) {
+#ifdef STRATA_HAVE_LARGE_COUNT
+        if (large) {
+            to[j] = is_count ? (long long)((const MPI_Count *)from)[j]
+                             : (long long)((const MPI_Aint *)from)[j];
+            continue;
+        }
+#else
+        (void)is_count;
+        (void)large;
+#endif
+        to[j] = ((const int *)from)[j];
+    }
+}
+
+/* Why one side is for the host MPI: a missing array, a negative count, a
+ * bad type or buffer; NULL if none.  n blocks of counts (NULL arrays: the
+ * single `one` count). */
+static const char *side_bad(const char *side, const void *buf, const void *counts,
+                            const void *displs, const long long *count, int n, MPI_Datatype type)
+{
+    static _Thread_local char why[200];
+    if (!counts || !displs) {
+        snprintf(why, sizeof why, "%scounts or its displacements are NULL", side);
+        return why;
+    }
+    long long total = 0;
+    int tsize = 0;
+    for (int j = 0; j < n; j++) {
+        if (count[j] < 0) {
+            snprintf(why, sizeof why, "%scounts[%d] = %lld is negative", side, j, count[j]);
+            return why;
+        }
+        if (total > LLONG_MAX - count[j]) return "counts add up beyond what strata can address";
+        total += count[j];
+    }
+    if (type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &tsize) == MPI_SUCCESS && tsize > 0 &&
+        total > LLONG_MAX / tsize)
+        return "counts add up beyond what strata can address";
+    if (strata_route_bad_data(buf, total, type))
+        return strata_reason_bad_args(0, 0, 0,
+                                      side[0] == 's' ? STRATA_SIDE_SEND : STRATA_SIDE_RECV, buf,
+                                      total, type, buf, total, type, -1);
+    return NULL;
+}
+
+/* One v-collective call after its arguments were read. */
+struct vcall {
+    enum strata_coll coll;
+    int root;
+    int in_place;
+    struct vside send, recv;
+    int send_used, recv_used;
+    struct strata_vlayout v;        /* views of the four arrays below */
+    size_t *out_len, *out_off, *in_len, *in_off;
+    size_t *arrays; /* [8 * size]: the layout and the sides' byte runs */
+};
+
+/* The v-collectives' choice, once the ranks agree on the largest block
+ * (coll/vblock.c calls it back). */
+static void choose(struct strata_block_op *o)
+{
+    struct strata_choice ch;
+    strata_select(o->op.p, o->v.coll, o->v.agreed, &ch);
+    o->v.al = ch.al;
+    o->v.single_copy = (ch.al->needs & STRATA_NEEDS_SINGLE_COPY) != 0;
+    o->k = ch.k;
+    o->v.predicted_us = ch.predicted_us;
+    o->v.why = ch.why;
+    o->v.rule = ch.rule;
+}
+
+/* Runs a call on the node's plane (or locally on one rank). */
+static int vrun(struct strata_ctx *ctx, struct vcall *c)
+{
+    int size = ctx->size, me = ctx->rank;
+    const unsigned char *send = c->send_used && !c->in_place ? c->send.run : NULL;
+    unsigned char *recv = c->recv_used ? c->recv.run : NULL;
+    if (size == 1) {
+        size_t n = c->v.in_len[0] < c->v.out_len[0] ? c->v.in_len[0] : c->v.out_len[0];
+        const char *what = send && recv && n ? "one rank: local copy" : "one rank: nothing to move";
+        if (send && recv && n) memcpy(recv + c->v.in_off[0], send + c->v.out_off[0], n);
+        strata_entry_count(c->coll, what);
+        strata_route_served(ctx, c->coll, what, n);
+        return MPI_SUCCESS;
+    }
+    (void)me;
+    struct strata_block_args a = {send, recv, 0, c->root, 1, &c->v};
+    struct strata_block_op o;
+    strata_vblock_start(&o, ctx->plane, c->coll, &a, -1, choose);
+    int rc = strata_op_run(&o.op);
+    const struct strata_algorithm *al = o.v.al;
+    strata_entry_count(c->coll, al->name);
+    const struct strata_config *cfg = strata_config();
+    if (cfg && cfg->verbose >= 2) {
+        char desc[256], k[32] = "";
+        if (al->k_meaning) snprintf(k, sizeof k, ", k=%d", o.k);
+        if (o.v.rule)
+            snprintf(desc, sizeof desc, "%s%s (%s%d, largest block %zu bytes)", al->name, k,
+                     o.v.why, o.v.rule, o.v.agreed);
+        else if (o.v.predicted_us >= 0)
+            snprintf(desc, sizeof desc, "%s%s (%s, %.1f us predicted for the largest block, %zu "
+                     "bytes)", al->name, k, o.v.why, o.v.predicted_us, o.v.agreed);
+        else
+            snprintf(desc, sizeof desc, "%s%s (%s, largest block %zu bytes)", al->name, k,
+                     o.v.why, o.v.agreed);
+        strata_route_served(ctx, c->coll, desc, o.v.agreed);
+    }
+    return rc;
+}
+
+/* Sets the call's arrays up: 8 [size] arrays of size_t. */
+static void vcall_init(struct vcall *c, struct strata_ctx *ctx, enum strata_coll coll, int root)
+{
+    int size = ctx->size;
+    memset(c, 0, sizeof *c);
+    c->coll = coll;
+    c->root = root;
+    c->arrays = xmalloc(ctx->comm, 8 * (size_t)size * sizeof(size_t));
+    memset(c->arrays, 0, 8 * (size_t)size * sizeof(size_t));
+    c->out_len = c->arrays;
+    c->out_off = c->arrays + size;
+    c->in_len = c->arrays + 2 * size;
+    c->in_off = c->arrays + 3 * size;
+    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off};
+}
+
+/* Unpacks every block of the receive side and frees what the call holds. */
+static void vcall_end(struct vcall *c, MPI_Comm comm, int size)
+{
+    if (c->send_used) side_close(&c->send, comm, NULL);
+    if (c->recv_used) {
+        char *all = xmalloc(comm, (size_t)size);
+        memset(all, 1, (size_t)size);
+        side_close(&c->recv, comm, all);
+        free(all);
+    }
+    free(c->arrays);
+}
+
+/* The sides' own byte runs (scratch for side_open). */
+static size_t *scratch_of(struct vcall *c, int size, int which) { return c->arrays + (4 + 2 * which) * size; }
+
+/* ---- MPI_Gatherv */
+
+int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const void *recvcounts, const void *displs,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_GATHERV);
+    long long *w = NULL;
+    const char *why = NULL;
+    int at_root = 0, in_place = 0;
+    if (ctx) {
+        int size = ctx->size;
+        at_root = ctx->rank == root;
+        in_place = at_root && sendbuf == MPI_IN_PLACE;
+        if (root < 0 || root >= size) {
+            why = strata_reason_bad_args(1, root, size, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0,
+                                         MPI_DATATYPE_NULL, -1);
+        } else {
+            if (at_root && recvcounts && displs) {
+                w = xmalloc(comm, 2 * (size_t)size * sizeof *w);
+                widen(w, recvcounts, size, 1, large);
+                widen(w + size, displs, size, 0, large);
+            }
+            if (!in_place)
+                why = side_bad("send", sendbuf, &sendcount, &sendcount, &sendcount, 1, sendtype);
+            if (!why && at_root) why = side_bad("recv", recvbuf, recvcounts, displs, w, size, recvtype);
+            if (!why && !at_root && sendbuf == MPI_IN_PLACE)
+                why = "sendbuf is MPI_IN_PLACE on a rank other than the root";
+        }
+        ctx = strata_entry_settle(ctx, STRATA_COLL_GATHERV, root, 0, why);
+    }
+    if (!ctx) {
+        free(w);
+        return large ? HOST_LARGE(Gatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                     displs, recvtype, root, comm)
+                     : PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
+                                    displs, recvtype, root, comm);
+    }
+    int size = ctx->size, me = ctx->rank;
+    struct vcall c;
+    long long zero = 0;
+    vcall_init(&c, ctx, STRATA_COLL_GATHERV, root);
+    c.in_place = in_place;
+    if (!in_place) {
+        size_t *len = scratch_of(&c, size, 0), *off = len + size;
+        side_open(&c.send, comm, sendbuf, sendtype, 1, &sendcount, &zero, len, off, 1);
+        c.send_used = 1;
+        c.out_len[root] = len[0];
+        c.out_off[root] = off[0];
+    }
+    if (at_root) {
+        /* In place, the root's own block is input too: packed in with the rest. */
+        side_open(&c.recv, comm, recvbuf, recvtype, size, w, w + size, c.in_len, c.in_off,
+                  in_place);
+        c.recv_used = 1;
+    }
+    (void)me;
+    int rc = vrun(ctx, &c);
+    vcall_end(&c, comm, size);
+    free(w);
+    return rc;
+}
+
+/* ---- MPI_Scatterv */
+
+int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
+                         MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_SCATTERV);
+    long long *w = NULL;
+    const char *why = NULL;
+    int at_root = 0, in_place = 0;
+    if (ctx) {
+        int size = ctx->size;
+        at_root = ctx->rank == root;
+        in_place = at_root && recvbuf == MPI_IN_PLACE;
+        if (root < 0 || root >= size) {
+            why = strata_reason_bad_args(1, root, size, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0,
+                                         MPI_DATATYPE_NULL, -1);
+        } else {
+            if (at_root && sendcounts && displs) {
+                w = xmalloc(comm, 2 * (size_t)size * sizeof *w);
+                widen(w, sendcounts, size, 1, large);
+                widen(w + size, displs, size, 0, large);
+            }
+            if (at_root) why = side_bad("send", sendbuf, sendcounts, displs, w, size, sendtype);
+            if (!why && !in_place)
+                why = side_bad("recv", recvbuf, &recvcount, &recvcount, &recvcount, 1, recvtype);
+            if (!why && !at_root && recvbuf == MPI_IN_PLACE)
+                why = "recvbuf is MPI_IN_PLACE on a rank other than the root";
+        }
+        ctx = strata_entry_settle(ctx, STRATA_COLL_SCATTERV, root, 0, why);
+    }
+    if (!ctx) {
+        free(w);
+        return large ? HOST_LARGE(Scatterv, sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                  recvcount, recvtype, root, comm)
+                     : PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                     (int)recvcount, recvtype, root, comm);
+    }
+    int size = ctx->size;
+    struct vcall c;
+    long long zero = 0;
+    vcall_init(&c, ctx, STRATA_COLL_SCATTERV, root);
+    c.in_place = 0; /* the send side is there; the root's receive side is not */
+    if (at_root) {
+        side_open(&c.send, comm, sendbuf, sendtype, size, w, w + size, c.out_len, c.out_off, 1);
+        c.send_used = 1;
+    }
+    if (!in_place) {
+        size_t *len = scratch_of(&c, size, 0), *off = len + size;
+        side_open(&c.recv, comm, recvbuf, recvtype, 1, &recvcount, &zero, len, off, 0);
+        c.recv_used = 1;
+        c.in_len[root] = len[0];
+        c.in_off[root] = off[0];
+    }
+    int rc = vrun(ctx, &c);
+    vcall_end(&c, comm, 1);
+    free(w);
+    return rc;
+}
+
+/* ---- MPI_Allgatherv */
+
+int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const void *recvcounts, const void *displs,
+                           MPI_Datatype recvtype, MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLGATHERV);
+    long long *w = NULL;
+    const char *why = NULL;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (ctx) {
+        int size = ctx->size;
+        if (recvcounts && displs) {
+            w = xmalloc(comm, 2 * (size_t)size * sizeof *w);
+            widen(w, recvcounts, size, 1, large);
+            widen(w + size, displs, size, 0, large);
+        }
+        if (!in_place)
+            why = side_bad("send", sendbuf, &sendcount, &sendcount, &sendcount, 1, sendtype);
+        if (!why) why = side_bad("recv", recvbuf, recvcounts, displs, w, size, recvtype);
+        ctx = strata_entry_settle(ctx, STRATA_COLL_ALLGATHERV, -1, 0, why);
+    }
+    if (!ctx) {
+        free(w);
+        return large ? HOST_LARGE(Allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                  displs, recvtype, comm)
+                     : PMPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
+                                       displs, recvtype, comm);
+    }
+    int size = ctx->size;
+    struct vcall c;
+    long long zero = 0;
+    vcall_init(&c, ctx, STRATA_COLL_ALLGATHERV, -1);
+    c.in_place = in_place;
+    if (!in_place) {
+        size_t *len = scratch_of(&c, size, 0), *off = len + size;
+        side_open(&c.send, comm, sendbuf, sendtype, 1, &sendcount, &zero, len, off, 1);
+        c.send_used = 1;
+        for (int r = 0; r < size; r++) c.out_len[r] = len[0], c.out_off[r] = off[0];
+    }
+    /* In place, this rank's block is input: packed in with the rest. */
+    side_open(&c.recv, comm, recvbuf, recvtype, size, w, w + size, c.in_len, c.in_off, in_place);
+    c.recv_used = 1;
+    int rc = vrun(ctx, &c);
+    vcall_end(&c, comm, size);
+    free(w);
+    return rc;
+}
+
+/* ---- MPI_Alltoallv */
+
+int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
+                          MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLTOALLV);
+    long long *w = NULL;
+    const char *why = NULL;
+    int in_place = sendbuf == MPI_IN_PLACE;
+    if (ctx) {
+        int size = ctx->size;
+        w = xmalloc(comm, 4 * (size_t)size * sizeof *w);
+        if (!in_place && sendcounts && sdispls) {
+            widen(w, sendcounts, size, 1, large);
+            widen(w + size, sdispls, size, 0, large);
+        }
+        if (recvcounts && rdispls) {
+            widen(w + 2 * size, recvcounts, size, 1, large);
+            widen(w + 3 * size, rdispls, size, 0, large);
+        }
+        if (!in_place) why = side_bad("send", sendbuf, sendcounts, sdispls, w, size, sendtype);
+        if (!why) why = side_bad("recv", recvbuf, recvcounts, rdispls, w + 2 * size, size, recvtype);
+        ctx = strata_entry_settle(ctx, STRATA_COLL_ALLTOALLV, -1, 0, why);
+    }
+    if (!ctx) {
+        free(w);
+        return large ? HOST_LARGE(Alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                  recvcounts, rdispls, recvtype, comm)
+                     : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                      rdispls, recvtype, comm);
+    }
+    int size = ctx->size;
+    struct vcall c;
+    vcall_init(&c, ctx, STRATA_COLL_ALLTOALLV, -1);
+    c.in_place = in_place;
+    if (!in_place) {
+        side_open(&c.send, comm, sendbuf, sendtype, size, w, w + size, c.out_len, c.out_off, 1);
+        c.send_used = 1;
+    }
+    /* In place, recv holds the outgoing blocks: packed in. */
+    side_open(&c.recv, comm, recvbuf, recvtype, size, w + 2 * size, w + 3 * size, c.in_len,
+              c.in_off, in_place);
+    c.recv_used = 1;
+    if (in_place) {
+        /* The engine reads the outgoing blocks where the incoming ones go. */
+        memcpy(c.out_len, c.in_len, (size_t)size * sizeof(size_t));
+        memcpy(c.out_off, c.in_off, (size_t)size * sizeof(size_t));
+    }
+    int rc = vrun(ctx, &c);
+    vcall_end(&c, comm, size);
+    free(w);
+    return rc;
+}
+
+/* ---- The C entry points (int counts) */
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    return strata_call_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, root, comm, 0);
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    return strata_call_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, 0);
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm)
+{
+    return strata_call_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, comm, 0);
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return strata_call_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, 0);
+}
