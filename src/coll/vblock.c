@@ -200,7 +200,7 @@ static int vblock_progress(struct strata_op *op)
         write_record(o, p);
     }
     /* Release: the record, and the exposed buffer, go with it. */
-    strata_flag_publish(&p->ctl[me].progress, o->base + 1);
+    strata_plane_publish(p, &p->ctl[me].progress, o->base + 1);
     for (o->i = 0; o->i < size; o->i++) {
         if (o->i == me || !has_record(o, o->i)) continue;
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].progress, o->base + 1, p->pid[o->i]);
@@ -216,7 +216,7 @@ static int vblock_progress(struct strata_op *op)
                 STRATA_OP_AWAIT_TURN(op, p, root, o->base, o->k);
                 if (v->in_len[root]) pull_piece(o, p, root);
                 /* Release: done with the root's buffer; hands the turn on. */
-                strata_flag_publish(&p->ctl[me].ack, o->base);
+                strata_plane_publish(p, &p->ctl[me].ack, o->base);
             } else {
                 STRATA_OP_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t);
             }
@@ -231,7 +231,7 @@ static int vblock_progress(struct strata_op *op)
                 pull_piece(o, p, (me - o->i + size) % size);
             }
             /* Release: this rank reads no peer's memory again. */
-            strata_flag_publish(&p->ctl[me].ack, o->base);
+            strata_plane_publish(p, &p->ctl[me].ack, o->base);
             /* Every reader of this rank's buffer must be done before it returns. */
             for (o->i = 1; o->i < size; o->i++) {
                 if (!v->out_len[(me + o->i) % size]) continue;
@@ -250,7 +250,7 @@ static int vblock_progress(struct strata_op *op)
                 copy_stream(o, p, from, to, strata_plane_region(p, me, 0));
             }
             /* Release: a reader that sees the round's value also sees its bytes. */
-            strata_flag_publish(&p->ctl[me].progress, o->base + 1);
+            strata_plane_publish(p, &p->ctl[me].progress, o->base + 1);
             for (o->i = 1; o->i < size; o->i++) {
                 int q;
                 size_t a, b;
