@@ -3,6 +3,9 @@
 #include "coll/op.h"
 
 #include <mpi.h>
+#include <stdatomic.h>
+
+_Atomic(strata_op_idle_fn) strata_op_idle_hook;
 
 int strata_op_run(struct strata_op *op)
 {
@@ -13,6 +16,10 @@ int strata_op_run(struct strata_op *op)
     for (;;) {
         int rc = op->progress(op);
         if (rc != STRATA_OP_PENDING) return rc;
+        /* Relaxed: the hook is a function set once; nothing it reads is
+         * published through this pointer. */
+        strata_op_idle_fn idle = atomic_load_explicit(&strata_op_idle_hook, memory_order_relaxed);
+        if (idle) idle();
         if (op->waits != waits) {
             waits = op->waits;
             round = 0;

@@ -20,9 +20,9 @@ static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_nu
 
 /* Counters are per process; relaxed atomics keep concurrent collectives of
  * different threads (on different communicators) from losing counts. */
-static _Atomic unsigned long long bytes_moved[STRATA_NCOLLS][STRATA_NDIST];
-static _Atomic unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
-static _Atomic unsigned long long calls[STRATA_NCOLLS][2];
+static _Atomic unsigned long long bytes_moved[STRATA_NCALLS][STRATA_NDIST];
+static _Atomic unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
+static _Atomic unsigned long long calls[STRATA_NCALLS][2];
 
 /* Calls per (collective, algorithm name), and host calls per (collective,
  * reason).  Names are whatever the router reports, so the table fills as
@@ -64,6 +64,13 @@ void strata_stats_call(int coll, int served)
 {
     atomic_fetch_add_explicit(&calls[coll][served ? 1 : 0], 1, memory_order_relaxed);
     serving = served ? coll : -1;
+}
+
+int strata_stats_serve_as(int call)
+{
+    int was = serving;
+    serving = call;
+    return was;
 }
 
 void strata_stats_call_unserve(int coll)
@@ -146,9 +153,9 @@ unsigned long long strata_stats_local_host_reason(int coll, const char *reason)
 /* ---- The report: every rank's counters summed at world rank 0. */
 
 struct totals {
-    unsigned long long bytes[STRATA_NCOLLS][STRATA_NDIST];
-    unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
-    unsigned long long calls[STRATA_NCOLLS][2];
+    unsigned long long bytes[STRATA_NCALLS][STRATA_NDIST];
+    unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
+    unsigned long long calls[STRATA_NCALLS][2];
     struct merged_algo {
         int coll, host;
         char name[ALGO_NAME];
@@ -159,7 +166,7 @@ struct totals {
 
 static void snapshot(struct totals *t)
 {
-    for (int k = 0; k < STRATA_NCOLLS; k++) {
+    for (int k = 0; k < STRATA_NCALLS; k++) {
         for (int d = 0; d < STRATA_NDIST; d++) {
             t->bytes[k][d] = strata_stats_local_bytes(k, d);
             t->messages[k][d] = strata_stats_local_messages(k, d);
@@ -293,7 +300,7 @@ static int gather_algos(struct totals *t, int rank, int size)
         int coll, host, at = 0;
         unsigned long long n;
         if (sscanf(line, "%d %d %llu %n", &coll, &host, &n, &at) == 3 && at > 0 && coll >= 0 &&
-            coll < STRATA_NCOLLS && merge_algo(t, coll, host, line + at, n))
+            coll < STRATA_NCALLS && merge_algo(t, coll, host, line + at, n))
             all_ok = 0;
     }
     if (t->algos) qsort(t->algos, (size_t)t->nalgos, sizeof *t->algos, by_coll_then_name);
@@ -334,14 +341,24 @@ static void json_distances(FILE *f, const char *key, const unsigned long long *v
     fprintf(f, "}");
 }
 
+/* The blocking forms always appear in the report; a nonblocking or
+ * persistent form only once it was called (most programs use none). */
+static int shown(const struct totals *t, int k)
+{
+    return k < STRATA_NCOLLS || t->calls[k][0] || t->calls[k][1];
+}
+
 static void write_json(FILE *f, const struct totals *t, int ranks)
 {
+    int printed = 0;
     fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"collectives\": {\n", ranks,
             STRATA_HOST_MPI);
-    for (int k = 0; k < STRATA_NCOLLS; k++) {
-        fprintf(f, "    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
+    for (int k = 0; k < STRATA_NCALLS; k++) {
+        if (!shown(t, k)) continue;
+        fprintf(f, "%s    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
                 "\"calls_across_nodes\": %llu,\n      \"algorithms\": {",
-                strata_coll_name(k), t->calls[k][1], t->calls[k][0], across_nodes(t, k));
+                printed++ ? ",\n" : "", strata_call_name(k), t->calls[k][1], t->calls[k][0],
+                across_nodes(t, k));
         for (int host = 0; host < 2; host++) {
             if (host) fprintf(f, "\n      \"host_reasons\": {");
             int first = 1;
@@ -358,9 +375,9 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
         json_distances(f, "bytes", t->bytes[k]);
         fprintf(f, ",\n");
         json_distances(f, "messages", t->messages[k]);
-        fprintf(f, "\n    }%s\n", k + 1 < STRATA_NCOLLS ? "," : "");
+        fprintf(f, "\n    }");
     }
-    fprintf(f, "  }\n}\n");
+    fprintf(f, "\n  }\n}\n");
 }
 
 static void write_table(FILE *f, const struct totals *t, int ranks)
@@ -369,8 +386,9 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
             "%-14s %9s %9s %9s %9s", ranks, "collective", "strata", "host", "across", "");
     for (int d = 0; d < STRATA_NDIST; d++) fprintf(f, " %13s", dist_names[d]);
     fprintf(f, "\n");
-    for (int k = 0; k < STRATA_NCOLLS; k++) {
-        fprintf(f, "%-14s %9llu %9llu %9llu %9s", strata_coll_name(k), t->calls[k][1],
+    for (int k = 0; k < STRATA_NCALLS; k++) {
+        if (!shown(t, k)) continue;
+        fprintf(f, "%-14s %9llu %9llu %9llu %9s", strata_call_name(k), t->calls[k][1],
                 t->calls[k][0], across_nodes(t, k), "bytes");
         for (int d = 0; d < STRATA_NDIST; d++) fprintf(f, " %13llu", t->bytes[k][d]);
         fprintf(f, "\n%-14s %9s %9s %9s %9s", "", "", "", "", "messages");
@@ -413,11 +431,11 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
     struct totals mine, sum;
     memset(&sum, 0, sizeof sum);
     snapshot(&mine);
-    PMPI_Reduce(mine.bytes, sum.bytes, STRATA_NCOLLS * STRATA_NDIST, MPI_UNSIGNED_LONG_LONG,
+    PMPI_Reduce(mine.bytes, sum.bytes, STRATA_NCALLS * STRATA_NDIST, MPI_UNSIGNED_LONG_LONG,
                 MPI_SUM, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(mine.messages, sum.messages, STRATA_NCOLLS * STRATA_NDIST,
+    PMPI_Reduce(mine.messages, sum.messages, STRATA_NCALLS * STRATA_NDIST,
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(mine.calls, sum.calls, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+    PMPI_Reduce(mine.calls, sum.calls, STRATA_NCALLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
     if (gather_algos(&sum, world_rank, world_size) && world_rank == 0)
         strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
