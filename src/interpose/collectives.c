@@ -28,6 +28,7 @@
 #include "interpose/reasons.h"
 #include "interpose/reduce_op.h"
 #include "interpose/route.h"
+#include "interpose/run_view.h"
 #include "net/net.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -146,81 +147,6 @@ static long long signature_bytes(long long count, MPI_Datatype type)
 #define HOST_NB_Scatter PMPI_Iscatter
 #define HOST_NB_Allgather PMPI_Iallgather
 #define HOST_NB_Alltoall PMPI_Ialltoall
-#define HOST_NB_Barrier PMPI_Ibarrier
-
-/* Whether type lists its bytes in memory order: a predefined type, or a
- * contiguous, duplicated or resized one made of such.  A hole-free layout can
- * still list its elements out of order (an indexed type with descending
- * displacements); its raw bytes are not its type signature's stream. */
-static int in_memory_order(MPI_Datatype type)
-{
-    int ni, na, nd, combiner;
-    PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-    if (combiner == MPI_COMBINER_NAMED) return 1;
-    if ((combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP &&
-         combiner != MPI_COMBINER_RESIZED) || ni > 1 || na > 2 || nd != 1)
-        return 0;
-    int ints[1];
-    MPI_Aint addrs[2];
-    MPI_Datatype inner;
-    PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, &inner);
-    int ok = in_memory_order(inner);
-    PMPI_Type_get_envelope(inner, &ni, &na, &nd, &combiner);
-    if (combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&inner);
-    return ok;
-}
-
-/* Where count elements of type at buf lie as one run of bytes, if they do. */
-static void *contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
-{
-    if (!in_memory_order(type)) return NULL;
-    MPI_Aint lb, extent, true_lb, true_extent;
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    if ((size_t)true_extent != bytes / (size_t)(count ? count : 1)) return NULL;
-    if (count > 1 && (size_t)extent != bytes / (size_t)count) return NULL;
-    return (char *)buf + true_lb;
-}
-
-/* Packs count elements of type at buf into packed (unpack: the reverse),
- * in pieces of at most 1 GiB: MPI_Pack counts bytes in an int, and the
- * route of a call must not depend on a rank's own layout, so any size is
- * packed.  MPICH 4.0 refuses a null buffer even as MPI_BOTTOM with a type of
- * absolute addresses: that is passed as the address of its first byte, with
- * each element shifted back by as much. */
-static int pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
-                     MPI_Comm comm, int unpack)
-{
-    int size, rc = MPI_SUCCESS, one = 1;
-    MPI_Aint lb, extent;
-    MPI_Datatype shifted = MPI_DATATYPE_NULL;
-    PMPI_Type_size(type, &size);
-    PMPI_Type_get_extent(type, &lb, &extent);
-    if (buf == MPI_BOTTOM) {
-        MPI_Aint true_lb, true_extent, back;
-        PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-        back = -true_lb;
-        rc = PMPI_Type_create_hindexed(1, &one, &back, type, &shifted);
-        if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&shifted);
-        if (rc != MPI_SUCCESS) return rc;
-        buf = (const char *)MPI_BOTTOM + true_lb;
-        type = shifted;
-    }
-    long long per = size > 0 ? ((long long)1 << 30) / size : count;
-    if (per < 1) per = 1;
-    for (long long done = 0; done < count && rc == MPI_SUCCESS; done += per) {
-        int n = (int)(count - done < per ? count - done : per), position = 0;
-        char *user = (char *)buf + done * extent;
-        char *piece = (char *)packed + done * size;
-        rc = unpack ? PMPI_Unpack(piece, n * size, &position, user, n, type, comm)
-                    : PMPI_Pack(user, n, type, piece, n * size, &position, comm);
-    }
-    if (shifted != MPI_DATATYPE_NULL) PMPI_Type_free(&shifted);
-    return rc;
-}
-
-static void view_open(struct strata_run_view *v, MPI_Comm comm, const void *buf, long long count,
-                      MPI_Datatype type, size_t bytes, int pack_in, int unpack_out);
 
 /* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2. */
 static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
@@ -337,13 +263,13 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         strata_route_served(ctx, CALL(STRATA_COLL_BCAST), what, (size_t)bytes);
         return MPI_SUCCESS;
     }
-    void *run = contiguous_run(buffer, count, datatype, (size_t)bytes);
+    void *run = strata_contiguous_run(buffer, count, datatype, (size_t)bytes);
     if (run) return bcast_run(ctx, run, (size_t)bytes, root);
     struct strata_nb *nb = strata_nb_building();
     if (nb) {
         /* Packed at the root now, unpacked elsewhere when it completes. */
-        view_open(&nb->view[0], comm, buffer, count, datatype, (size_t)bytes, ctx->rank == root,
-                  ctx->rank != root);
+        strata_view_open(&nb->view[0], comm, buffer, count, datatype, (size_t)bytes,
+                         ctx->rank == root, ctx->rank != root, 1);
         return bcast_run(ctx, nb->view[0].run, (size_t)bytes, root);
     }
     /* A layout with holes is packed on this rank alone: the others never
@@ -353,9 +279,9 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         strata_error("out of memory packing a %lld-byte broadcast", bytes);
         PMPI_Abort(comm, 1);
     }
-    if (ctx->rank == root) pack_user(buffer, count, datatype, packed, comm, 0);
+    if (ctx->rank == root) strata_pack_user(buffer, count, datatype, packed, comm, 0);
     int rc = bcast_run(ctx, packed, (size_t)bytes, root);
-    if (ctx->rank != root) pack_user(buffer, count, datatype, packed, comm, 1);
+    if (ctx->rank != root) strata_pack_user(buffer, count, datatype, packed, comm, 1);
     free(packed);
     return rc;
 }
@@ -491,7 +417,11 @@ int strata_call_barrier(MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
     if (ctx) ctx = settle(ctx, STRATA_COLL_BARRIER, -1, 0, NULL);
-    if (!ctx) return HOST_CALL(0, Barrier, comm);
+    if (!ctx)
+        return strata_nb_building()      ? strata_nb_to_host()
+               : strata_nb_outstanding() ? strata_nb_host_wait(
+                                               PMPI_Ibarrier(comm, strata_nb_host_request()))
+                                         : PMPI_Barrier(comm);
     struct strata_nb *nb = strata_nb_building();
     if (ctx->size == 1) {
         count_algorithm(STRATA_COLL_BARRIER, "one rank: nothing to wait for");
@@ -524,42 +454,6 @@ int MPI_Barrier(MPI_Comm comm) { return strata_call_barrier(comm); }
 
 /* ---- Gather, Scatter, Allgather, Alltoall ---- */
 
-/* Opens a view (struct strata_run_view, nonblocking.h): packed from the
- * user's buffer now if pack_in.  For an operation being built, the type of a
- * view unpacked at completion is duplicated: the application may free its
- * own once the call has returned. */
-static void view_open(struct strata_run_view *v, MPI_Comm comm, const void *buf, long long count,
-                      MPI_Datatype type, size_t bytes, int pack_in, int unpack_out)
-{
-    *v = (struct strata_run_view){NULL, NULL, (void *)buf, count, type, unpack_out, bytes, 0};
-    if (bytes == 0) return;
-    v->run = contiguous_run((void *)buf, count, type, bytes);
-    if (v->run) {
-        v->unpack_out = 0;
-        return;
-    }
-    v->tmp = malloc(bytes);
-    if (!v->tmp) {
-        strata_error("out of memory packing %zu bytes of a collective's buffer", bytes);
-        PMPI_Abort(comm, 1);
-    }
-    v->run = v->tmp;
-    if (pack_in) pack_user(buf, count, type, v->tmp, comm, 0);
-    if (unpack_out && strata_nb_building() && PMPI_Type_dup(type, &v->type) == MPI_SUCCESS)
-        v->dup = 1;
-}
-
-void strata_run_view_close(struct strata_run_view *v, MPI_Comm comm)
-{
-    if (v->tmp && v->unpack_out)
-        pack_user(v->user, v->count, v->type, v->tmp, comm, 1);
-    free(v->tmp);
-    v->tmp = NULL;
-    if (v->dup) PMPI_Type_free(&v->type);
-    v->dup = 0;
-}
-
-static void view_close(struct strata_run_view *v, MPI_Comm comm) { strata_run_view_close(v, comm); }
 
 /* One block collective call, after its arguments were read. */
 struct block_call {
@@ -601,11 +495,12 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
     if (c->sendbuf) {
         size_t sbytes = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_ALLTOALL
                      ? (size_t)size * b : b;
-        view_open(&sv, ctx->comm, c->sendbuf, c->scount, c->stype, sbytes, 1, 0);
+        strata_view_open(&sv, ctx->comm, c->sendbuf, c->scount, c->stype, sbytes, 1, 0, 0);
     }
     if (c->recvbuf) {
         size_t rbytes = c->coll == STRATA_COLL_SCATTER ? b : (size_t)size * b;
-        view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes, c->pack_recv_in, 1);
+        strata_view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes,
+                         c->pack_recv_in, 1, nb != NULL);
     }
     int rc;
     if (size == 1) {
@@ -634,8 +529,8 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
         rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
     }
     if (nb) return rc; /* one rank: the views close when the operation completes */
-    view_close(&sv, ctx->comm);
-    view_close(&rv, ctx->comm);
+    strata_run_view_close(&sv, ctx->comm);
+    strata_run_view_close(&rv, ctx->comm);
     return rc;
 #undef sv
 #undef rv

@@ -225,14 +225,14 @@ static void complete(struct strata_nb *nb, int rc)
             *pp = nb->next_all;
             break;
         }
-    struct strata_persist *persist = nb->persist;
+    void (*on_done)(void *) = nb->on_done;
+    void *done_arg = nb->done_arg;
     int tag = nb->tag;
     release(nb, 1);
     /* The receive is posted and matches at once: a send of nothing to
      * oneself never waits. */
-    if (persist) {
-        strata_persist_send(persist);
-        strata_persist_finished(persist);
+    if (on_done) {
+        on_done(done_arg);
     } else {
         PMPI_Send(NULL, 0, MPI_BYTE, 0, tag, nb_comm);
         tag_give(&nb_tags, tag);
@@ -350,11 +350,10 @@ int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_ou
     return 0;
 }
 
-int strata_nb_post_persistent(struct strata_nb *nb, struct strata_persist *persist)
+int strata_nb_post_persistent(struct strata_nb *nb)
 {
     building = NULL;
     pthread_once(&setup_once, setup);
-    nb->persist = persist;
     strata_nb_lock();
     enqueue(nb);
     strata_nb_unlock();
@@ -389,7 +388,7 @@ int strata_nb_owns(MPI_Request request)
     strata_nb_lock();
     int found = 0;
     for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
-        found = !nb->persist && nb->req == request;
+        found = !nb->on_done && nb->req == request;
     strata_nb_unlock();
     return found;
 }

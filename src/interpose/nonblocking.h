@@ -34,23 +34,9 @@
 #include "coll/select.h"
 #include "context/context.h"
 #include "interpose/reduce_op.h"
+#include "interpose/run_view.h"
 #include "net/net.h"
 #include "util/colls.h"
-
-/* count elements of type at user seen as one run of bytes: the user's memory
- * when it is one run, otherwise a private buffer (tmp), packed from the
- * user's on opening and unpacked into it on closing (unpack_out). */
-struct strata_run_view {
-    unsigned char *run;
-    void *tmp;
-    void *user;
-    long long count;
-    MPI_Datatype type; /* a duplicate while an operation holds it (the
-                          application may free its type once it has posted) */
-    int unpack_out;
-    size_t bytes;
-    int dup;           /* type is strata's duplicate */
-};
 
 /* What an operation starts once it reaches the head of its communicator's
  * queue. */
@@ -65,8 +51,6 @@ enum strata_nb_kind {
     STRATA_NB_NET_BARRIER,
     STRATA_NB_HOST          /* a persistent start the host MPI serves (host_req) */
 };
-
-struct strata_persist;
 
 struct strata_nb {
     int call;                   /* call id (util/colls.h): what STRATA_STATS counts */
@@ -107,7 +91,10 @@ struct strata_nb {
     /* Completion: the empty message that completes the application's request. */
     int tag;
     MPI_Request req;                /* the application's (MPI_Cancel looks it up) */
-    struct strata_persist *persist; /* a persistent start: its request */
+    /* A persistent start: called (lock held) when it finishes, instead of
+     * the nonblocking completion: persistent.c sends its message. */
+    void (*on_done)(void *arg);
+    void *done_arg;
     struct strata_nb *next_in_comm; /* the communicator's queue */
     struct strata_nb *next_active;  /* the heads of every queue */
     struct strata_nb *next_all;     /* every outstanding operation */
@@ -171,26 +158,14 @@ int strata_nb_persist_tag(void);
 void strata_nb_persist_tag_free_locked(int tag); /* lock held */
 MPI_Comm strata_nb_persist_comm_locked(void);       /* lock held, after the first */
 
-/* Queues a built operation that completes `persist` (its request already
- * started) and returns MPI_SUCCESS, or the error. */
-int strata_nb_post_persistent(struct strata_nb *nb, struct strata_persist *persist);
+/* Queues a built operation whose on_done completes a persistent request
+ * (already started); MPI_SUCCESS. */
+int strata_nb_post_persistent(struct strata_nb *nb);
 
 /* Building a persistent start that cannot go on: frees it. */
 void strata_nb_abandon(struct strata_nb *nb);
 
-/* With strata's lock held, when a persistent start finishes: send sends the
- * completing message, finished then releases a request the application
- * freed while it was active (persistent.c). */
-void strata_persist_send(struct strata_persist *persist);
-void strata_persist_finished(struct strata_persist *persist);
 
-/* Closes a view (collectives.c): unpacks into the application's buffer if
- * it is a private copy with unpack_out, frees it, and a duplicated type. */
-void strata_run_view_close(struct strata_run_view *v, MPI_Comm comm);
-
-/* Whether request is one of strata's persistent requests (active_only: and
- * started, not yet finished). */
-int strata_persist_owns(MPI_Request request, int active_only);
 
 /* The lock of every structure above (persistent.c's table too). */
 void strata_nb_lock(void);

@@ -15,6 +15,7 @@
 #include "context/runtime.h"
 #include "interpose/collectives.h"
 #include "interpose/nonblocking.h"
+#include "interpose/persistent.h"
 
 #if defined(STRATA_HAVE_PERSISTENT_COLL) || defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
 #define STRATA_PERSISTENT 1
@@ -44,6 +45,8 @@ static struct strata_persist *find(MPI_Request req)
     return NULL;
 }
 
+/* Whether request is one of strata's persistent requests (active_only: and
+ * started, not yet finished): requests.c's MPI_Cancel. */
 int strata_persist_owns(MPI_Request request, int active_only)
 {
     if (request == MPI_REQUEST_NULL) return 0;
@@ -65,14 +68,19 @@ static void unlink_free(struct strata_persist *ps)
     free(ps);
 }
 
-void strata_persist_send(struct strata_persist *ps)
+/* The message that completes the application's request.  Lock held. */
+static void persist_send(struct strata_persist *ps)
 {
     /* The receive was started: a send of nothing to oneself never waits. */
     PMPI_Send(NULL, 0, MPI_BYTE, 0, ps->tag, strata_nb_persist_comm_locked());
 }
 
-void strata_persist_finished(struct strata_persist *ps)
+/* A start finished (the operation's on_done, lock held): its message, then
+ * a request the application freed while it was active is released. */
+static void persist_finished(void *arg)
 {
+    struct strata_persist *ps = arg;
+    persist_send(ps);
     ps->active = 0;
     if (ps->freed) unlink_free(ps);
 }
@@ -139,7 +147,7 @@ static int start_one(struct strata_persist *ps)
     struct strata_nb *nb = strata_nb_begin(ps->coll, STRATA_FORM_PERSISTENT);
     if (!nb) {
         strata_nb_lock();
-        strata_persist_send(ps);
+        persist_send(ps);
         strata_nb_unlock();
         return MPI_ERR_NO_MEM;
     }
@@ -156,7 +164,7 @@ static int start_one(struct strata_persist *ps)
         /* The request completes at once; the error is this call's. */
         strata_nb_abandon(nb);
         strata_nb_lock();
-        strata_persist_send(ps);
+        persist_send(ps);
         strata_nb_unlock();
         return rc;
     }
@@ -164,7 +172,9 @@ static int start_one(struct strata_persist *ps)
     ps->have_choice = nb->have_choice;
     ps->started = 1;
     ps->active = 1;
-    return strata_nb_post_persistent(nb, ps);
+    nb->on_done = persist_finished;
+    nb->done_arg = ps;
+    return strata_nb_post_persistent(nb);
 }
 
 int MPI_Start(MPI_Request *request)

@@ -8,6 +8,7 @@
 #include <mpi.h>
 
 #include "interpose/nonblocking.h"
+#include "interpose/persistent.h"
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {

@@ -157,7 +157,7 @@ static void complete(int mode, int n, MPI_Request *req, int persistent)
         }
         break;
     case 4:
-        do MPI_Testall(n, req, &flag, MPI_STATUSES_IGNORE);
+        do MPI_Testall(n, req, &flag, st);
         while (!flag);
         break;
     case 5:
@@ -227,7 +227,8 @@ static void mixed(MPI_Comm comm, int seed)
     post(&a, comm, &req[1]);
     MPI_Isend(out, 64, MPI_INT, right, 5, MPI_COMM_WORLD, &req[2]);
     post(&b, comm, &req[3]);
-    MPI_Waitall(4, req, MPI_STATUSES_IGNORE);
+    MPI_Status st[4];
+    MPI_Waitall(4, req, st);
     for (int i = 0; i < 64; i++) CHECK(in[i] == left * 64 + i + seed, "p2p element %d", i);
     check(&a, comm, "mixed");
     check(&b, comm, "mixed");
@@ -266,7 +267,8 @@ static void two_comms(MPI_Comm c1, MPI_Comm c2, int seed)
     CHECK(sum == size * (size - 1) / 2 + size * seed, "blocking Allreduce between posts: %d", sum);
     post(&c, c1, &req[2]);
     MPI_Reduce(d.send, d.recv, d.count, MPI_INT, MPI_SUM, 0, c2);
-    MPI_Waitall(3, req, MPI_STATUSES_IGNORE);
+    MPI_Status st[3];
+    MPI_Waitall(3, req, st);
     check(&a, c1, "two_comms");
     check(&b, c2, "two_comms");
     check(&c, c1, "two_comms");
