@@ -57,6 +57,9 @@ strata_mpi_test(NAME mpi4.nonblocking.segment.np2 TARGET test_nonblocking RANKS 
                 ENV STRATA_TRANSPORT=segment)
 strata_mpi_test(NAME net.nonblocking.nodes2.np4 TARGET test_nonblocking RANKS 4
                 ENV STRATA_VIRTUAL_NODES=2)
+# Two threads per rank, operations outstanding on a communicator each
+# (make tsan runs threads.* under ThreadSanitizer).
+strata_mpi_test(NAME threads.nonblocking.np2 TARGET test_nonblocking RANKS 2 ARGS --threads)
 set_tests_properties(mpi4.nonblocking.np${NB_RANKS} mpi4.nonblocking.segment.np2
-                     net.nonblocking.nodes2.np4 PROPERTIES TIMEOUT 120
+                     net.nonblocking.nodes2.np4 threads.nonblocking.np2 PROPERTIES TIMEOUT 120
                      PASS_REGULAR_EXPRESSION "PASS nonblocking")

@@ -227,7 +227,8 @@ static void complete(struct strata_nb *nb, int rc)
         }
     void (*on_done)(void *) = nb->on_done;
     void *done_arg = nb->done_arg;
-    int tag = nb->tag;
+    int tag = nb->tag, app_freed = nb->app_freed;
+    MPI_Request req = nb->req;
     release(nb, 1);
     /* The receive is posted and matches at once: a send of nothing to
      * oneself never waits. */
@@ -235,6 +236,8 @@ static void complete(struct strata_nb *nb, int rc)
         on_done(done_arg);
     } else {
         PMPI_Send(NULL, 0, MPI_BYTE, 0, tag, nb_comm);
+        /* Freed by the application: matched just now, so this returns at once. */
+        if (app_freed) PMPI_Wait(&req, MPI_STATUS_IGNORE);
         tag_give(&nb_tags, tag);
     }
     /* Release: the completion is published after the send (a thread seeing
@@ -382,13 +385,24 @@ int strata_nb_host_wait(int rc)
     }
 }
 
+int strata_nb_disown(MPI_Request request)
+{
+    if (!strata_nb_outstanding() || request == MPI_REQUEST_NULL) return 0;
+    strata_nb_lock();
+    int found = 0;
+    for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
+        if (!nb->on_done && nb->req == request && !nb->app_freed) found = nb->app_freed = 1;
+    strata_nb_unlock();
+    return found;
+}
+
 int strata_nb_owns(MPI_Request request)
 {
     if (!strata_nb_outstanding() || request == MPI_REQUEST_NULL) return 0;
     strata_nb_lock();
     int found = 0;
     for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
-        found = !nb->on_done && nb->req == request;
+        found = !nb->on_done && !nb->app_freed && nb->req == request;
     strata_nb_unlock();
     return found;
 }

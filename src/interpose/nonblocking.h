@@ -91,6 +91,7 @@ struct strata_nb {
     /* Completion: the empty message that completes the application's request. */
     int tag;
     MPI_Request req;                /* the application's (MPI_Cancel looks it up) */
+    int app_freed;                  /* MPI_Request_free'd: strata completes req itself */
     /* A persistent start: called (lock held) when it finishes, instead of
      * the nonblocking completion: persistent.c sends its message. */
     void (*on_done)(void *arg);
@@ -148,6 +149,12 @@ int strata_nb_host_wait(int rc);
 
 /* Whether request is an outstanding strata operation's (MPI_Cancel). */
 int strata_nb_owns(MPI_Request request);
+
+/* MPI_Request_free of an outstanding operation's request: strata keeps the
+ * host request and completes it itself when the operation finishes (the
+ * host's own free of a pending receive is not relied on: MPICH 4.0 then
+ * never matches the completing message).  1 if request was one. */
+int strata_nb_disown(MPI_Request request);
 
 /* ---- Persistent requests (persistent.c uses these). */
 

@@ -82,7 +82,11 @@ static void persist_finished(void *arg)
     struct strata_persist *ps = arg;
     persist_send(ps);
     ps->active = 0;
-    if (ps->freed) unlink_free(ps);
+    if (!ps->freed) return;
+    /* Freed by the application while active: its receive matched just now. */
+    PMPI_Wait(&ps->req, MPI_STATUS_IGNORE);
+    PMPI_Request_free(&ps->req);
+    unlink_free(ps);
 }
 
 /* The host MPI's nonblocking form of a start strata leaves. */
@@ -193,16 +197,16 @@ int MPI_Startall(int count, MPI_Request requests[])
     return rc;
 }
 
-int MPI_Request_free(MPI_Request *request)
+int strata_persist_free(MPI_Request *request)
 {
-    if (request && *request != MPI_REQUEST_NULL) {
-        strata_nb_lock();
-        struct strata_persist *ps = find(*request);
-        if (ps && ps->active) ps->freed = 1; /* released when its start finishes */
-        else if (ps) unlink_free(ps);
-        strata_nb_unlock();
-    }
-    return PMPI_Request_free(request);
+    strata_nb_lock();
+    struct strata_persist *ps = find(*request);
+    int kept = ps && ps->active;
+    if (kept) ps->freed = 1; /* completed and freed by strata when its start finishes */
+    else if (ps) unlink_free(ps);
+    strata_nb_unlock();
+    if (kept) *request = MPI_REQUEST_NULL;
+    return kept;
 }
 
 #ifdef STRATA_PERSISTENT

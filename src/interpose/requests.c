@@ -87,6 +87,20 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     return PMPI_Request_get_status(request, flag, status);
 }
 
+/* An active operation's request freed: the operation still completes (and
+ * strata completes the host request behind it then). */
+int MPI_Request_free(MPI_Request *request)
+{
+    if (request && *request != MPI_REQUEST_NULL) {
+        if (strata_nb_disown(*request)) {
+            *request = MPI_REQUEST_NULL;
+            return MPI_SUCCESS;
+        }
+        if (strata_persist_free(request)) return MPI_SUCCESS;
+    }
+    return PMPI_Request_free(request);
+}
+
 /* A collective cannot be cancelled (MPI 4.0, 6.12): strata's keeps running
  * and completes; MPI_Test_cancelled then says false, as it does for any
  * request whose cancel failed. */

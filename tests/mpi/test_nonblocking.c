@@ -13,6 +13,7 @@
  *     host defines them);
  *   - STRATA_STATS counts under MPI_Ibcast, ... (with --stats). */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,18 @@ static void freed(MPI_Comm comm, int seed)
     post(&a, comm, &r);
     MPI_Request_free(&r);
     CHECK(r == MPI_REQUEST_NULL, "Request_free left the handle");
+    /* A collective cannot be cancelled: it completes, and is not cancelled. */
+    struct op c;
+    prepare(&c, BCAST, 4000, size - 1, seed + 1, comm);
+    post(&c, comm, &r);
+    CHECK(MPI_Cancel(&r) == MPI_SUCCESS, "MPI_Cancel");
+    MPI_Status st;
+    int cancelled = 1;
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(!cancelled, "a collective reported cancelled");
+    check(&c, comm, "cancel");
+    drop(&c);
     MPI_Barrier(comm); /* blocking on the same communicator: the Iallreduce first */
     check(&a, comm, "freed");
     drop(&a);
@@ -352,9 +365,40 @@ static void persistent(MPI_Comm comm, int starts)
 }
 #endif
 
+/* --threads: two threads per rank, each with operations outstanding on its
+ * own communicator at once. */
+static void *thread_main(void *arg)
+{
+    MPI_Comm comm = *(MPI_Comm *)arg;
+    for (int mode = 0; mode < 8; mode++) batch(comm, mode, mode + 11);
+    two_comms(comm, comm, 7);
+    return NULL;
+}
+
+static void threads(void)
+{
+    MPI_Comm comm[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) MPI_Comm_dup(MPI_COMM_WORLD, &comm[i]);
+    for (int i = 0; i < 2; i++) CHECK(!pthread_create(&t[i], NULL, thread_main, &comm[i]), "thread");
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++) MPI_Comm_free(&comm[i]);
+}
+
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    int provided, want_threads = argc > 1 && !strcmp(argv[1], "--threads");
+    MPI_Init_thread(&argc, &argv, want_threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
+    if (want_threads) {
+        CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided");
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        threads();
+        test_pass("nonblocking");
+        MPI_Finalize();
+        return 0;
+    }
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int stats = argc > 1 && !strcmp(argv[1], "--stats");
