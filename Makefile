@@ -48,7 +48,7 @@ tsan: deps
 
 tsan-%:
 	@cmake -S . -B build/tsan-$* -DSTRATA_MPI=$* -DCMAKE_C_COMPILER=mpicc.$* -DSTRATA_SANITIZE=thread >/dev/null
-	@cmake --build build/tsan-$* -j $(JOBS) --target test_threads test_late_start
+	@cmake --build build/tsan-$* -j $(JOBS) --target test_threads test_late_start test_nonblocking
 
 valgrind: build
 	@scripts/valgrind-check.sh build
