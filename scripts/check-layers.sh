@@ -68,9 +68,11 @@ while read -r file line target; do
   resolved+="$file $line $target ${to:--}"$'\n'
 done <<< "$includes"
 
-status=0
-# Layers, then loops; awk does both on the resolved list.
-printf '%s' "$resolved" | awk -v order="$order" '
+# The awk code both checks share: the layer order (rank of each folder), a
+# path's folder of src/, and the loops of the graph edge[v, 1..deg[v]] over
+# node[]: Tarjan's strongly connected sets of two or more nodes, each passed
+# to the program's own report_loop(k, members) and setting bad.
+awk_common='
   BEGIN {
     n = split(order, names, " ")
     for (i = 1; i <= n; i++) rank[names[i]] = i
@@ -79,6 +81,31 @@ printf '%s' "$resolved" | awk -v order="$order" '
     if (path !~ /^src\//) return ""
     split(path, p, "/")
     return p[2]
+  }
+  function visit(v,   i, w, members, k) {
+    idx[v] = low[v] = ++counter
+    stack[++sp] = v; onstack[v] = 1
+    for (i = 1; i <= deg[v]; i++) {
+      w = edge[v, i]
+      if (!(w in idx)) { visit(w); if (low[w] < low[v]) low[v] = low[w] }
+      else if (onstack[w] && idx[w] < low[v]) low[v] = idx[w]
+    }
+    if (low[v] == idx[v]) {
+      members = ""; k = 0
+      do { w = stack[sp--]; onstack[w] = 0; members = w " " members; k++ } while (w != v)
+      if (k > 1) { report_loop(k, members); bad = 1 }
+    }
+  }
+  function find_loops(   v) {
+    for (v in node) if (!(v in idx)) visit(v)
+  }
+'
+
+status=0
+# Layers, then loops; awk does both on the resolved list.
+printf '%s' "$resolved" | awk -v order="$order" "$awk_common"'
+  function report_loop(k, members) {
+    printf "include loop of %d files: %s\n", k, members
   }
   {
     file = $1; line = $2; target = $3; to = $4
@@ -103,23 +130,8 @@ printf '%s' "$resolved" | awk -v order="$order" '
     edge[file, ++deg[file]] = to
     node[file] = 1; node[to] = 1
   }
-  # Tarjan: every strongly connected set of two or more files is a loop.
-  function visit(v,   i, w, members, k) {
-    idx[v] = low[v] = ++counter
-    stack[++sp] = v; onstack[v] = 1
-    for (i = 1; i <= deg[v]; i++) {
-      w = edge[v, i]
-      if (!(w in idx)) { visit(w); if (low[w] < low[v]) low[v] = low[w] }
-      else if (onstack[w] && idx[w] < low[v]) low[v] = idx[w]
-    }
-    if (low[v] == idx[v]) {
-      members = ""; k = 0
-      do { w = stack[sp--]; onstack[w] = 0; members = w " " members; k++ } while (w != v)
-      if (k > 1) { printf "include loop of %d files: %s\n", k, members; bad = 1 }
-    }
-  }
   END {
-    for (v in node) if (!(v in idx)) visit(v)
+    find_loops()
     exit bad
   }' || status=1
 
@@ -142,15 +154,13 @@ if [ -n "$objects" ]; then
     nm -P --defined-only -g "$o" | awk -v t="$target" -v s="$src" '$2 ~ /^[TDBRVWGS]$/ { print "D", t, s, $1, $2 }'
     nm -P -u "$o" | awk -v t="$target" -v s="$src" '{ print "U", t, s, $1 }'
   done <<< "$objlist"
-  } | awk -v order="$order" '
-    BEGIN {
-      n = split(order, names, " ")
-      for (i = 1; i <= n; i++) rank[names[i]] = i
-    }
-    function folder(path,   p) {
-      if (path !~ /^src\//) return ""
-      split(path, p, "/")
-      return p[2]
+  } | awk -v order="$order" "$awk_common"'
+    function report_loop(k, members,   m, a, b) {
+      printf "loop of %d files using each other:", k
+      split(members, m, " ")
+      for (a = 1; a <= k; a++) for (b = 1; b <= k; b++)
+        if ((m[a], m[b]) in why) printf "\n  %s -> %s (%s)", m[a], m[b], why[m[a], m[b]]
+      printf "\n"
     }
     $1 == "H" { declared[$2] = $3; header[$2] = $4; next }
     $1 == "D" {
@@ -183,29 +193,8 @@ if [ -n "$objects" ]; then
           node[from] = 1; node[to] = 1
         }
       }
-      for (v in node) if (!(v in idx)) visit(v)
+      find_loops()
       exit bad
-    }
-    function visit(v,   i, w, members, k) {
-      idx[v] = low[v] = ++counter
-      stack[++sp] = v; onstack[v] = 1
-      for (i = 1; i <= deg[v]; i++) {
-        w = edge[v, i]
-        if (!(w in idx)) { visit(w); if (low[w] < low[v]) low[v] = low[w] }
-        else if (onstack[w] && idx[w] < low[v]) low[v] = idx[w]
-      }
-      if (low[v] == idx[v]) {
-        members = ""; k = 0
-        do { w = stack[sp--]; onstack[w] = 0; members = w " " members; k++; inscc[w] = counter } while (w != v)
-        if (k > 1) {
-          printf "loop of %d files using each other:", k
-          split(members, m, " ")
-          for (a = 1; a <= k; a++) for (b = 1; b <= k; b++)
-            if ((m[a], m[b]) in why) printf "\n  %s -> %s (%s)", m[a], m[b], why[m[a], m[b]]
-          printf "\n"
-          bad = 1
-        }
-      }
     }' || status=1
 fi
 

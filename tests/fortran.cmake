@@ -56,14 +56,49 @@ if(STRATA_FORTRAN)
     endif()
     add_test(NAME fortran.colls.${variant}.np${franks}
              COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
-                     $<TARGET_FILE:fortran_colls_${variant}> ${franks})
+                     $<TARGET_FILE:fortran_colls_${variant}> ${franks} 8)
     set_tests_properties(fortran.colls.${variant}.np${franks} PROPERTIES TIMEOUT 150
                          ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
   endforeach()
   add_test(NAME fortran.colls.f08.nodes2.np4
            COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
-                   $<TARGET_FILE:fortran_colls_f08> 4 STRATA_VIRTUAL_NODES=2)
+                   $<TARGET_FILE:fortran_colls_f08> 4 8 STRATA_VIRTUAL_NODES=2)
   set_tests_properties(fortran.colls.f08.nodes2.np4 PROPERTIES TIMEOUT 150
+                       ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+endif()
+
+# User-defined ops created from Fortran (issue 21; tests/fortran/user_ops.F90):
+# a commutative and a non-commutative op in Reduce and Allreduce through
+# use mpi, mpi_f08 and mpif.h, values computed in the program; STRATA_STATS
+# must count every call as strata's, but across virtual nodes the
+# non-commutative ones as the host's (its fallback then calls the Fortran
+# function as the host's Fortran binding created it).
+if(STRATA_FORTRAN)
+  foreach(variant use_mpi f08 mpifh)
+    add_executable(fortran_user_ops_${variant} fortran/user_ops.F90)
+    set_target_properties(fortran_user_ops_${variant} PROPERTIES
+                          Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_uops_${variant})
+    if(variant STREQUAL "f08")
+      target_compile_definitions(fortran_user_ops_${variant} PRIVATE F08)
+    elseif(variant STREQUAL "mpifh")
+      target_compile_definitions(fortran_user_ops_${variant} PRIVATE MPIFH)
+    endif()
+    # As for colls.F90: mpif.h (and MPICH's use mpi) declare no buffer
+    # interfaces, and buffers of different types go to one routine.
+    if(variant STREQUAL "mpifh" OR
+       (variant STREQUAL "use_mpi" AND STRATA_MPI STREQUAL "mpich"))
+      target_compile_options(fortran_user_ops_${variant} PRIVATE -fallow-argument-mismatch -w)
+    endif()
+    add_test(NAME fortran.user_ops.${variant}.np${franks}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                     $<TARGET_FILE:fortran_user_ops_${variant}> ${franks} 2)
+    set_tests_properties(fortran.user_ops.${variant}.np${franks} PROPERTIES TIMEOUT 60
+                         ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+  endforeach()
+  add_test(NAME fortran.user_ops.mpifh.nodes2.np4
+           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                   $<TARGET_FILE:fortran_user_ops_mpifh> 4 2 STRATA_VIRTUAL_NODES=2)
+  set_tests_properties(fortran.user_ops.mpifh.nodes2.np4 PROPERTIES TIMEOUT 60
                        ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
 endif()
 

@@ -33,6 +33,22 @@ static int throttle_sibling(struct strata_plane *p, int parent, int root)
     return -1;
 }
 
+/* This rank's links in the tree of o->root: the plane's plan, worked out
+ * when the root changes (per call, it cost more than an 8-byte copy). */
+static void tree_links(struct strata_bcast_op *o, struct strata_plane *p)
+{
+    struct strata_bcast_plan *plan = &p->bcast_plan;
+    if (plan->root != o->root) {
+        plan->children = p->part_buf + (size_t)(STRATA_MAX_HIER + 1) * (size_t)p->size;
+        plan->nchildren = strata_tree_links(p->hier, o->root, p->rank, &plan->parent,
+                                            plan->children);
+        plan->root = o->root;
+    }
+    o->children = plan->children;
+    o->nchildren = plan->nchildren;
+    o->parent = plan->parent;
+}
+
 static struct strata_bcast_op *bcast_of(struct strata_op *op)
 {
     return (struct strata_bcast_op *)((char *)op - offsetof(struct strata_bcast_op, op));
@@ -76,8 +92,7 @@ static int single_copy_progress(struct strata_op *op)
 static void single_copy_start(struct strata_bcast_op *o)
 {
     struct strata_plane *p = o->op.p;
-    o->children = p->tree_buf;
-    o->nchildren = strata_tree_links(p->hier, o->root, p->rank, &o->parent, p->tree_buf);
+    tree_links(o, p);
     o->base = strata_plane_enter_progress(p, o->bytes, o->data, NULL,
                                           p->rank == o->root ? o->bytes : 0);
     if (o->parent < 0) return;
@@ -98,8 +113,7 @@ static void cico_start(struct strata_bcast_op *o, unsigned char *data, size_t by
     struct strata_plane *p = o->op.p;
     o->cur_data = data;
     o->cur_bytes = bytes;
-    o->children = p->tree_buf;
-    o->nchildren = strata_tree_links(p->hier, o->root, p->rank, &o->parent, p->tree_buf);
+    tree_links(o, p);
     o->base = strata_plane_enter(p, bytes, NULL, NULL); /* entered: done reading older regions */
 }
 

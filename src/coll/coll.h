@@ -41,7 +41,7 @@ struct strata_bcast_op {
     size_t bytes;
     int root;
     int parent, nchildren, sibling, whole, i;
-    const int *children;          /* the plane's tree_buf */
+    const int *children;          /* the plane's bcast_plan (or tree_buf: feed close) */
     uint64_t base;
     size_t off, len, chunk;
     unsigned char *cur_data;      /* the round in flight (segment paths) */
@@ -117,21 +117,13 @@ void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *
 
 int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);
 
-/* One rank's role at one level of a reduction. */
-struct level_role {
-    int n;          /* participants */
-    int *who;       /* participants, in combining order (the plane's part_buf) */
-    int me;         /* this rank's index among them */
-    int leader;     /* rank receiving the group's result */
-};
-
 /* This rank's plan of one reduction (coll/reduce.c). */
 struct reduce_call {
     struct strata_plane *p;
     const struct strata_reduce_args *a;
     int top_root;                 /* the root of the tree (0 for Allreduce) */
     int nlev;                     /* levels this rank takes part in */
-    struct level_role role[STRATA_MAX_HIER];
+    const struct level_role *role; /* [nlev]: the plane's plan (plane.h) */
     uint64_t base;
     size_t chunk_elems, nchunks;
 };

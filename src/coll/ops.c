@@ -125,34 +125,46 @@ static enum kind int_kind(size_t size, int is_signed)
     }
 }
 
+/* The element kind of every predefined C type strata reduces.  Handles are
+ * link-time addresses in Open MPI and constants in MPICH, so they are
+ * compared one by one rather than switched on; the table is static (built
+ * on the stack at every call, it cost more than a small reduction's
+ * combining: issue 14) and lists the types reductions use most first. */
+static const struct {
+    MPI_Datatype type;
+    unsigned char size;  /* integers: their width, for int_kind */
+    signed char is_signed; /* integers: 1 or 0; other kinds: -1 (kind below) */
+    unsigned char kind;  /* enum kind of the others */
+} c_types[] = {
+    {MPI_DOUBLE, 0, -1, K_F64}, {MPI_INT, sizeof(int), 1, 0}, {MPI_FLOAT, 0, -1, K_F32},
+    {MPI_LONG, sizeof(long), 1, 0}, {MPI_UNSIGNED, sizeof(int), 0, 0},
+    {MPI_LONG_LONG, sizeof(long long), 1, 0}, {MPI_UNSIGNED_LONG, sizeof(long), 0, 0},
+    {MPI_INT64_T, 8, 1, 0}, {MPI_UINT64_T, 8, 0, 0}, {MPI_INT32_T, 4, 1, 0},
+    {MPI_UINT32_T, 4, 0, 0}, {MPI_DOUBLE_INT, 0, -1, K_P_DOUBLE}, {MPI_2INT, 0, -1, K_P_INT},
+    {MPI_BYTE, 0, -1, K_BYTE}, {MPI_C_BOOL, 0, -1, K_BOOL},
+    {MPI_SIGNED_CHAR, 1, 1, 0}, {MPI_UNSIGNED_CHAR, 1, 0, 0},
+    {MPI_SHORT, sizeof(short), 1, 0}, {MPI_UNSIGNED_SHORT, sizeof(short), 0, 0},
+    {MPI_UNSIGNED_LONG_LONG, sizeof(long long), 0, 0},
+    {MPI_INT8_T, 1, 1, 0}, {MPI_UINT8_T, 1, 0, 0}, {MPI_INT16_T, 2, 1, 0},
+    {MPI_UINT16_T, 2, 0, 0},
+    {MPI_AINT, sizeof(MPI_Aint), 1, 0}, {MPI_OFFSET, sizeof(MPI_Offset), 1, 0},
+    {MPI_COUNT, sizeof(MPI_Count), 1, 0},
+    {MPI_LONG_DOUBLE, 0, -1, K_F80}, {MPI_C_FLOAT_COMPLEX, 0, -1, K_C32},
+    {MPI_C_DOUBLE_COMPLEX, 0, -1, K_C64}, {MPI_C_LONG_DOUBLE_COMPLEX, 0, -1, K_C80},
+    {MPI_FLOAT_INT, 0, -1, K_P_FLOAT}, {MPI_LONG_INT, 0, -1, K_P_LONG},
+    {MPI_SHORT_INT, 0, -1, K_P_SHORT}, {MPI_LONG_DOUBLE_INT, 0, -1, K_P_LDOUBLE},
+};
+
 static enum kind kind_of(MPI_Datatype t)
 {
-    /* Handles are link-time addresses in Open MPI and constants in MPICH, so
-     * compare one by one rather than switch. */
-    const struct { MPI_Datatype type; size_t size; int is_signed; } ints[] = {
-        {MPI_SIGNED_CHAR, 1, 1}, {MPI_UNSIGNED_CHAR, 1, 0},
-        {MPI_SHORT, sizeof(short), 1}, {MPI_UNSIGNED_SHORT, sizeof(short), 0},
-        {MPI_INT, sizeof(int), 1}, {MPI_UNSIGNED, sizeof(int), 0},
-        {MPI_LONG, sizeof(long), 1}, {MPI_UNSIGNED_LONG, sizeof(long), 0},
-        {MPI_LONG_LONG, sizeof(long long), 1}, {MPI_UNSIGNED_LONG_LONG, sizeof(long long), 0},
-        {MPI_INT8_T, 1, 1}, {MPI_UINT8_T, 1, 0}, {MPI_INT16_T, 2, 1}, {MPI_UINT16_T, 2, 0},
-        {MPI_INT32_T, 4, 1}, {MPI_UINT32_T, 4, 0}, {MPI_INT64_T, 8, 1}, {MPI_UINT64_T, 8, 0},
-        {MPI_AINT, sizeof(MPI_Aint), 1}, {MPI_OFFSET, sizeof(MPI_Offset), 1},
-        {MPI_COUNT, sizeof(MPI_Count), 1},
-    };
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
-        if (t == ints[i].type) return int_kind(ints[i].size, ints[i].is_signed);
-    const struct { MPI_Datatype type; enum kind kind; } others[] = {
-        {MPI_FLOAT, K_F32}, {MPI_DOUBLE, K_F64}, {MPI_LONG_DOUBLE, K_F80},
-        {MPI_C_FLOAT_COMPLEX, K_C32}, {MPI_C_DOUBLE_COMPLEX, K_C64},
-        {MPI_C_LONG_DOUBLE_COMPLEX, K_C80}, {MPI_C_BOOL, K_BOOL}, {MPI_BYTE, K_BYTE},
-        {MPI_FLOAT_INT, K_P_FLOAT}, {MPI_DOUBLE_INT, K_P_DOUBLE}, {MPI_LONG_INT, K_P_LONG},
-        {MPI_2INT, K_P_INT}, {MPI_SHORT_INT, K_P_SHORT}, {MPI_LONG_DOUBLE_INT, K_P_LDOUBLE},
-    };
-    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++)
-        if (t == others[i].type) return others[i].kind;
+    for (size_t i = 0; i < sizeof c_types / sizeof c_types[0]; i++)
+        if (t == c_types[i].type)
+            return c_types[i].is_signed < 0 ? (enum kind)c_types[i].kind
+                                             : int_kind(c_types[i].size, c_types[i].is_signed);
     return K_NONE;
 }
+
+int strata_predefined_c_type(MPI_Datatype type) { return kind_of(type) != K_NONE; }
 
 #define INT_ROW(tag)                                                               \
     {sum_##tag, prod_##tag, max_##tag, min_##tag, land_##tag, lor_##tag,           \
@@ -186,8 +198,10 @@ static const strata_reduce_fn kernels[K_NONE][O_NONE] = {
 
 static enum op_index op_of(MPI_Op op)
 {
-    const MPI_Op ops[O_NONE] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR,
-                                MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC, MPI_MAXLOC};
+    /* Static, as c_types above. */
+    static const MPI_Op ops[O_NONE] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR,
+                                       MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC,
+                                       MPI_MAXLOC};
     for (int i = 0; i < O_NONE; i++)
         if (op == ops[i]) return (enum op_index)i;
     return O_NONE;

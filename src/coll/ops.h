@@ -17,4 +17,10 @@ typedef void (*strata_reduce_fn)(void *dst, const void *a, const void *restrict 
 /* The kernel for (op, datatype), or NULL if strata has none. */
 strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type);
 
+/* 1 if type is one of the predefined C datatypes strata reduces (a named
+ * type, committed, its elements in memory order), found in a static table:
+ * cheaper than asking the host (MPI_Type_get_envelope), which the entry
+ * points do per call otherwise.  0 says nothing about other types. */
+int strata_predefined_c_type(MPI_Datatype type);
+
 #endif

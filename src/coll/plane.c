@@ -31,7 +31,9 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
                round_up(sizeof(struct strata_rank_ctl) * (size_t)size, 4096);
     p->pid = malloc(sizeof(pid_t) * (size_t)size);
     p->tree_buf = malloc(sizeof(int) * 4 * (size_t)size);
-    p->part_buf = malloc(sizeof(int) * STRATA_MAX_HIER * (size_t)size);
+    p->part_buf = malloc(sizeof(int) * (STRATA_MAX_HIER + 2) * (size_t)size);
+    p->plan.root = -1; /* nothing planned yet */
+    p->bcast_plan.root = -1;
     p->dist = calloc((size_t)size, 1);
     if (!p->pid || !p->tree_buf || !p->part_buf || !p->dist) return -1;
     memcpy(p->pid, pids, sizeof(pid_t) * (size_t)size);

@@ -70,6 +70,35 @@ struct strata_plane_choice {
     double predicted_us;
 };
 
+/* One rank's role at one level of a reduction (coll/reduce.c). */
+struct level_role {
+    int n;          /* participants */
+    int *who;       /* participants, in combining order (the plane's part_buf) */
+    int me;         /* this rank's index among them */
+    int leader;     /* rank receiving the group's result */
+};
+
+/* This rank's part in the reductions of one root (coll/reduce.c), kept from
+ * call to call while the root stays: the hierarchy never changes, and
+ * working it out again took more instructions than an 8-byte reduction
+ * itself (issue 14).  Its lists live in part_buf, which nothing else uses. */
+struct strata_reduce_plan {
+    int root;       /* the tree's root it is for; -1: none yet */
+    int nlev;       /* levels this rank takes part in */
+    struct level_role role[STRATA_MAX_HIER];
+    int ntop;       /* participants of the root's group at the top level */
+    int *top;       /* their ranks, in combining order */
+};
+
+/* This rank's links in the broadcast tree of one root (coll/bcast.c), kept
+ * as the reduction plan is. */
+struct strata_bcast_plan {
+    int root;       /* -1: none yet */
+    int parent;     /* -1 at the root */
+    int nchildren;
+    int *children;  /* in part_buf, after the reduction plan's lists */
+};
+
 struct strata_plane {
     struct strata_segment seg;
     int rank, size;
@@ -93,7 +122,9 @@ struct strata_plane {
     void *scratch;                 /* private, for CMA reductions */
     size_t scratch_bytes;
     int *tree_buf;                 /* [4 * size] ints for per-call trees */
-    int *part_buf;                 /* [STRATA_MAX_HIER * size] participants per level */
+    int *part_buf;                 /* [(STRATA_MAX_HIER + 2) * size]: the plans' lists */
+    struct strata_reduce_plan plan;
+    struct strata_bcast_plan bcast_plan;
     void *acc_scratch;             /* private accumulation buffer (Reduce leaders) */
     unsigned char *dist;           /* [size] enum strata_distance to each rank */
     int stats;                     /* STRATA_STATS is on: count traffic */

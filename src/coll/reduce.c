@@ -34,18 +34,30 @@ static int coll_of(const struct strata_reduce_args *a)
 /* struct reduce_call (this rank's plan of the call) is declared in
  * coll.h, inside the resumable operation. */
 
+/* This rank's roles for the call's root: the plane's plan, worked out when
+ * the root changes. */
 static void plan_roles(struct reduce_call *c)
 {
     struct strata_plane *p = c->p;
-    c->nlev = strata_tree_levels_of(p->hier, c->top_root, p->rank);
-    for (int l = 0; l < c->nlev; l++) {
-        struct level_role *r = &c->role[l];
-        r->who = p->part_buf + (size_t)l * (size_t)p->size;
-        r->n = strata_tree_participants(p->hier, c->top_root, l, p->rank, r->who);
-        r->me = 0;
-        while (r->who[r->me] != p->rank) r->me++;
-        r->leader = strata_tree_leader(p->hier, c->top_root, l, p->hier->level[l].group_of[p->rank]);
+    struct strata_reduce_plan *plan = &p->plan;
+    if (plan->root != c->top_root) {
+        plan->nlev = strata_tree_levels_of(p->hier, c->top_root, p->rank);
+        for (int l = 0; l < plan->nlev; l++) {
+            struct level_role *r = &plan->role[l];
+            r->who = p->part_buf + (size_t)l * (size_t)p->size;
+            r->n = strata_tree_participants(p->hier, c->top_root, l, p->rank, r->who);
+            r->me = 0;
+            while (r->who[r->me] != p->rank) r->me++;
+            r->leader = strata_tree_leader(p->hier, c->top_root, l,
+                                           p->hier->level[l].group_of[p->rank]);
+        }
+        plan->top = p->part_buf + (size_t)STRATA_MAX_HIER * (size_t)p->size;
+        plan->ntop = strata_tree_participants(p->hier, c->top_root, p->hier->nlevels - 1,
+                                              c->top_root, plan->top);
+        plan->root = c->top_root;
     }
+    c->nlev = plan->nlev;
+    c->role = plan->role;
 }
 
 /* Bytes of elements [first, first + n): the last element of the vector
@@ -142,7 +154,7 @@ static int chunk_level_begin(struct strata_reduce_op *o, int l, size_t k)
     struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
     const struct strata_reduce_args *a = c->a;
-    struct level_role *r = &c->role[l];
+    const struct level_role *r = &c->role[l];
     size_t c0 = k * c->chunk_elems;
     size_t n = a->count - c0 < c->chunk_elems ? a->count - c0 : c->chunk_elems;
     size_t lo, hi;
@@ -376,11 +388,9 @@ static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)
 
     if (a->root < 0 || p->rank == a->root) {
         /* The result is in the top leader's region once the top group is done. */
-        o->nmembers = strata_tree_participants(p->hier, c->top_root, p->hier->nlevels - 1,
-                                               c->top_root, o->members);
-        for (o->j = 0; o->j < o->nmembers; o->j++)
-            STRATA_OP_AWAIT_GE(step, &p->ctl[o->members[o->j]].done[p->hier->nlevels - 1],
-                               c->base + 1, p->pid[o->members[o->j]]);
+        for (o->j = 0; o->j < p->plan.ntop; o->j++)
+            STRATA_OP_AWAIT_GE(step, &p->ctl[p->plan.top[o->j]].done[p->hier->nlevels - 1],
+                               c->base + 1, p->pid[p->plan.top[o->j]]);
         memcpy(a->recvbuf,
                strata_plane_region(p, c->top_root, STRATA_REGION_ACC0 + p->hier->nlevels - 1),
                span_bytes(a, 0, a->count));
@@ -462,6 +472,12 @@ void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
 
 int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)
 {
+    /* The tiny Allreduce runs as an operation of its own here rather than
+     * as a step nested in the reduction's (as strata_reduce_start makes
+     * it): one progress call and copy of the arguments less (issue 14). */
+    size_t bytes = a->count * a->extent;
+    if (a->root < 0 && p->size > 1 && bytes && bytes <= STRATA_TINY_MAX)
+        return strata_allreduce_tiny(p, a);
     struct strata_reduce_op o;
     strata_reduce_start(&o, p, a);
     return strata_op_run(&o.op);

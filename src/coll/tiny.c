@@ -54,7 +54,9 @@ static int tiny_progress(struct strata_op *op)
         strata_error("out of memory for a tiny Allreduce");
         abort();
     }
-    int *who = p->part_buf;
+    /* After value[] (size pointers: 2 size ints); part_buf holds the
+     * reductions' plan (plane.h). */
+    int *who = p->tree_buf + 2 * (size_t)p->size;
     for (int l = 0; l < p->hier->nlevels; l++) {
         const struct strata_hier_level *L = &p->hier->level[l];
         for (int g = 0; g < L->ngroups; g++) {

@@ -15,8 +15,12 @@ static struct entry {
 static int nentries, capacity;
 static unsigned long next_serial = 1;
 /* Guards the array; also held across the host MPI's create and free
- * (strata_user_op_lock), which never call back into strata. */
+ * (strata_user_op_lock).  That lock is re-entrant per thread (depth): a
+ * binding's create or free may reach the C MPI_Op_create/MPI_Op_free
+ * wrapper through the host (MPICH's Fortran MPI_Op_create calls the C
+ * MPI_Op_create), which then finds the lock already held by its thread. */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static _Thread_local int depth;
 
 void strata_user_op_call_c(void (*fn)(void), void *invec, void *inoutvec, int *len,
                            MPI_Datatype *type)
@@ -24,8 +28,17 @@ void strata_user_op_call_c(void (*fn)(void), void *invec, void *inoutvec, int *l
     ((MPI_User_function *)(void *)fn)(invec, inoutvec, len, type);
 }
 
-void strata_user_op_lock(void) { pthread_mutex_lock(&lock); }
-void strata_user_op_unlock(void) { pthread_mutex_unlock(&lock); }
+void strata_user_op_lock(void)
+{
+    if (depth++ == 0) pthread_mutex_lock(&lock);
+}
+
+void strata_user_op_unlock(void)
+{
+    if (--depth == 0) pthread_mutex_unlock(&lock);
+}
+
+int strata_user_op_nested(void) { return depth > 1; }
 
 static int index_of(MPI_Op op)
 {

@@ -9,7 +9,8 @@
  *
  * Hook for other language bindings: an op whose function has another
  * calling convention (Fortran: INTEGER len and datatype) is registered with
- * strata_user_op_register and a caller that converts the arguments, e.g.
+ * strata_user_op_register and a caller that converts the arguments
+ * (src/fortran/user_ops.c does this for Fortran), e.g.
  *
  *     static void call_fortran(void (*fn)(void), void *in, void *inout, int *len,
  *                              MPI_Datatype *type)
@@ -45,9 +46,17 @@ struct strata_user_op {
 };
 
 /* Serialises the creation and release of ops with the registry's updates:
- * a handle the host MPI frees may be reused by the next op it creates. */
+ * a handle the host MPI frees may be reused by the next op it creates.
+ * Re-entrant in one thread (a binding's wrapper may reach the C wrapper
+ * through the host MPI). */
 void strata_user_op_lock(void);
 void strata_user_op_unlock(void);
+
+/* 1 when the calling thread held the lock already before its latest
+ * strata_user_op_lock: a C wrapper reached from a binding's wrapper through
+ * the host MPI (MPICH's Fortran MPI_Op_create calls the C MPI_Op_create),
+ * whose caller registers the op itself, its own way. */
+int strata_user_op_nested(void);
 
 /* Records op (just created by the host MPI); replaces a stale entry of the
  * same handle.  0, or -1 when out of memory (the op then goes to the host

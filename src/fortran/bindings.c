@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "fortran/sentinels.h"
+#include "fortran/user_ops.h"
 
 #define BUF(x) strata_fortran_buffer(x)
 #define TYPE(x) MPI_Type_f2c(*(x))

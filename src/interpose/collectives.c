@@ -122,6 +122,14 @@ static long long signature_bytes(long long count, MPI_Datatype type)
     return count * size;
 }
 
+/* signature_bytes for settle, which reads it only with STRATA_CHECK_ARGS: a
+ * reduction needs it for nothing else, and MPI_Type_size is a fair share of
+ * a small call's cost (issue 14). */
+static long long checked_bytes(long long count, MPI_Datatype type)
+{
+    return strata_check_enabled() ? signature_bytes(count, type) : -1;
+}
+
 /* The host MPI's entry point for a call strata leaves: the MPI-4 large-count
  * form (name_c) for a call that came in through it (`large`), so that the
  * host sees exactly what the application passed. */
@@ -380,7 +388,7 @@ int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
                                                        MPI_DATATYPE_NULL, -1)
                               : reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf,
                                             count, datatype, op, ctx->rank == root);
-        ctx = settle(ctx, STRATA_COLL_REDUCE, root, signature_bytes(count, datatype), why);
+        ctx = settle(ctx, STRATA_COLL_REDUCE, root, checked_bytes(count, datatype), why);
     }
     if (!ctx) return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
@@ -402,7 +410,7 @@ int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
     if (ctx) {
         const char *why = reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf, count,
                                       datatype, op, 1);
-        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, signature_bytes(count, datatype), why);
+        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, checked_bytes(count, datatype), why);
     }
     if (!ctx) return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;

@@ -11,7 +11,10 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
     strata_user_op_lock();
     int rc = PMPI_Op_create(user_fn, commute, op);
-    if (rc == MPI_SUCCESS && user_fn &&
+    /* Nested: a binding's MPI_Op_create (MPICH's Fortran one) called this
+     * through the host; that binding's wrapper registers the op with its
+     * own caller, and one creation must count once (the op's serial). */
+    if (rc == MPI_SUCCESS && user_fn && !strata_user_op_nested() &&
         strata_user_op_register(*op, (void (*)(void))user_fn, strata_user_op_call_c, commute))
         strata_verbose(1, "out of memory recording a user-defined op: the host MPI serves "
                           "reductions with it");

@@ -44,8 +44,8 @@ const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI
     struct strata_user_op u;
     if (!strata_user_op_find(op, &u)) {
         snprintf(why, len, "op %s is user-defined and strata did not see it created "
-                 "(MPI_Op_create reached the host MPI directly: Fortran, or a library "
-                 "linked to the host's PMPI_ symbols)", strata_op_name(op, opn, sizeof opn));
+                 "(created through PMPI_Op_create: a library linked to the host's PMPI_ "
+                 "symbols)", strata_op_name(op, opn, sizeof opn));
         return why;
     }
     user_op_name(&u, opn, sizeof opn);
@@ -145,6 +145,9 @@ void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_h
 
 void strata_reduce_op_end(struct strata_reduce_how *r)
 {
+    /* Nothing staged, no scratch: every reduction with a predefined op
+     * passes here, and three calls that do nothing add up (issue 14). */
+    if (!r->stage && !r->user.tmp) return;
     if (r->user_recv) copy_elements((char *)r->stage - r->user.shift, r->user_recv, r);
     free(r->stage);
     r->stage = r->user_recv = NULL;

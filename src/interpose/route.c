@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "coll/coll.h"
+#include "coll/ops.h"
 #include "config/config.h"
 #include "util/log.h"
 
@@ -100,8 +101,11 @@ int strata_route_bad_data(const void *buf, long long count, MPI_Datatype type)
 {
     int ni, na, nd, combiner, size;
     if (count < 0 || type == MPI_DATATYPE_NULL) return 1;
-    if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return 1;
-    if (combiner != MPI_COMBINER_NAMED && !committed(type)) return 1;
+    /* A predefined type is named and committed: no need to ask the host. */
+    if (!strata_predefined_c_type(type)) {
+        if (PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS) return 1;
+        if (combiner != MPI_COMBINER_NAMED && !committed(type)) return 1;
+    }
     if (count == 0 || (buf != MPI_BOTTOM && buf != MPI_IN_PLACE)) return 0;
     if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size == 0) return 0;
     if (buf == MPI_IN_PLACE) return 1;

@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 
+#include "coll/ops.h"
 #include "util/log.h"
 
 /* Whether type lists its bytes in memory order: a predefined type, or a
@@ -13,6 +14,7 @@
  * displacements); its raw bytes are not its type signature's stream. */
 static int in_memory_order(MPI_Datatype type)
 {
+    if (strata_predefined_c_type(type)) return 1; /* named: no need to ask the host */
     int ni, na, nd, combiner;
     PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
     if (combiner == MPI_COMBINER_NAMED) return 1;

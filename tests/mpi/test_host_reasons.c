@@ -88,8 +88,7 @@ int main(int argc, char **argv)
     MPI_Op hidden;
     PMPI_Op_create(sum_fn, 1, &hidden);
     snprintf(reason, sizeof reason, "op %s is user-defined and strata did not see it created "
-             "(MPI_Op_create reached the host MPI directly: Fortran, or a library linked to the "
-             "host's PMPI_ symbols)", strata_op_name(hidden, name, sizeof name));
+             "(created through PMPI_Op_create: a library linked to the host's PMPI_ symbols)", strata_op_name(hidden, name, sizeof name));
     int routed_away = strata_route_refusal(strata_ctx_get(comm), STRATA_COLL_ALLREDUCE) != NULL;
     use_route(comm, STRATA_COLL_ALLREDUCE, reason, sizeof reason);
     unsigned long long before = strata_stats_local_host_reason(STRATA_COLL_ALLREDUCE, reason);

@@ -15,16 +15,9 @@
 # be the host MPI alone).
 set -uo pipefail
 [ $# -ge 4 ] || { echo "usage: $0 STRATA_RUN PROGRAM RANKS [VAR=VALUE...] -- ARGS..."; exit 2; }
-run="$1"
-prog="$2"
-ranks="$3"
+# shellcheck source=launch.sh
+. "$(dirname "${BASH_SOURCE[0]}")/launch.sh" "$@"
 shift 3
-# The fixed cost model of the test suite (ctest sets it), kept across
-# common.sh's removal of every STRATA_ variable.
-model="${STRATA_MODEL:-}"
-# shellcheck source=common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-[ -n "$model" ] && export STRATA_MODEL="$model"
 settings=()
 nodes=1
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do

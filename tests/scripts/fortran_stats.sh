@@ -1,28 +1,25 @@
 #!/usr/bin/env bash
-# A Fortran program (tests/fortran/colls.F90) with strata preloaded: it
-# must pass its own checks, and STRATA_STATS must show every collective it
-# called counted under its C name, as many calls served and handed to the
-# host MPI as it says (its "EXPECT MPI_X <served> <host>" lines, per rank;
-# the file counts over the ranks).  With STRATA_VIRTUAL_NODES above 1,
-# MPI_Alltoall is the host's, as strata leaves it across nodes by design.
-#   fortran_stats.sh STRATA_RUN PROGRAM RANKS [VAR=VALUE...]
+# A Fortran program (tests/fortran/colls.F90, user_ops.F90) with strata
+# preloaded: it must pass its own checks ("PASS fortran ..."), and
+# STRATA_STATS must show every collective it called counted under its C
+# name, as many calls served and handed to the host MPI as it says (its
+# LINES "EXPECT MPI_X <served> <host>" lines, per rank; the file counts over
+# the ranks).  With STRATA_VIRTUAL_NODES above 1, MPI_Alltoall is the
+# host's, as strata leaves it across nodes by design.
+#   fortran_stats.sh STRATA_RUN PROGRAM RANKS LINES [VAR=VALUE...]
 set -uo pipefail
-[ $# -ge 3 ] || { echo "usage: $0 STRATA_RUN PROGRAM RANKS [VAR=VALUE...]"; exit 2; }
-run="$1"
-prog="$2"
-ranks="$3"
-shift 3
-model="${STRATA_MODEL:-}"
-# shellcheck source=common.sh
-. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
-[ -n "$model" ] && export STRATA_MODEL="$model"
+[ $# -ge 4 ] || { echo "usage: $0 STRATA_RUN PROGRAM RANKS LINES [VAR=VALUE...]"; exit 2; }
+lines="$4"
+# shellcheck source=launch.sh
+. "$(dirname "${BASH_SOURCE[0]}")/launch.sh" "$@"
+shift 4
 for setting in "$@"; do export "${setting?}"; done
 export STRATA_STATS="$tmp/stats.json"
 timeout 120 "$run" -n "$ranks" "$prog" >"$tmp/out" 2>"$tmp/err" || fail "the program failed"
-grep -q '^PASS fortran collectives' "$tmp/out" || fail "no PASS line"
+grep -q '^PASS fortran ' "$tmp/out" || fail "no PASS line"
 [ -s "$STRATA_STATS" ] || fail "no STRATA_STATS file: strata never set up"
 grep '^EXPECT ' "$tmp/out" >"$tmp/expect"
-[ "$(wc -l <"$tmp/expect")" -eq 8 ] || fail "expected 8 EXPECT lines"
+[ "$(wc -l <"$tmp/expect")" -eq "$lines" ] || fail "expected $lines EXPECT lines"
 python3 - "$STRATA_STATS" "$tmp/expect" "$ranks" "${STRATA_VIRTUAL_NODES:-1}" <<'PY' || fail "STRATA_STATS counts differ"
 import json, sys
 colls = json.load(open(sys.argv[1]))["collectives"]
