@@ -12,8 +12,10 @@ void bench_usage(FILE *to)
     fprintf(to,
             "usage: strata-run -n N strata-bench [options]\n"
             "  --sizes LIST   bytes per rank block, K/M/G suffixes (default " BENCH_DEFAULT_SIZES ")\n"
-            "                 reduce/allreduce: a vector of bytes/8 doubles (at least 1)\n"
-            "  --colls LIST   bcast,reduce,allreduce,allgather,gather,scatter,alltoall,barrier\n"
+            "                 reduce/allreduce/scan/exscan: a vector of bytes/8 doubles (at least\n"
+            "                 1); reduce_scatter(_block): bytes/8 doubles per rank's block\n"
+            "  --colls LIST   bcast,reduce,allreduce,allgather,gather,scatter,alltoall,barrier,\n"
+            "                 reduce_scatter_block,reduce_scatter,scan,exscan\n"
             "                 (default all)\n"
             "  --sweep        every collective (or those of --colls) at every power of 2 from\n"
             "                 %u B to %u MiB, iterations adaptive as below (not with --sizes)\n"
@@ -39,9 +41,10 @@ void bench_usage(FILE *to)
             "figures: a call's time is the slowest rank's; per row and implementation the\n"
             "  median, min and max over the calls; the per-rank spread: each rank's mean\n"
             "  time per call, min/median/max over the ranks; bandwidth: bytes / median time,\n"
-            "  counting the message for bcast, reduce and allreduce, the whole gathered or\n"
-            "  scattered buffer (N blocks) for allgather, gather and scatter, and one rank's\n"
-            "  send buffer (N blocks) for alltoall; none for barrier\n");
+            "  counting the message for bcast, reduce, allreduce, scan and exscan, the whole\n"
+            "  gathered or scattered buffer (N blocks) for allgather, gather and scatter, and\n"
+            "  one rank's send buffer (N blocks) for alltoall, reduce_scatter_block and\n"
+            "  reduce_scatter; none for barrier\n");
 }
 
 /* "64K" -> 65536; 0 on a malformed size. */

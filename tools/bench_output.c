@@ -104,8 +104,8 @@ static void json_method(FILE *f, const struct bench *b)
                "             \"rank_mean\": \"each rank's mean time per call; min, median, max "
                "over the ranks\",\n"
                "             \"bandwidth\": \"bandwidth_bytes / median; bandwidth_bytes: the "
-               "message for bcast, reduce, allreduce; ranks * bytes for allgather, gather, "
-               "scatter, alltoall; 0 for barrier\",\n"
+               "message for bcast, reduce, allreduce, scan, exscan; ranks * bytes for allgather, "
+               "gather, scatter, alltoall, reduce_scatter_block, reduce_scatter; 0 for barrier\",\n"
                "             \"noise\": ",
             BENCH_ROOT, b->opt.root_shift ? "true" : "false", b->opt.sweep ? "true" : "false",
             MPI_Wtick());

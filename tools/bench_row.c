@@ -10,11 +10,15 @@ size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks)
     switch (r->coll) {
     case STRATA_COLL_BCAST:
     case STRATA_COLL_REDUCE:
-    case STRATA_COLL_ALLREDUCE: return r->bytes;
+    case STRATA_COLL_ALLREDUCE:
+    case STRATA_COLL_SCAN:
+    case STRATA_COLL_EXSCAN: return r->bytes;
     case STRATA_COLL_ALLGATHER:
     case STRATA_COLL_GATHER:
     case STRATA_COLL_SCATTER:
-    case STRATA_COLL_ALLTOALL: return r->bytes * (size_t)ranks;
+    case STRATA_COLL_ALLTOALL:
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+    case STRATA_COLL_REDUCE_SCATTER: return r->bytes * (size_t)ranks;
     default: return 0;
     }
 }

@@ -38,15 +38,21 @@ struct coll_api {
     int (*scatter)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
     int (*alltoall)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
     int (*barrier)(MPI_Comm);
+    int (*reduce_scatter_block)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    int (*reduce_scatter)(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm);
+    int (*scan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
+    int (*exscan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
 };
 
 static const struct coll_api native_api = {
     PMPI_Bcast, PMPI_Reduce, PMPI_Allreduce, PMPI_Allgather,
     PMPI_Gather, PMPI_Scatter, PMPI_Alltoall, PMPI_Barrier,
+    PMPI_Reduce_scatter_block, PMPI_Reduce_scatter, PMPI_Scan, PMPI_Exscan,
 };
 static const struct coll_api strata_api = {
     MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather,
     MPI_Gather, MPI_Scatter, MPI_Alltoall, MPI_Barrier,
+    MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan,
 };
 
 /* ---- buffers ---------------------------------------------------------- */
@@ -106,7 +112,9 @@ static size_t send_bytes(const struct bench *b, const struct bench_row *r)
     switch (r->coll) {
     case STRATA_COLL_BCAST: return b->rank == b->root ? r->bytes : 0;
     case STRATA_COLL_SCATTER: return b->rank == b->root ? r->bytes * (size_t)b->size : 0;
-    case STRATA_COLL_ALLTOALL: return r->bytes * (size_t)b->size;
+    case STRATA_COLL_ALLTOALL:
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+    case STRATA_COLL_REDUCE_SCATTER: return r->bytes * (size_t)b->size;
     case STRATA_COLL_BARRIER: return 0;
     default: return r->bytes;
     }
@@ -137,6 +145,27 @@ static void call_collective(const struct coll_api *api, struct bench *b, const s
     case STRATA_COLL_SCATTER: api->scatter(b->send, n, t, b->recv, n, t, root, w); break;
     case STRATA_COLL_ALLTOALL: api->alltoall(b->send, n, t, b->recv, n, t, w); break;
     case STRATA_COLL_BARRIER: api->barrier(w); break;
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+        api->reduce_scatter_block(b->send, b->recv, n, t, MPI_SUM, w);
+        break;
+    case STRATA_COLL_REDUCE_SCATTER: {
+        /* Every rank's block the same: the counts array, built once. */
+        static int *counts, ncounts, counted;
+        if (ncounts < b->size) {
+            free(counts);
+            counts = malloc(sizeof *counts * (size_t)b->size);
+            ncounts = counts ? b->size : 0;
+            counted = -1;
+        }
+        if (!counts) break;
+        if (counted != n)
+            for (int q = 0; q < b->size; q++) counts[q] = n;
+        counted = n;
+        api->reduce_scatter(b->send, b->recv, counts, t, MPI_SUM, w);
+        break;
+    }
+    case STRATA_COLL_SCAN: api->scan(b->send, b->recv, n, t, MPI_SUM, w); break;
+    case STRATA_COLL_EXSCAN: api->exscan(b->send, b->recv, n, t, MPI_SUM, w); break;
     default: break;
     }
 }

@@ -40,7 +40,9 @@
 static struct bench_row make_row(const struct bench *b, enum strata_coll coll, size_t bytes)
 {
     struct bench_row r = {.coll = coll, .bytes = bytes, .count = (int)bytes, .type = MPI_BYTE};
-    if (coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE) {
+    if (coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE ||
+        coll == STRATA_COLL_REDUCE_SCATTER_BLOCK || coll == STRATA_COLL_REDUCE_SCATTER ||
+        coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN) {
         r.count = bytes / 8 ? (int)(bytes / 8) : 1;
         r.type = MPI_DOUBLE;
         r.bytes = (size_t)r.count * 8;

@@ -192,8 +192,8 @@ int main(int argc, char **argv)
         printf("\nCollectives on MPI_COMM_WORLD:\n");
         for (int c = 0; c < STRATA_NCOLLS; c++) {
             const char *refusal = strata_route_refusal(ctx, c);
-            if (refusal) printf("  %-14s host MPI (%s)\n", strata_coll_name(c), refusal);
-            else printf("  %-14s strata\n", strata_coll_name(c));
+            if (refusal) printf("  %-26s host MPI (%s)\n", strata_coll_name(c), refusal);
+            else printf("  %-26s strata\n", strata_coll_name(c));
         }
         /* The nonblocking and persistent forms take the blocking form's
          * route and algorithm (issue 17). */

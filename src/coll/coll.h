@@ -147,4 +147,55 @@ struct strata_reduce_op {
 void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
                          const struct strata_reduce_args *a);
 
+/* ---- Reduce_scatter(_block), Scan and Exscan inside a node (coll/reduce_scatter.c,
+ * coll/scan.c).  Operands combine in rank order (x from the lower rank, y
+ * from the higher), so non-commutative ops keep the standard's order and
+ * floating-point results are the same on every run.  Both follow the plane's
+ * paths: copy-in/copy-out windows through the segment up to a region (and
+ * in rounds of one region without a single-copy transport), single copy
+ * beyond. */
+
+/* r.count: elements of the whole vector; r.sendbuf NULL: in place (r.recvbuf
+ * holds the whole vector, and this rank's block lands at its start);
+ * r.recvbuf: this rank's block.  counts[q]: elements of rank q's block (the
+ * caller's array, alive until the operation ends). */
+struct strata_rs_args {
+    struct strata_reduce_args r;
+    const size_t *counts;
+    int coll; /* STRATA_COLL_REDUCE_SCATTER or _BLOCK: what STRATA_STATS counts */
+};
+
+struct strata_rs_op {
+    struct strata_op op;
+    struct strata_rs_args a;
+    size_t first_mine, mine;        /* this rank's block: first element, elements */
+    const unsigned char *operand;   /* this rank's whole vector */
+    unsigned char *acc;             /* where its block is combined */
+    uint64_t base;
+    size_t first, win, per_round, chunk, k;
+    int q;
+};
+void strata_reduce_scatter_start(struct strata_rs_op *o, struct strata_plane *p,
+                                 const struct strata_rs_args *a);
+int strata_reduce_scatter(struct strata_plane *p, const struct strata_rs_args *a);
+
+/* Scan (exclusive 0) or Exscan (1) of r.count elements; r.sendbuf NULL: in
+ * place (the operand is in r.recvbuf).  Exscan leaves rank 0's recvbuf as it
+ * was (the standard leaves it undefined). */
+struct strata_scan_op {
+    struct strata_op op;
+    struct strata_reduce_args a;
+    int exclusive, coll, q, tail;
+    const unsigned char *operand;   /* this rank's operand */
+    unsigned char *prefix;          /* single copy: where this rank's inclusive prefix lies */
+    uint64_t base;
+    size_t first, win, per_round, chunk, k, total;
+};
+void strata_scan_start(struct strata_scan_op *o, struct strata_plane *p,
+                       const struct strata_reduce_args *a, int exclusive);
+int strata_scan(struct strata_plane *p, const struct strata_reduce_args *a, int exclusive);
+
+/* The path a payload of `bytes` takes in these four (verbose, STRATA_STATS). */
+const char *strata_rs_scan_path(const struct strata_plane *p, int coll, size_t bytes);
+
 #endif

@@ -129,7 +129,7 @@ struct strata_plane {
     unsigned char *dist;           /* [size] enum strata_distance to each rank */
     int stats;                     /* STRATA_STATS is on: count traffic */
     size_t acc_scratch_bytes;
-    struct strata_plane_choice chosen[8]; /* per enum strata_coll */
+    struct strata_plane_choice chosen[16]; /* per enum strata_coll (select.c checks the size) */
 };
 
 /* Bytes of the segment for `size` ranks and `nlevels` hierarchy levels. */

@@ -15,6 +15,10 @@
 #define OP(x) MPI_Op_f2c(*(x))
 #define COMM(x) MPI_Comm_f2c(*(x))
 
+/* MPI_Reduce_scatter's Fortran counts array is passed on as the C int
+ * array: the same layout where INTEGER is int, as on both MPIs here. */
+_Static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER arrays are passed as int arrays");
+
 /* MPI_Init and MPI_Init_thread from Fortran: no command line (the MPIs'
  * own Fortran MPI_Init passes none either). */
 static int strata_fortran_init(const MPI_Fint *required, MPI_Fint *provided)

@@ -737,3 +737,46 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
     return strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 comm, 0);
 }
+
+/* ---- The entry points' shared steps, for the collectives written in files
+ * of their own (entry.h). */
+
+struct strata_ctx *strata_entry_served(MPI_Comm comm, enum strata_coll coll)
+{
+    return served_ctx(comm, coll);
+}
+
+struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                       long long bytes, const char *why)
+{
+    return settle(ctx, coll, root, bytes, why);
+}
+
+void strata_entry_count(enum strata_coll coll, const char *algorithm)
+{
+    count_algorithm(coll, algorithm);
+}
+
+long long strata_entry_signature(long long count, MPI_Datatype type)
+{
+    return signature_bytes(count, type);
+}
+
+const char *strata_entry_reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
+                                     struct strata_reduce_how *r, char *why, size_t whylen,
+                                     const void *sendbuf, void *recvbuf, long long count,
+                                     MPI_Datatype type, MPI_Op op)
+{
+    return reduce_args(ctx, a, r, why, whylen, sendbuf, recvbuf, count, type, op, 1);
+}
+
+char *strata_entry_across_start(enum strata_coll coll, char *desc)
+{
+    return across_start(coll, desc);
+}
+
+int strata_entry_across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
+                             const char *desc, int rc)
+{
+    return across_done(ctx, coll, bytes, desc, rc);
+}

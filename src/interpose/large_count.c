@@ -11,8 +11,10 @@
  * count within int (a larger datatype, or the int function), and the ranks
  * must agree on the route. */
 #include <mpi.h>
+#include <stddef.h>
 
 #include "interpose/collectives.h"
+#include "interpose/rs_scan_calls.h"
 
 #ifdef STRATA_HAVE_LARGE_COUNT
 
@@ -59,6 +61,30 @@ int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 {
     return strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                 comm, 1);
+}
+
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return strata_call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 1);
+}
+
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return strata_call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, 1);
+}
+
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm)
+{
+    return strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, 1);
+}
+
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm)
+{
+    return strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, 1);
 }
 
 #endif

@@ -8,6 +8,7 @@
 
 #include "coll/coll.h"
 #include "coll/ops.h"
+#include "net/net.h"
 #include "config/config.h"
 #include "util/log.h"
 
@@ -27,6 +28,18 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
                      "between nodes all cross the network: a node level would add a copy",
                      ctx->hier.nnodes);
             return why;
+        }
+        /* A prefix across nodes adds whole nodes' totals in node order,
+         * which is rank order only when each node's ranks are consecutive. */
+        if (coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN) {
+            for (int n = 0; n < ctx->net->nnodes; n++) {
+                if (ctx->net->contiguous[n]) continue;
+                static _Thread_local char why[200];
+                snprintf(why, sizeof why, "communicator spans %d nodes whose ranks are not "
+                         "consecutive (node %d), and strata's %s across nodes adds node totals in "
+                         "node order", ctx->hier.nnodes, n, strata_coll_name(coll));
+                return why;
+            }
         }
         return NULL;
     }

@@ -148,4 +148,41 @@ struct strata_net_reduce_op {
 void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_net *net,
                              const struct strata_reduce_args *a, char *desc, size_t desclen);
 
+/* Reduce_scatter(_block), Scan and Exscan across nodes (net_rs_scan.c).
+ * Scan and Exscan need every node's ranks consecutive (route.c checks). */
+int strata_net_reduce_scatter(struct strata_net *net, const struct strata_rs_args *a, char *desc,
+                              size_t desclen);
+int strata_net_scan(struct strata_net *net, const struct strata_reduce_args *a, int exclusive,
+                    char *desc, size_t desclen);
+
+struct strata_net_rs_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_rs_args a;
+    int leader, nreq, rc;
+    size_t share;                   /* elements of this node's share */
+    unsigned char *full;            /* leader: the node's reduction of the vector */
+    unsigned char *perm, *in, *own, *res; /* leader: shares by node; others' parts; ours; result */
+    MPI_Request *reqs;
+    struct strata_reduce_op node;   /* the node reduction */
+    struct strata_bcast_op bcast;   /* the share inside the node */
+};
+void strata_net_reduce_scatter_start(struct strata_net_rs_op *o, struct strata_net *net,
+                                     const struct strata_rs_args *a, char *desc, size_t desclen);
+
+struct strata_net_scan_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_reduce_args a;
+    int exclusive, leader, last, node_size, local_leader, nreq, rc;
+    unsigned char *prefix;          /* E: the earlier nodes' total (leader: then their totals) */
+    unsigned char *total_buf, *x;   /* the node's last rank: its total; (Exscan) its operand */
+    MPI_Request *reqs;
+    struct strata_scan_op node;     /* the node's scan */
+    struct strata_bcast_op bcast;   /* E inside the node */
+};
+void strata_net_scan_start(struct strata_net_scan_op *o, struct strata_net *net,
+                           const struct strata_reduce_args *a, int exclusive, char *desc,
+                           size_t desclen);
+
 #endif

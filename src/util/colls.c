@@ -17,6 +17,10 @@ static const struct {
     [STRATA_COLL_SCATTER] = {"MPI_Scatter", "scatter"},
     [STRATA_COLL_ALLTOALL] = {"MPI_Alltoall", "alltoall"},
     [STRATA_COLL_BARRIER] = {"MPI_Barrier", "barrier"},
+    [STRATA_COLL_REDUCE_SCATTER_BLOCK] = {"MPI_Reduce_scatter_block", "reduce_scatter_block"},
+    [STRATA_COLL_REDUCE_SCATTER] = {"MPI_Reduce_scatter", "reduce_scatter"},
+    [STRATA_COLL_SCAN] = {"MPI_Scan", "scan"},
+    [STRATA_COLL_EXSCAN] = {"MPI_Exscan", "exscan"},
 };
 /* A collective without a name would print as (null): every value has one. */
 _Static_assert(sizeof colls / sizeof colls[0] == STRATA_NCOLLS,

@@ -45,6 +45,13 @@ static inline uint64_t fuzz_below(struct fuzz_rng *r, uint64_t n) { return fuzz_
 
 /* ---- Options ----------------------------------------------------------------- */
 
+/* The collectives the fuzzer draws: MPI_Reduce_scatter(_block) are not
+ * drawn yet (their receive side is one block of a vector of blocks, which
+ * the buffers below do not describe); tests/mpi/test_rs_scan.c covers them. */
+#define FUZZ_COLLS                                                                          \
+    (((1u << (STRATA_COLL_BARRIER + 1)) - 1) | (1u << STRATA_COLL_SCAN) |                     \
+     (1u << STRATA_COLL_EXSCAN))
+
 struct fuzz_opts {
     uint64_t seed;
     long calls;          /* calls to draw and run */
@@ -234,6 +241,8 @@ struct buf {
     size_t bytes;             /* all blocks */
     int output;               /* compared with the host's; else must stay as built */
     int pass;                 /* 0: the buffer, 1: NULL, 2: MPI_IN_PLACE */
+    int undefined;            /* its contents after the call are undefined (Exscan's at
+                                 rank 0): not compared */
     unsigned char *mem[3];    /* ORIG, HOST, STRATA, each shifted by the call's misalign */
 };
 

@@ -52,7 +52,8 @@ void fuzz_draw_init(void)
 
 int fuzz_is_reduction(enum strata_coll coll)
 {
-    return coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE;
+    return coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE ||
+           coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN;
 }
 
 int fuzz_is_rooted(enum strata_coll coll)

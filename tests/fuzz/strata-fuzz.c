@@ -8,7 +8,7 @@
  *   --max-bytes=S     largest buffer of a call on a rank, K/M/G suffixes
  *                     (default 1M)
  *   --colls=LIST      bcast, reduce, allreduce, allgather, gather, scatter,
- *                     alltoall, barrier (default all)
+ *                     alltoall, barrier, scan, exscan (default all)
  *   --only=I          run call I alone (with the same --seed, --max-bytes,
  *                     --colls and --no-errors as the run that drew it)
  *   --elements=N      with --only: N base elements per block instead of the
@@ -47,7 +47,7 @@ struct fuzz_opts fuzz_opt = {
     .seed = 1,
     .calls = 500,
     .max_bytes = 1 << 20,
-    .colls = (1u << STRATA_NCOLLS) - 1,
+    .colls = FUZZ_COLLS,
     .only = -1,
     .elements = -1,
     .errors = 1,
@@ -87,7 +87,7 @@ static void parse_colls(const char *list)
     fuzz_opt.colls = 0;
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         int c = strata_coll_parse(t);
-        if (c < 0) usage_error("unknown collective", t);
+        if (c < 0 || !((FUZZ_COLLS >> c) & 1)) usage_error("unknown collective", t);
         fuzz_opt.colls |= 1u << c;
     }
     if (!fuzz_opt.colls) usage_error("no collective in", list);
@@ -163,7 +163,7 @@ static void replay_line(const struct fuzz_call *c, size_t elems, char *out, size
                   "strata-run --native -n %d %s --seed 0x%llx --only %ld --elements %zu "
                   "--max-bytes %zu", fuzz_opt.world_size, prog,
                   (unsigned long long)fuzz_opt.seed, c->index, elems, fuzz_opt.max_bytes);
-    if (fuzz_opt.colls != (1u << STRATA_NCOLLS) - 1) {
+    if (fuzz_opt.colls != FUZZ_COLLS) {
         n += snprintf(out + n, len - (size_t)n, " --colls ");
         const char *sep = "";
         for (int k = 0; k < STRATA_NCOLLS; k++)

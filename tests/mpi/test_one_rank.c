@@ -55,6 +55,22 @@ static int call(int coll, int host, MPI_Comm comm, int in_place, MPI_Datatype st
                     : MPI_Alltoall(s, sc, st, out, rc_, rt, comm);
     case STRATA_COLL_BARRIER:
         return host ? PMPI_Barrier(comm) : MPI_Barrier(comm);
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+        return host ? PMPI_Reduce_scatter_block(s, out, rc_, rt, MPI_SUM, comm)
+                    : MPI_Reduce_scatter_block(s, out, rc_, rt, MPI_SUM, comm);
+    case STRATA_COLL_REDUCE_SCATTER: {
+        int counts[1] = {rc_};
+        return host ? PMPI_Reduce_scatter(s, out, counts, rt, MPI_MAX, comm)
+                    : MPI_Reduce_scatter(s, out, counts, rt, MPI_MAX, comm);
+    }
+    case STRATA_COLL_SCAN:
+        return host ? PMPI_Scan(s, out, rc_, rt, MPI_BOR, comm)
+                    : MPI_Scan(s, out, rc_, rt, MPI_BOR, comm);
+    case STRATA_COLL_EXSCAN:
+        /* The result is undefined on rank 0: strata leaves the buffer as
+         * it is, which the comparison below checks against the host's. */
+        return host ? PMPI_Exscan(s, out, rc_, rt, MPI_SUM, comm)
+                    : MPI_Exscan(s, out, rc_, rt, MPI_SUM, comm);
     }
     return MPI_ERR_OTHER;
 }
@@ -82,7 +98,8 @@ static void one(MPI_Comm comm, const char *cname, int coll, int in_place, MPI_Da
     CHECK(strata_stats_local_calls(coll, 1) == served + 1 &&
               strata_stats_local_calls(coll, 0) == host,
           "%s: not counted as served by strata", what);
-    int copies = !in_place && rc_ > 0 && coll != STRATA_COLL_BCAST && coll != STRATA_COLL_BARRIER;
+    int copies = !in_place && rc_ > 0 && coll != STRATA_COLL_BCAST && coll != STRATA_COLL_BARRIER &&
+                 coll != STRATA_COLL_EXSCAN;
     CHECK(strata_stats_local_algorithm(coll, "one rank: local copy") == copy + (unsigned)copies,
           "%s: not counted as a local copy%s", what, copies ? "" : " only when copying");
     for (int i = 0; i < BUF; i++)
@@ -100,7 +117,10 @@ static void every_collective(MPI_Comm comm, const char *cname)
     for (int coll = 0; coll < STRATA_NCOLLS; coll++) {
         const char *refusal = strata_route_refusal(ctx, coll);
         CHECK(!refusal, "%s: %s goes to the host MPI (%s)", cname, strata_coll_name(coll), refusal);
-        int reduction = coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE;
+        int reduction = coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE ||
+                        coll == STRATA_COLL_REDUCE_SCATTER_BLOCK ||
+                        coll == STRATA_COLL_REDUCE_SCATTER || coll == STRATA_COLL_SCAN ||
+                        coll == STRATA_COLL_EXSCAN;
         for (int in_place = 0; in_place < 2; in_place++) {
             if (in_place && (coll == STRATA_COLL_BCAST || coll == STRATA_COLL_BARRIER)) continue;
             one(comm, cname, coll, in_place, MPI_INT, 3 * N, MPI_INT, 3 * N, "MPI_INT");

@@ -11,7 +11,8 @@
  * Every converted operation (bcast, barrier, allreduce-tiny, reduce, allreduce,
  * and "block": every block algorithm with a resumable form; across virtual
  * nodes net-bcast, net-barrier, net-block (Gather, Scatter, Allgather),
- * net-reduce and net-allreduce, the compositions) at every size of the list (by
+ * net-reduce and net-allreduce, the compositions; reduce-scatter, scan,
+ * exscan and their net- forms) at every size of the list (by
  * default sizes on both sides of the copy-in/copy-out limit, so that both the
  * segment and the single-copy paths run), with the first and last rank as
  * roots, on MPI_COMM_WORLD's duplicate and a reversed split.  Each result is
@@ -36,10 +37,19 @@
 
 enum { COLL_BCAST, COLL_BARRIER, COLL_ALLREDUCE_TINY, COLL_REDUCE, COLL_ALLREDUCE, COLL_BLOCK,
        COLL_NET_BCAST, COLL_NET_BARRIER, COLL_NET_BLOCK, COLL_NET_REDUCE, COLL_NET_ALLREDUCE,
-       NCOLLS };
+       COLL_RS, COLL_SCAN, COLL_EXSCAN, COLL_NET_RS, COLL_NET_SCAN, COLL_NET_EXSCAN, NCOLLS };
 static const char *coll_names[NCOLLS] = {"bcast", "barrier", "allreduce-tiny", "reduce",
                                          "allreduce", "block", "net-bcast", "net-barrier",
-                                         "net-block", "net-reduce", "net-allreduce"};
+                                         "net-block", "net-reduce", "net-allreduce",
+                                         "reduce-scatter", "scan", "exscan", "net-reduce-scatter",
+                                         "net-scan", "net-exscan"};
+
+/* Reduce_scatter (Reduce_scatter_block's counts), Scan, Exscan, in a node
+ * or across nodes. */
+static int rs_scan_coll(int c)
+{
+    return c >= COLL_RS && c <= COLL_NET_EXSCAN;
+}
 
 /* One operation in flight on one communicator, with its buffers. */
 struct slot {
@@ -60,7 +70,12 @@ struct slot {
         struct strata_net_barrier_op net_barrier;
         struct strata_net_block_op net_block;
         struct strata_net_reduce_op net_reduce;
+        struct strata_rs_op rs;
+        struct strata_scan_op scan;
+        struct strata_net_rs_op net_rs;
+        struct strata_net_scan_op net_scan;
     } u;
+    size_t *counts;  /* Reduce_scatter: every rank's block */
     int bcoll;                         /* COLL_BLOCK, COLL_NET_BLOCK: enum strata_coll */
     const struct strata_algorithm *al; /* COLL_BLOCK: the block algorithm */
     unsigned char *bsend;              /* ... its send buffer */
@@ -132,6 +147,48 @@ static void start(struct slot *s)
         }
         break;
     }
+    case COLL_RS:
+    case COLL_SCAN:
+    case COLL_EXSCAN:
+    case COLL_NET_RS:
+    case COLL_NET_SCAN:
+    case COLL_NET_EXSCAN: {
+        /* MPI_INT sums; Reduce_scatter: count ints per rank's block. */
+        int rs = s->coll == COLL_RS || s->coll == COLL_NET_RS;
+        size_t nsend = rs ? s->count * (size_t)s->size : s->count;
+        s->send = malloc(sizeof(int) * nsend);
+        s->buf = malloc(sizeof(int) * s->count);
+        s->counts = malloc(sizeof(size_t) * (size_t)s->size);
+        CHECK(s->send && s->buf && s->counts, "out of memory");
+        for (size_t i = 0; i < nsend; i++) s->send[i] = (int)(pattern(s->seed, i) * (s->rank + 1));
+        for (int q = 0; q < s->size; q++) s->counts[q] = s->count;
+        memset(s->buf, 0xee, sizeof(int) * s->count);
+        struct strata_reduce_args a = {.sendbuf = s->send, .recvbuf = s->buf, .count = nsend,
+                                       .extent = sizeof(int), .true_extent = sizeof(int),
+                                       .fn = strata_reduce_kernel(MPI_SUM, MPI_INT), .root = -1};
+        struct strata_rs_args ra = {a, s->counts, STRATA_COLL_REDUCE_SCATTER_BLOCK};
+        int exclusive = s->coll == COLL_EXSCAN || s->coll == COLL_NET_EXSCAN;
+        switch (s->coll) {
+        case COLL_RS:
+            strata_reduce_scatter_start(&s->u.rs, s->plane, &ra);
+            s->op = &s->u.rs.op;
+            break;
+        case COLL_NET_RS:
+            strata_net_reduce_scatter_start(&s->u.net_rs, s->ctx->net, &ra, NULL, 0);
+            s->op = &s->u.net_rs.op;
+            break;
+        case COLL_NET_SCAN:
+        case COLL_NET_EXSCAN:
+            strata_net_scan_start(&s->u.net_scan, s->ctx->net, &a, exclusive, NULL, 0);
+            s->op = &s->u.net_scan.op;
+            break;
+        default:
+            strata_scan_start(&s->u.scan, s->plane, &a, exclusive);
+            s->op = &s->u.scan.op;
+            break;
+        }
+        break;
+    }
     case COLL_NET_BLOCK:
     case COLL_BLOCK: {
         /* Send: size blocks at the root of Scatter and for Alltoall, one
@@ -200,6 +257,33 @@ static void check(struct slot *s, const char *what)
         free(want);
         free(s->send);
         s->send = NULL;
+        break;
+    }
+    case COLL_RS:
+    case COLL_SCAN:
+    case COLL_EXSCAN:
+    case COLL_NET_RS:
+    case COLL_NET_SCAN:
+    case COLL_NET_EXSCAN: {
+        int *want = malloc(sizeof(int) * s->count + 1);
+        CHECK(want, "out of memory");
+        int n = (int)s->count, judged = 1;
+        if (s->coll == COLL_RS || s->coll == COLL_NET_RS) {
+            PMPI_Reduce_scatter_block(s->send, want, n, MPI_INT, MPI_SUM, s->comm);
+        } else if (s->coll == COLL_SCAN || s->coll == COLL_NET_SCAN) {
+            PMPI_Scan(s->send, want, n, MPI_INT, MPI_SUM, s->comm);
+        } else {
+            PMPI_Exscan(s->send, want, n, MPI_INT, MPI_SUM, s->comm);
+            judged = s->rank > 0; /* undefined at rank 0 */
+        }
+        for (size_t i = 0; judged && i < s->count; i++)
+            CHECK(((int *)s->buf)[i] == want[i], "%s: %zu ints: element %zu is %d, the host MPI "
+                  "gives %d", what, s->count, i, ((int *)s->buf)[i], want[i]);
+        free(want);
+        free(s->send);
+        free(s->counts);
+        s->send = NULL;
+        s->counts = NULL;
         break;
     }
     case COLL_NET_BLOCK:
@@ -343,9 +427,17 @@ int main(int argc, char **argv)
     int across = a.ctx->net != NULL;
     CHECK(across == (b.ctx->net != NULL), "one communicator spans nodes, the other not");
     unsigned net_colls = (1u << COLL_NET_BCAST) | (1u << COLL_NET_BARRIER) | (1u << COLL_NET_BLOCK) |
-                         (1u << COLL_NET_REDUCE) | (1u << COLL_NET_ALLREDUCE);
+                         (1u << COLL_NET_REDUCE) | (1u << COLL_NET_ALLREDUCE) |
+                         (1u << COLL_NET_RS) | (1u << COLL_NET_SCAN) | (1u << COLL_NET_EXSCAN);
     if (across) colls &= net_colls;
     else colls &= ~net_colls;
+    /* Scan across nodes needs nodes of consecutive ranks (the router sends
+     * the others to the host MPI). */
+    for (int k = 0; across && k < 2; k++) {
+        const struct strata_net *net = (k ? b.ctx : a.ctx)->net;
+        for (int n = 0; n < net->nnodes; n++)
+            if (!net->contiguous[n]) colls &= ~((1u << COLL_NET_SCAN) | (1u << COLL_NET_EXSCAN));
+    }
     MPI_Comm_rank(a.comm, &a.rank);
     MPI_Comm_size(a.comm, &a.size);
     MPI_Comm_rank(b.comm, &b.rank);
@@ -362,7 +454,7 @@ int main(int argc, char **argv)
          * reduction chunks (256 KiB). */
         size_t red_counts[4] = {3, 1000, 4097, 70001};
         int reduction = c == COLL_REDUCE || c == COLL_ALLREDUCE || c == COLL_NET_REDUCE ||
-                        c == COLL_NET_ALLREDUCE;
+                        c == COLL_NET_ALLREDUCE || rs_scan_coll(c);
         const size_t *counts = reduction ? red_counts : tiny_counts;
         int ncases = sized ? nsizes : c == COLL_ALLREDUCE_TINY ? 3 : reduction ? 4 : 1;
         for (int si = 0; si < ncases; si++) {

@@ -1,0 +1,254 @@
+/* The entry points of MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan
+ * and MPI_Exscan (C, large-count and Fortran forms all come here).
+ *
+ * The route depends only on what every rank passes alike: the op and the
+ * datatype handle (the standard requires them to match), and Reduce_scatter's
+ * counts (the same array on every rank), whose total gives the signature's
+ * bytes that STRATA_CHECK_ARGS compares.  A rank's own buffers (in place,
+ * address 0, overlap) can only make that rank's arguments the host's to
+ * judge, which STRATA_CHECK_ARGS turns into a common hand-off. */
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "config/config.h"
+#include "context/context.h"
+#include "interpose/entry.h"
+#include "interpose/reasons.h"
+#include "interpose/reduce_op.h"
+#include "interpose/route.h"
+#include "interpose/rs_scan_calls.h"
+#include "net/net.h"
+#include "util/log.h"
+
+#ifdef STRATA_HAVE_LARGE_COUNT
+#define HOST_CALL(large, name, ...) \
+    ((large) ? PMPI_##name##_c(__VA_ARGS__) : PMPI_##name(__VA_ARGS__))
+#else
+#define HOST_CALL(large, name, ...) PMPI_##name(__VA_ARGS__)
+#endif
+
+static void served_as(struct strata_ctx *ctx, enum strata_coll coll, const char *what,
+                      size_t bytes)
+{
+    strata_entry_count(coll, what);
+    strata_route_served(ctx, coll, what, bytes);
+}
+
+/* ---- Reduce_scatter and Reduce_scatter_block ---- */
+
+/* Reduce_scatter's arguments into a (counts already read), or why strata
+ * leaves the call. */
+static const char *rs_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
+                           struct strata_reduce_how *r, char *why, size_t whylen,
+                           const void *sendbuf, void *recvbuf, long long total, long long mine,
+                           MPI_Datatype type, MPI_Op op)
+{
+    if (op == MPI_OP_NULL) return "op is MPI_OP_NULL";
+    if (type == MPI_DATATYPE_NULL)
+        return strata_reason_bad_args(0, 0, 0, STRATA_SIDE_RECV, NULL, 0, MPI_DATATYPE_NULL,
+                                      recvbuf, mine, type, -1);
+    const char *no_op = strata_reduce_op_choose(ctx, op, type, total, a, r, why, whylen);
+    if (no_op) return no_op;
+    if (r->staged) {
+        /* The staging of reduce_op.c copies one vector both ways; here the
+         * two sides differ in length. */
+        snprintf(why, whylen, "a user-defined op on a datatype with holes: strata stages such "
+                 "data for Reduce and Allreduce only");
+        return why;
+    }
+    MPI_Aint lb, extent, true_lb, true_extent;
+    PMPI_Type_get_extent(type, &lb, &extent);
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    if (true_lb != 0 || extent <= 0 || true_extent > extent)
+        return "the datatype does not start at its address or its elements overlap";
+    if (recvbuf == MPI_IN_PLACE) return "recvbuf is MPI_IN_PLACE (it is for sendbuf)";
+    int in_place = sendbuf == MPI_IN_PLACE;
+    size_t span_all = total ? (size_t)(total - 1) * (size_t)extent + (size_t)true_extent : 0;
+    size_t span_mine = mine ? (size_t)(mine - 1) * (size_t)extent + (size_t)true_extent : 0;
+    if ((in_place ? total : mine) && recvbuf == MPI_BOTTOM) return "recvbuf is address 0 (MPI_BOTTOM)";
+    if (!in_place && total && sendbuf == MPI_BOTTOM) return "sendbuf is address 0 (MPI_BOTTOM)";
+    uintptr_t s = (uintptr_t)sendbuf, d = (uintptr_t)recvbuf;
+    if (!in_place && span_all && span_mine && s < d + span_mine && d < s + span_all)
+        return "sendbuf and recvbuf overlap";
+    a->sendbuf = in_place ? NULL : sendbuf;
+    a->recvbuf = recvbuf;
+    a->count = (size_t)total;
+    a->extent = (size_t)extent;
+    a->true_extent = (size_t)true_extent;
+    a->root = -1;
+    return NULL;
+}
+
+/* One Reduce_scatter (block: every count is counts[0]): served here, or
+ * handed to the host by the caller when this returns -1 with ctx cleared. */
+static int rs_run(struct strata_ctx *ctx, enum strata_coll coll, struct strata_reduce_args *a,
+                  const size_t *counts)
+{
+    size_t bytes = a->count * a->extent;
+    if (bytes == 0) {
+        served_as(ctx, coll, "nothing to move", 0);
+        return MPI_SUCCESS;
+    }
+    if (ctx->size == 1) {
+        /* The block is the whole vector, already in place or copied. */
+        const char *what = a->sendbuf ? "one rank: local copy" : "one rank: nothing to move";
+        if (a->sendbuf) memcpy(a->recvbuf, a->sendbuf, (a->count - 1) * a->extent + a->true_extent);
+        served_as(ctx, coll, what, bytes);
+        return MPI_SUCCESS;
+    }
+    struct strata_rs_args rs = {*a, counts, (int)coll};
+    if (ctx->net) {
+        char buf[320], *desc = strata_entry_across_start(coll, buf);
+        int rc = strata_net_reduce_scatter(ctx->net, &rs, desc, sizeof buf);
+        return strata_entry_across_done(ctx, coll, bytes, desc, rc);
+    }
+    served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes);
+    return strata_reduce_scatter(ctx->plane, &rs);
+}
+
+int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+                               long long blockcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, int large)
+{
+    int block = recvcounts == NULL;
+    enum strata_coll coll = block ? STRATA_COLL_REDUCE_SCATTER_BLOCK : STRATA_COLL_REDUCE_SCATTER;
+    struct strata_ctx *ctx = strata_entry_served(comm, coll);
+    struct strata_reduce_args a;
+    struct strata_reduce_how r = {0};
+    size_t *counts = NULL;
+    char reason[400];
+    long long total = 0, mine = 0;
+    if (ctx) {
+        const char *why = NULL;
+        /* Every rank reads the same counts (the standard), so a bad one is
+         * every rank's verdict alike. */
+        counts = malloc(sizeof *counts * (size_t)ctx->size);
+        if (!counts) {
+            strata_error("out of memory reading %d counts of a Reduce_scatter", ctx->size);
+            PMPI_Abort(comm, 1);
+        }
+        for (int q = 0; q < ctx->size && !why; q++) {
+            long long c = block ? blockcount
+                          : large     ? (long long)((const MPI_Count *)recvcounts)[q]
+                                      : (long long)((const int *)recvcounts)[q];
+            if (c < 0) why = "a count is negative (the host MPI reports it)";
+            else if (total > LLONG_MAX / 2 - c) why = "the counts add up to more than strata counts";
+            else {
+                counts[q] = (size_t)c;
+                total += c;
+            }
+        }
+        if (!why) {
+            mine = (long long)counts[ctx->rank];
+            why = rs_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf, total, mine,
+                          datatype, op);
+        }
+        if (!why && ctx->net && total * (long long)a.extent > INT_MAX)
+            why = "across nodes strata's leaders send a Reduce_scatter vector in one message of "
+                  "at most 2 GiB";
+        if (!why && strata_entry_signature(total, datatype) < 0)
+            why = strata_reason_bad_args(0, 0, 0, STRATA_SIDE_RECV, NULL, 0, MPI_DATATYPE_NULL,
+                                         recvbuf, total, datatype, -1);
+        ctx = strata_entry_settle(ctx, coll, -1, why ? -1 : strata_entry_signature(total, datatype),
+                                  why);
+    }
+    if (!ctx) {
+        free(counts);
+        strata_user_op_call_end(&r.user);
+        if (block)
+            return HOST_CALL(large, Reduce_scatter_block, sendbuf, recvbuf, blockcount, datatype,
+                             op, comm);
+#ifdef STRATA_HAVE_LARGE_COUNT
+        if (large)
+            return PMPI_Reduce_scatter_c(sendbuf, recvbuf, (const MPI_Count *)recvcounts, datatype,
+                                         op, comm);
+#endif
+        return PMPI_Reduce_scatter(sendbuf, recvbuf, (const int *)recvcounts, datatype, op, comm);
+    }
+    strata_reduce_op_begin(&a, &r, 1); /* user ops: whole elements (nothing staged here) */
+    int rc = rs_run(ctx, coll, &a, counts);
+    strata_reduce_op_end(&r);
+    free(counts);
+    return rc;
+}
+
+/* ---- Scan and Exscan ---- */
+
+int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, int exclusive, int large)
+{
+    enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
+    struct strata_ctx *ctx = strata_entry_served(comm, coll);
+    struct strata_reduce_args a;
+    struct strata_reduce_how r = {0};
+    char reason[400];
+    if (ctx) {
+        const char *why = strata_entry_reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf,
+                                                   recvbuf, count, datatype, op);
+        if (!why && ctx->net && (long long)a.count * (long long)a.extent > INT_MAX)
+            why = "across nodes strata sends a Scan vector in one message of at most 2 GiB";
+        ctx = strata_entry_settle(ctx, coll, -1, strata_entry_signature(count, datatype), why);
+        if (!ctx) strata_user_op_call_end(&r.user);
+    }
+    if (!ctx) {
+        if (exclusive) return HOST_CALL(large, Exscan, sendbuf, recvbuf, count, datatype, op, comm);
+        return HOST_CALL(large, Scan, sendbuf, recvbuf, count, datatype, op, comm);
+    }
+    a.root = -1;
+    size_t bytes = a.count * a.extent;
+    if (bytes == 0 || ctx->size == 1) {
+        /* One rank: Scan's result is the operand; Exscan's is undefined
+         * (left as it is). */
+        const char *what = bytes == 0 ? "nothing to move" : "one rank: nothing to move";
+        strata_reduce_op_begin(&a, &r, 1);
+        if (bytes && !exclusive && a.sendbuf) {
+            what = "one rank: local copy";
+            memcpy(a.recvbuf, a.sendbuf, (a.count - 1) * a.extent + a.true_extent);
+        }
+        strata_reduce_op_end(&r);
+        served_as(ctx, coll, what, bytes);
+        return MPI_SUCCESS;
+    }
+    strata_reduce_op_begin(&a, &r, 1);
+    int rc;
+    if (ctx->net) {
+        char buf[320], *desc = strata_entry_across_start(coll, buf);
+        rc = strata_entry_across_done(ctx, coll, bytes, desc,
+                                      strata_net_scan(ctx->net, &a, exclusive, desc, sizeof buf));
+    } else {
+        served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes);
+        rc = strata_scan(ctx->plane, &a, exclusive);
+    }
+    strata_reduce_op_end(&r);
+    return rc;
+}
+
+/* ---- The C entry points (int counts) ---- */
+
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return strata_call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0);
+}
+
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    return strata_call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, 0);
+}
+
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm)
+{
+    return strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, 0);
+}
+
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm)
+{
+    return strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, 0);
+}

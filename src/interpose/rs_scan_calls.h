@@ -1,0 +1,19 @@
+/* Reduce_scatter(_block), Scan and Exscan behind every form of their entry
+ * points (C, _c, Fortran), as collectives.h for the first eight.
+ *
+ * strata_call_reduce_scatter: recvcounts NULL means MPI_Reduce_scatter_block
+ * with `blockcount` per rank; otherwise the array (int, or MPI_Count when
+ * `large`) of MPI_Reduce_scatter. */
+#ifndef STRATA_INTERPOSE_RS_SCAN_CALLS_H
+#define STRATA_INTERPOSE_RS_SCAN_CALLS_H
+
+#include <mpi.h>
+
+int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+                               long long blockcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, int large);
+/* exclusive: MPI_Exscan. */
+int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, int exclusive, int large);
+
+#endif
