@@ -7,6 +7,7 @@
 #                 and the tests of tests/sanitize/asan-tests.txt under them
 #   make tsan     build/tsan-<mpi>/: ThreadSanitizer, and the threads tests under it
 #   make valgrind node and block collectives under valgrind memcheck (2 ranks)
+#   make test-cuda the device-buffer tests on a real GPU (says it skipped without one)
 JOBS ?= 2
 # The host MPIs whose compilers are installed (expanded when a recipe runs,
 # after deps may have installed them).
@@ -59,6 +60,11 @@ fuzz: build
 	@scripts/fuzz-long.sh $(FUZZ_ARGS)
 
 # Collectives of more than 2 GiB per call (about 10 GiB of memory): LARGE_ARGS="--mpi openmpi"
+# The device-buffer matrix on a real GPU (skipped, saying so, without one).
+.PHONY: test-cuda
+test-cuda: build
+	@scripts/test-cuda.sh build
+
 .PHONY: large-counts
 large-counts: build
 	@scripts/large-counts.sh $(LARGE_ARGS)

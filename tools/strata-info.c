@@ -34,6 +34,7 @@
 #include "interpose/route.h"
 #include "net/net_tree.h"
 #include "strata.h"
+#include "transport/device.h"
 #include "transport/probe.h"
 #include "transport/registry.h"
 #include "util/stats.h"
@@ -173,6 +174,17 @@ int main(int argc, char **argv)
             printf(" [%s] %s\n", features, t->summary);
         }
         printf("  /dev/shm: %s%s\n", shm_ok ? "works" : "does not work: ", shm_why);
+        /* Device buffers (transport/device.h): rank 0's driver; the job's
+         * verdict was agreed at MPI_Init. */
+        printf("\nDevice memory (CUDA, STRATA_CUDA_LIB): %s\n", strata_device_why());
+        if (rt->device_world)
+            printf("  device buffers are staged through pinned host memory; a large MPI_Bcast "
+                   "with device buffers on every rank uses CUDA IPC inside nodes (tried per call, "
+                   "host staging if a rank cannot map its peer); reductions on the CPU (no GPU "
+                   "kernel plugin)\n");
+        else
+            printf("  no rank of this job has a device: collectives behave as without device "
+                   "support\n");
         print_topology(rt);
     }
     print_ranks(rt);

@@ -106,6 +106,16 @@ static const struct strata_config_var vars[] = {
      "ring-source-read, ring-source-write, recursive-doubling, bruck, hier-leader, hier-ring"},
     {"STRATA_ALLTOALL_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
      "force MPI_Alltoall's algorithm: copy-in-copy-out, pairwise"},
+    {"STRATA_CUDA", "1", "0 or 1",
+     "1: when the CUDA driver loads and sees a device, collectives on device buffers are "
+     "staged through pinned host memory (device memory never reaches the host MPI); "
+     "0: strata never loads CUDA"},
+    {"STRATA_CUDA_LIB", "libcuda.so.1",
+     "the path or name of a CUDA driver library (not empty, at most 511 characters)",
+     "the driver strata loads (tests point it at tests/fake_cuda's libfakecuda.so)"},
+    {"STRATA_CUDA_CHUNK", "1M", "a size, 4K to 1G",
+     "device buffers are staged in pieces this big, each piece's copy overlapping the "
+     "collective on the previous one (same value on every rank)"},
     {NULL, NULL, NULL, NULL},
 };
 
@@ -370,6 +380,22 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     cfg->net_sends = 2;
     cfg->net_recvs = 4;
     cfg->net_reduce_leaders = 2;
+    cfg->cuda = 1;
+    cfg->cuda_chunk = 1 << 20;
+    snprintf(cfg->cuda_lib, sizeof cfg->cuda_lib, "libcuda.so.1");
+    if ((s = getenv("STRATA_CUDA"))) {
+        if (parse_int("STRATA_CUDA", s, 0, 1, var_row("STRATA_CUDA")->accepts, &v, err, errlen))
+            return -1;
+        cfg->cuda = (int)v;
+    }
+    if ((s = getenv("STRATA_CUDA_LIB"))) {
+        if (!*s || strlen(s) >= sizeof cfg->cuda_lib) {
+            snprintf(err, errlen, "STRATA_CUDA_LIB=\"%.600s\" is not valid: it accepts %s", s,
+                     var_row("STRATA_CUDA_LIB")->accepts);
+            return -1;
+        }
+        snprintf(cfg->cuda_lib, sizeof cfg->cuda_lib, "%s", s);
+    }
     if ((s = getenv("STRATA_CMA"))) {
         if (parse_int("STRATA_CMA", s, 0, 1, var_row("STRATA_CMA")->accepts, &v, err, errlen))
             return -1;
@@ -429,7 +455,8 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         parse_size("STRATA_REDUCE_MIN_SLICE", 8, 1UL << 30, &cfg->min_slice, err, errlen) ||
         parse_size("STRATA_SHM_MAX", 0, ~(size_t)0, &cfg->shm_max, err, errlen) ||
         parse_size("STRATA_NET_SEGMENT", 1024, 64UL << 20, &cfg->net_segment, err, errlen) ||
-        parse_size("STRATA_CMA_MAX_PER_CALL", 1, 1UL << 30, &cfg->cma_max_per_call, err, errlen))
+        parse_size("STRATA_CMA_MAX_PER_CALL", 1, 1UL << 30, &cfg->cma_max_per_call, err, errlen) ||
+        parse_size("STRATA_CUDA_CHUNK", 4096, 1UL << 30, &cfg->cuda_chunk, err, errlen))
         return -1;
     if ((s = getenv("STRATA_CALIBRATE"))) {
         if (!strcasecmp(s, "auto")) cfg->calibrate = 1;

@@ -48,6 +48,9 @@ struct strata_config {
     int net_tree, net_tree_k;    /* STRATA_NET_TREE: enum strata_net_shape, factor */
     int net_reduce_leaders;      /* STRATA_NET_REDUCE_LEADERS */
     int check_args;              /* STRATA_CHECK_ARGS */
+    int cuda;                    /* STRATA_CUDA: 0 never, 1 when a device is present */
+    char cuda_lib[512];          /* STRATA_CUDA_LIB: the driver library to load */
+    size_t cuda_chunk;           /* STRATA_CUDA_CHUNK: staging pipeline chunk */
 };
 
 /* One row of the documented variable table (strata-info prints it). */

@@ -12,6 +12,7 @@
 #include "coll/select.h"
 #include "shm/flags.h"
 #include "shm/segment.h"
+#include "transport/device.h"
 #include "transport/registry.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -91,6 +92,13 @@ static void choose_transport(MPI_Comm host_comm, int host_size)
         strata_warn("transport %s is not usable (%s); strata copies through the %s instead",
                     asked->name, rt.transport_why, rt.transport->name);
     strata_verbose(1, "transport: %s", rt.transport->name);
+    /* Device support: loads the CUDA driver only if it is installed (and
+     * STRATA_CUDA allows); without it, this rank says 0 and nothing else
+     * changes. */
+    int device = strata_device_available();
+    PMPI_Allreduce(&device, &rt.device_world, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    strata_verbose(1, "device memory: %s%s", strata_device_why(),
+                   rt.device_world && !device ? " (other ranks have devices)" : "");
 }
 
 static void apply_tuning(void)

@@ -34,6 +34,11 @@ struct strata_runtime {
      * peers of the job, else the segment. */
     const struct strata_transport *transport;
     char transport_why[512];    /* why the one asked for is not used ("" if it is) */
+    /* Whether any rank of the job has a CUDA device (transport/device.h):
+     * agreed at set-up, so that every rank, with or without a device of its
+     * own, cuts a large Bcast/Reduce/Allreduce into the same pieces when
+     * device buffers may take part (interpose/device_calls.c). */
+    int device_world;
 };
 
 /* Sets strata up, once per process whoever calls first (thread-safe):

@@ -252,7 +252,7 @@ static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
     return run_choice(ctx, &ch, data, data, bytes, root);
 }
 
-int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
@@ -373,7 +373,7 @@ static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
     return strata_reduce(ctx->plane, a);
 }
 
-int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
@@ -399,7 +399,7 @@ int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
     return rc;
 }
 
-int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
+int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
@@ -565,7 +565,7 @@ static int block_args_bad(long long block, const void *sendbuf, long long scount
     return send_blocks && recv_blocks && strata_route_overlap(&send, &recv);
 }
 
-int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm, int large)
 {
@@ -599,7 +599,7 @@ int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype se
     return run_block(ctx, &c);
 }
 
-int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
                         MPI_Comm comm, int large)
 {
@@ -632,7 +632,7 @@ int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype s
     return run_block(ctx, &c);
 }
 
-int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                           void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                           int large)
 {
@@ -661,7 +661,7 @@ int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype
     return run_block(ctx, &c);
 }
 
-int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          int large)
 {
@@ -689,53 +689,6 @@ int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype 
         return HOST_CALL(large, Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm);
     return run_block(ctx, &c);
-}
-
-/* ---- The C entry points (int counts) ---- */
-
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
-{
-    return strata_call_bcast(buffer, count, datatype, root, comm, 0);
-}
-
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-               MPI_Op op, int root, MPI_Comm comm)
-{
-    return strata_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, 0);
-}
-
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm)
-{
-    return strata_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm, 0);
-}
-
-int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return strata_call_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                              comm, 0);
-}
-
-int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
-{
-    return strata_call_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                               comm, 0);
-}
-
-int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return strata_call_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                 comm, 0);
-}
-
-int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                comm, 0);
 }
 
 /* ---- The entry points' shared steps, for the collectives written in files

@@ -13,6 +13,7 @@
 #define STRATA_INTERPOSE_COLLECTIVES_H
 
 #include <mpi.h>
+#include <stddef.h>
 
 int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large);
@@ -33,5 +34,34 @@ int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype 
                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          int large);
 int strata_call_barrier(MPI_Comm comm);
+
+/* The same calls on host memory only (collectives.c): strata's algorithms or
+ * the host MPI.  strata_call_* (device_calls.c) hand calls to them, staging
+ * device buffers through host memory first. */
+int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+                      MPI_Comm comm, int large);
+int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                       MPI_Op op, int root, MPI_Comm comm, int large);
+int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
+int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, int large);
+int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
+                        MPI_Comm comm, int large);
+int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                          MPI_Comm comm, int large);
+int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         int large);
+
+/* Where count elements of type at buf lie as one run of `bytes` bytes in
+ * memory order, or NULL. */
+void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes);
+/* Packs count elements of type at buf into packed (unpack: the reverse). */
+int strata_pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
+                     MPI_Comm comm, int unpack);
 
 #endif

@@ -23,6 +23,8 @@ static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_nu
 static _Atomic unsigned long long bytes_moved[STRATA_NCALLS][STRATA_NDIST];
 static _Atomic unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
 static _Atomic unsigned long long calls[STRATA_NCALLS][2];
+static _Atomic unsigned long long device_bytes[STRATA_STATS_DEVICE_PATHS];
+static const char *const device_names[STRATA_STATS_DEVICE_PATHS] = {"staged", "ipc", "network"};
 
 /* Calls per (collective, algorithm name), and host calls per (collective,
  * reason).  Names are whatever the router reports, so the table fills as
@@ -118,6 +120,17 @@ void strata_stats_algorithm(int coll, const char *algorithm) { count_name(coll, 
 
 void strata_stats_host_reason(int coll, const char *reason) { count_name(coll, 1, reason); }
 
+void strata_stats_device_bytes(int path, size_t bytes)
+{
+    /* A count, read only at the report: no ordering needed. */
+    atomic_fetch_add_explicit(&device_bytes[path], bytes, memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_device_bytes(int path)
+{
+    return atomic_load_explicit(&device_bytes[path], memory_order_relaxed);
+}
+
 unsigned long long strata_stats_local_bytes(int coll, enum strata_distance d)
 {
     return atomic_load_explicit(&bytes_moved[coll][d], memory_order_relaxed);
@@ -156,6 +169,7 @@ struct totals {
     unsigned long long bytes[STRATA_NCALLS][STRATA_NDIST];
     unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
     unsigned long long calls[STRATA_NCALLS][2];
+    unsigned long long device[STRATA_STATS_DEVICE_PATHS];
     struct merged_algo {
         int coll, host;
         char name[ALGO_NAME];
@@ -174,6 +188,8 @@ static void snapshot(struct totals *t)
         t->calls[k][0] = strata_stats_local_calls(k, 0);
         t->calls[k][1] = strata_stats_local_calls(k, 1);
     }
+    for (int p = 0; p < STRATA_STATS_DEVICE_PATHS; p++)
+        t->device[p] = strata_stats_local_device_bytes(p);
 }
 
 /* This process's algorithm and reason counts as text, one "coll host calls
@@ -351,8 +367,11 @@ static int shown(const struct totals *t, int k)
 static void write_json(FILE *f, const struct totals *t, int ranks)
 {
     int printed = 0;
-    fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"collectives\": {\n", ranks,
+    fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"device_bytes\": {", ranks,
             STRATA_HOST_MPI);
+    for (int p = 0; p < STRATA_STATS_DEVICE_PATHS; p++)
+        fprintf(f, "%s\"%s\": %llu", p ? ", " : "", device_names[p], t->device[p]);
+    fprintf(f, "},\n  \"collectives\": {\n");
     for (int k = 0; k < STRATA_NCALLS; k++) {
         if (!shown(t, k)) continue;
         fprintf(f, "%s    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
@@ -407,6 +426,10 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
             if (t->algos[i].coll == k && t->algos[i].host)
                 fprintf(f, "  host MPI, %llu: %s\n", t->algos[i].calls, t->algos[i].name);
     }
+    if (t->device[0] || t->device[1] || t->device[2])
+        fprintf(f, "device bytes: %llu staged through pinned host memory, %llu through CUDA IPC, "
+                   "%llu across nodes by node leaders\n",
+                t->device[0], t->device[1], t->device[2]);
 }
 
 int strata_stats_try_destination(const char *path)
@@ -437,6 +460,8 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(mine.calls, sum.calls, STRATA_NCALLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
+    PMPI_Reduce(mine.device, sum.device, STRATA_STATS_DEVICE_PATHS, MPI_UNSIGNED_LONG_LONG,
+                MPI_SUM, 0, MPI_COMM_WORLD);
     if (gather_algos(&sum, world_rank, world_size) && world_rank == 0)
         strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
     if (world_rank == 0) {

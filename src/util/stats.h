@@ -62,6 +62,13 @@ void strata_stats_algorithm(int coll, const char *algorithm);
  * sentence STRATA_VERBOSE=2 prints); the report groups host calls by it. */
 void strata_stats_host_reason(int coll, const char *reason);
 
+/* Bytes of device (GPU) data by path (transport/device.h): 0 staged between
+ * device and pinned host memory, 1 copied device to device through CUDA IPC,
+ * 2 sent across nodes from pinned host memory by node leaders. */
+#define STRATA_STATS_DEVICE_PATHS 3
+void strata_stats_device_bytes(int path, size_t bytes);
+unsigned long long strata_stats_local_device_bytes(int path);
+
 /* Whether counting is on (STRATA_STATS set), as the runtime set it at
  * MPI_Init (off before). */
 int strata_stats_enabled(void);

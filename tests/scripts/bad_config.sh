@@ -108,6 +108,9 @@ STRATA_CHECK_ARGS|yes|doc
 STRATA_NET_TREE|knomial:0|doc
 STRATA_SHM_MAX|12Q|doc
 STRATA_CMA_MAX_PER_CALL|2G|doc
+STRATA_CUDA|2|doc
+STRATA_CUDA_LIB||doc
+STRATA_CUDA_CHUNK|1K|doc
 STRATA_STATS|/nonexistent-dir/s.json|doc|cannot be written (No such file or directory)
 STRATA_MODEL|/nonexistent-dir/model.conf|own|cannot open
 STRATA_CALIBRATE|1|doc
