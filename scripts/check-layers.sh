@@ -155,6 +155,14 @@ if [ -n "$objects" ]; then
     nm -P -u "$o" | awk -v t="$target" -v s="$src" '{ print "U", t, s, $1 }'
   done <<< "$objlist"
   } | awk -v order="$order" "$awk_common"'
+    BEGIN {
+      # The C library functions that src/interpose/heap.c replaces for the
+      # whole process (the shared heap): every layer calls them as the C
+      # library, not as a layer above; they are not edges between files.
+      nrepl = split("malloc free calloc realloc reallocarray posix_memalign aligned_alloc " \
+                    "memalign valloc pvalloc malloc_usable_size", libc, " ")
+      for (i = 1; i <= nrepl; i++) replaced[libc[i]] = 1
+    }
     function report_loop(k, members,   m, a, b) {
       printf "loop of %d files using each other:", k
       split(members, m, " ")
@@ -179,6 +187,7 @@ if [ -n "$objects" ]; then
       for (i = 1; i <= nu; i++) {
         split(use[i], u, " ")
         t = u[1]; from = u[2]; sym = u[3]
+        if (sym in replaced) continue
         to = ((t, sym) in def) ? def[t, sym] : ((sym in libdef) ? libdef[sym] : "")
         if (to == "" || to == from) continue
         ff = folder(from); tf = folder(to)

@@ -26,6 +26,10 @@ set(BLOCK_CMA_SIZES --sizes=4099,16K,64K+5,1M)
 foreach(t cma segment)
   block_colls(transport.${t}.np3 3 120 ENV STRATA_TRANSPORT=${t} ARGS --comms=world --roots=some)
 endforeach()
+# The map transport with the shared heap from 16 KiB: every single-copy
+# algorithm reads and writes peers' buffers through mappings.
+block_colls(transport.map.np3 3 120 ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=16K
+            ARGS --comms=world --roots=some)
 
 if(STRATA_MPI STREQUAL "openmpi")
   # Every root up to 5 ranks, on MPI_COMM_WORLD, a split with the ranks

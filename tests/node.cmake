@@ -127,12 +127,19 @@ endif()
 # really moves its data with that one (no silent fallback), and results are
 # compared with the host MPI's.  The whole matrix: about 40 s alone, several
 # times that on a loaded machine, hence the timeouts.
-foreach(t cma segment)
+# The map transport runs with the shared heap from 16 KiB, so that the
+# single-copy paths read peers' buffers through mappings (smaller buffers
+# are the C library's: their copies go by CMA, the per-buffer fallback).
+foreach(t cma segment map)
+  set(env STRATA_TRANSPORT=${t})
+  if(t STREQUAL "map")
+    list(APPEND env STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=16K)
+  endif()
   if(STRATA_MPI STREQUAL "openmpi")
-    node_colls(transport.${t}.np3 3 300 ENV STRATA_TRANSPORT=${t}
+    node_colls(transport.${t}.np3 3 300 ENV ${env}
                ARGS ${NODE_SUITES} --comms=world,reversed --roots=some --transport=${t})
   else()
-    node_colls(transport.${t}.np2 2 240 ENV STRATA_TRANSPORT=${t}
+    node_colls(transport.${t}.np2 2 240 ENV ${env}
                ARGS ${NODE_SUITES} --comms=world,reversed --transport=${t})
   endif()
 endforeach()

@@ -41,6 +41,7 @@ struct bench_options {
     int want[STRATA_NCOLLS];      /* 1 = benchmark this collective */
     int iters;                    /* 0 = adaptive */
     int cold;
+    int alloc_mem;                /* --alloc-mem: buffers from MPI_Alloc_mem */
     int algorithms;               /* --algorithms: every algorithm forced in turn */
     int root_shift;               /* --root-shift: the root of call i is rank i % size */
     int sweep;                    /* --sweep: every collective, 8 B to 16 MiB */
@@ -76,6 +77,8 @@ void bench_usage(FILE *to);
 
 /* bench_timing.c */
 int bench_alloc_buffers(struct bench *b);
+/* Gives back a buffer of bench_alloc_buffers (send or recv). */
+void bench_free_buffer(const struct bench *b, void *p);
 /* Rank 1 reads `bytes` of rank 0's send buffer with process_vm_readv; -1 if it fails. */
 int bench_copy_from_root(struct bench *b, size_t bytes);
 /* Times one row: warm-up, iterations, the figures (on rank 0).  Collective;

@@ -27,6 +27,8 @@ void bench_usage(FILE *to)
             "  --root-shift   rooted collectives (bcast, reduce, gather, scatter): the root of\n"
             "                 call i is rank i %% N, as IMB's root_shift (default: rank %d)\n"
             "  --cold         also evict the caches before every call (writes %u MiB)\n"
+            "  --alloc-mem    the buffers come from MPI_Alloc_mem (on transport map: memory\n"
+            "                 peers map, copied with memcpy; the host MPI uses the same)\n"
             "  --json FILE    write every result to FILE as JSON (fields: tools/bench-schema.json)\n"
             "  --csv FILE     write every result to FILE as CSV, one line per row and\n"
             "                 implementation (columns: first line of the file)\n"
@@ -127,6 +129,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
                           !strcmp(a, "--iters") || !strcmp(a, "--json") || !strcmp(a, "--csv");
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
         if (!strcmp(a, "--cold")) { opt->cold = 1; continue; }
+        if (!strcmp(a, "--alloc-mem")) { opt->alloc_mem = 1; continue; }
         if (!strcmp(a, "--algorithms")) { opt->algorithms = 1; continue; }
         if (!strcmp(a, "--root-shift")) { opt->root_shift = 1; continue; }
         if (!strcmp(a, "--sweep")) { opt->sweep = 1; continue; }

@@ -95,8 +95,8 @@ static void json_machine(FILE *f, const struct bench *b, const char *mpi)
 
 static void json_method(FILE *f, const struct bench *b)
 {
-    fprintf(f, "  \"method\": {\"units\": \"microseconds\", \"cold\": %s, \"iterations\": ",
-            b->opt.cold ? "true" : "false");
+    fprintf(f, "  \"method\": {\"units\": \"microseconds\", \"cold\": %s, \"alloc_mem\": %s, "
+            "\"iterations\": ", b->opt.cold ? "true" : "false", b->opt.alloc_mem ? "true" : "false");
     if (b->opt.iters) fprintf(f, "%d", b->opt.iters);
     else fprintf(f, "\"adaptive\"");
     fprintf(f, ", \"root\": %d, \"root_shift\": %s, \"sweep\": %s,\n"

@@ -65,13 +65,24 @@ static size_t buffer_bytes_for(const struct bench *b, size_t bytes)
     return (doubles ? doubles : 1) * 8 * (size_t)b->size;
 }
 
-static void *alloc_touched(size_t bytes)
+static void *alloc_touched(size_t bytes, int alloc_mem)
 {
     /* Page-aligned, and every page faulted in now, not inside a timed call. */
     size_t rounded = (bytes + 4095) / 4096 * 4096;
-    void *p = aligned_alloc(4096, rounded);
+    void *p = NULL;
+    if (alloc_mem) {
+        if (MPI_Alloc_mem((MPI_Aint)rounded, MPI_INFO_NULL, &p) != MPI_SUCCESS) p = NULL;
+    } else {
+        p = aligned_alloc(4096, rounded);
+    }
     if (p) memset(p, 0, rounded);
     return p;
+}
+
+void bench_free_buffer(const struct bench *b, void *p)
+{
+    if (p && b->opt.alloc_mem) MPI_Free_mem(p);
+    else free(p);
 }
 
 int bench_alloc_buffers(struct bench *b)
@@ -80,9 +91,9 @@ int bench_alloc_buffers(struct bench *b)
     for (int i = 0; i < b->opt.nsizes; i++)
         if (b->opt.sizes[i] > largest) largest = b->opt.sizes[i];
     b->buf_bytes = buffer_bytes_for(b, largest);
-    b->send = alloc_touched(b->buf_bytes);
-    b->recv = alloc_touched(b->buf_bytes);
-    b->flush = b->opt.cold ? alloc_touched(BENCH_FLUSH_BYTES) : NULL;
+    b->send = alloc_touched(b->buf_bytes, b->opt.alloc_mem);
+    b->recv = alloc_touched(b->buf_bytes, b->opt.alloc_mem);
+    b->flush = b->opt.cold ? alloc_touched(BENCH_FLUSH_BYTES, 0) : NULL;
     return b->send && b->recv && (!b->opt.cold || b->flush) ? 0 : -1;
 }
 

@@ -106,6 +106,10 @@ static void print_model(const struct strata_model *m)
            "(%.1f GB/s),\n  flag hand-off %.3f\n", m->shm_beta,
            m->shm_beta > 0 ? 1e-3 / m->shm_beta : 0, m->memcpy_beta,
            m->memcpy_beta > 0 ? 1e-3 / m->memcpy_beta : 0, m->flag);
+    printf("  copy through a peer's mapped arena (transport map): map_alpha + n*memcpy_beta, "
+           "map_alpha %.3f;\n  on transport map the algorithms are chosen with the CMA "
+           "figures above (before any rank sees\n  where the others' buffers lie); a buffer in "
+           "an arena then copies at memcpy cost, others by CMA\n", m->map_alpha);
 }
 
 /* "STRATA_SCATTER_ALGORITHM" for scatter. */

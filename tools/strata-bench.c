@@ -1,7 +1,8 @@
 /* strata-bench: strata's collectives against the host MPI's, side by side.
  *
  *   strata-run -n N strata-bench [--sizes 8,1K,64K,1M,4M | --sweep] [--colls bcast,...]
- *                                [--iters N] [--root-shift] [--cold] [--json FILE]
+ *                                [--iters N] [--root-shift] [--cold] [--alloc-mem]
+ *                                [--json FILE]
  *                                [--csv FILE] [--algorithms]
  *                                [--noise[=MS]] [--noise-form rate|late] [--noise-rounds R]
  *                                [--noise-block S] [--noise-calls N] [--noise-seed S]
@@ -278,8 +279,8 @@ int main(int argc, char **argv)
         rc = write_files(&b, command, mpi);
     }
     free(b.rows);
-    free(b.send);
-    free(b.recv);
+    bench_free_buffer(&b, b.send);
+    bench_free_buffer(&b, b.recv);
     free(b.flush);
     MPI_Finalize();
     return rc;

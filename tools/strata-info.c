@@ -35,6 +35,8 @@
 #include "net/net_tree.h"
 #include "strata.h"
 #include "transport/device.h"
+#include "interpose/heap.h"
+#include "shm/arena.h"
 #include "transport/probe.h"
 #include "transport/registry.h"
 #include "util/stats.h"
@@ -185,6 +187,20 @@ int main(int argc, char **argv)
         else
             printf("  no rank of this job has a device: collectives behave as without device "
                    "support\n");
+        size_t heap_min;
+        const char *heap_why;
+        struct strata_arena_usage u;
+        int heap_on = strata_heap_enabled(&heap_min, &heap_why);
+        strata_arena_usage(&u);
+        if (heap_on)
+            printf("  shared heap: on, malloc-family allocations of %zu bytes or more", heap_min);
+        else if (heap_why)
+            printf("  shared heap: refused (%s)", heap_why);
+        else
+            printf("  shared heap: off (STRATA_SHARED_HEAP=1 turns it on)");
+        printf("; this rank's arena holds %zu bytes in %zu allocations (%zu mapped, grown %zu "
+               "times; it serves MPI_Alloc_mem on transport map)\n", u.in_use, u.allocations,
+               u.mapped, u.grows);
         print_topology(rt);
     }
     print_ranks(rt);

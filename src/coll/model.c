@@ -311,6 +311,8 @@ void strata_model_defaults(struct strata_model *m)
     m->gamma_b = 0.98;
     m->shm_beta = seg->cost.beta; /* 1.3e-4: 7.7 GB/s per copy */
     m->memcpy_beta = 6.2e-5; /* 16 GB/s, cold source */
+    /* transport/mapped.c's figure: a lookup and a subtraction, not measured. */
+    m->map_alpha = strata_transport_find("map")->cost.alpha;
     m->flag = 0.24;
     /* Not measured by strata-calibrate (no MPI there): a typical cluster
      * network, InfiniBand-like 2 us and 10 GB/s; a model file sets them. */
@@ -336,6 +338,8 @@ static const struct scalar_key {
      "one copy into or out of the shared segment, per byte (us/byte)"},
     {"memcpy_us_per_byte", offsetof(struct strata_model, memcpy_beta), 0,
      "a private memcpy, per byte (us/byte)"},
+    {"map_alpha_us", offsetof(struct strata_model, map_alpha), 1,
+     "a copy through a peer's mapped arena (transport map): start-up; per byte memcpy (us)"},
     {"flag_us", offsetof(struct strata_model, flag), 1,
      "one flag hand-off between two ranks (half a cache-line ping-pong, us)"},
     {"net_alpha_us", offsetof(struct strata_model, net_alpha), 1,
@@ -463,7 +467,7 @@ int strata_model_load(struct strata_model *m, const char *path, char *err, size_
         if (i == NKEYS) {
             snprintf(why, sizeof why,
                      "unknown key \"%.64s\" (known: alpha_us, beta_us_per_byte, lock_us_per_page, "
-                     "page_bytes, gamma, gamma_fit, shm_us_per_byte, memcpy_us_per_byte, flag_us, "
+                     "page_bytes, gamma, gamma_fit, shm_us_per_byte, memcpy_us_per_byte, map_alpha_us, flag_us, "
                      "net_alpha_us, net_beta_us_per_byte, machine, date, cpus)", key);
             problem = why;
         } else if (seen[i]++) {

@@ -27,6 +27,8 @@ struct strata_model {
     double gamma_a, gamma_b; /* fit gamma_c = a c^2 + b c, used past ngamma */
     double shm_beta;    /* one copy through the shared segment, per byte */
     double memcpy_beta; /* a private memcpy, per byte */
+    double map_alpha;   /* a copy through a mapped peer arena: start-up (the
+                           translation); per byte it is a memcpy (memcpy_beta) */
     double flag;        /* one flag hand-off between two ranks */
     double net_alpha;   /* one message between node leaders: start-up */
     double net_beta;    /* ... per byte */

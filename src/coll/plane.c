@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "shm/arena.h"
 #include "util/stats.h"
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
@@ -57,7 +58,8 @@ void strata_plane_fini(struct strata_plane *p)
     free(p->part_buf);
     free(p->dist);
     p->dist = NULL;
-    free(p->acc_scratch);
+    if (p->acc_scratch_arena) strata_arena_free(p->acc_scratch, STRATA_ARENA_HEAP);
+    else free(p->acc_scratch);
     p->part_buf = NULL;
     p->acc_scratch = NULL;
     p->pid = NULL;
@@ -135,11 +137,28 @@ void *strata_plane_scratch(struct strata_plane *p, size_t bytes)
 void *strata_plane_acc_scratch(struct strata_plane *p, size_t bytes)
 {
     if (bytes <= p->acc_scratch_bytes) return p->acc_scratch;
-    void *fresh = realloc(p->acc_scratch, bytes);
+    /* Peers write into it: from the arena where they map it, so those
+     * writes are stores rather than CMA calls.  Old contents are not kept. */
+    int arena = (p->xport->features & STRATA_XPORT_MAP_PEER) != 0;
+    void *fresh = arena ? strata_arena_alloc(bytes, 0, 0, STRATA_ARENA_HEAP) : NULL;
+    if (!fresh) {
+        arena = 0;
+        fresh = malloc(bytes);
+    }
     if (!fresh) return NULL;
+    if (p->acc_scratch_arena) strata_arena_free(p->acc_scratch, STRATA_ARENA_HEAP);
+    else free(p->acc_scratch);
     p->acc_scratch = fresh;
     p->acc_scratch_bytes = bytes;
+    p->acc_scratch_arena = arena;
     return fresh;
+}
+
+/* Bytes per transport (STRATA_STATS): a mapping transport splits its own
+ * between its mappings and its fallback, so it counts them itself. */
+static void count_transport(const struct strata_plane *p, size_t len)
+{
+    if (!(p->xport->features & STRATA_XPORT_MAP_PEER)) strata_stats_transport_bytes(p->xport->name, len);
 }
 
 /* Total bytes of a list. */
@@ -155,7 +174,10 @@ void strata_plane_pull(struct strata_plane *p, int coll, int peer, const void *r
 {
     if (strata_transport_read1(p->xport, p->pid[peer], remote, local, len))
         strata_transport_failed(p->xport, "read from", peer, p->pid[peer], errno);
-    if (p->stats) strata_stats_bytes(coll, p->dist[peer], len);
+    if (p->stats) {
+        strata_stats_bytes(coll, p->dist[peer], len);
+        count_transport(p, len);
+    }
 }
 
 void strata_plane_push(struct strata_plane *p, int coll, int peer, void *remote,
@@ -163,7 +185,10 @@ void strata_plane_push(struct strata_plane *p, int coll, int peer, void *remote,
 {
     if (strata_transport_write1(p->xport, p->pid[peer], remote, local, len))
         strata_transport_failed(p->xport, "write into", peer, p->pid[peer], errno);
-    if (p->stats) strata_stats_bytes(coll, p->dist[peer], len);
+    if (p->stats) {
+        strata_stats_bytes(coll, p->dist[peer], len);
+        count_transport(p, len);
+    }
 }
 
 void strata_plane_pullv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
@@ -171,7 +196,10 @@ void strata_plane_pullv(struct strata_plane *p, int coll, int peer, const struct
 {
     if (p->xport->read(p->pid[peer], local, (size_t)nlocal, remote, (size_t)nremote))
         strata_transport_failed(p->xport, "read from", peer, p->pid[peer], errno);
-    if (p->stats) strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+    if (p->stats) {
+        strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+        count_transport(p, list_bytes(local, nlocal));
+    }
 }
 
 void strata_plane_pushv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
@@ -179,5 +207,21 @@ void strata_plane_pushv(struct strata_plane *p, int coll, int peer, const struct
 {
     if (p->xport->write(p->pid[peer], local, (size_t)nlocal, remote, (size_t)nremote))
         strata_transport_failed(p->xport, "write into", peer, p->pid[peer], errno);
-    if (p->stats) strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+    if (p->stats) {
+        strata_stats_bytes(coll, p->dist[peer], list_bytes(local, nlocal));
+        count_transport(p, list_bytes(local, nlocal));
+    }
+}
+
+const void *strata_plane_map(struct strata_plane *p, int coll, int peer, const void *remote,
+                             size_t len)
+{
+    if (!p->xport->map) return NULL;
+    void *handle;
+    const void *at = p->xport->map(p->pid[peer], remote, len, &handle);
+    /* The mapping transport keeps every mapping for the process's life: no
+     * handle to give back (a transport with handles would need unmap at
+     * the end of the operation). */
+    if (at && p->stats) strata_stats_bytes(coll, p->dist[peer], len);
+    return at;
 }

@@ -129,6 +129,7 @@ struct strata_plane {
     unsigned char *dist;           /* [size] enum strata_distance to each rank */
     int stats;                     /* STRATA_STATS is on: count traffic */
     size_t acc_scratch_bytes;
+    int acc_scratch_arena;         /* acc_scratch is in the arena (peers map it) */
     struct strata_plane_choice chosen[16]; /* per enum strata_coll (select.c checks the size) */
 };
 
@@ -197,6 +198,16 @@ void strata_plane_pullv(struct strata_plane *p, int coll, int peer, const struct
                         int nremote, const struct iovec *local, int nlocal);
 void strata_plane_pushv(struct strata_plane *p, int coll, int peer, const struct iovec *remote,
                         int nremote, const struct iovec *local, int nlocal);
+
+/* The len bytes at `remote` in rank peer, addressable here without a copy
+ * (reductions combine straight from them), when the plane's transport maps
+ * peers' memory and the whole range is mappable; NULL otherwise, and the
+ * caller copies with strata_plane_pull instead.  Counts the bytes as read
+ * from the peer.  The answer depends on where the peer's buffer lies, so a
+ * caller may take either path but must not let other ranks' steps depend
+ * on which. */
+const void *strata_plane_map(struct strata_plane *p, int coll, int peer, const void *remote,
+                             size_t len);
 
 /* Private scratch of at least `bytes`; NULL if memory runs out. */
 void *strata_plane_scratch(struct strata_plane *p, size_t bytes);

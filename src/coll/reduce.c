@@ -190,7 +190,14 @@ static void chunk_level_operand(struct strata_reduce_op *o, int l, int i)
     int q = c->role[l].who[i];
     unsigned char *region = scratch_region(p, i == 1 ? 2 : 1, o->elems * a->extent);
     const unsigned char *operand = source_of(c, l, q) + o->off;
-    if (q != p->rank || o->tail) {
+    /* A peer's operand in mapped memory is combined where it lies, with no
+     * copy (a padded tail is copied: the kernels read whole elements). */
+    const void *mapped = q != p->rank && !o->tail
+                             ? strata_plane_map(p, coll_of(a), q, operand, o->bytes)
+                             : NULL;
+    if (mapped) {
+        operand = mapped;
+    } else if (q != p->rank || o->tail) {
         unsigned char *into = matching(region, operand);
         fetch(c, l, q, o->off, into, o->bytes);
         operand = into;

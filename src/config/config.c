@@ -43,9 +43,16 @@ static const struct strata_config_var vars[] = {
      "0: never use Cross-Memory Attach (everything goes through the shared "
      "segment, as STRATA_TRANSPORT=segment); 1: use it when the start-up probe says it works"},
     /* The names of src/transport/registry.c: keep both in step. */
-    {"STRATA_TRANSPORT", "cma", "cma or segment",
+    {"STRATA_TRANSPORT", "cma", "cma, map or segment",
      "the transport that moves data between the ranks of a node: cma (single copy, when "
-     "the start-up probe says it works) or segment (copy in, copy out)"},
+     "the start-up probe says it works), map (peers' arenas mapped: MPI_Alloc_mem and "
+     "shared-heap buffers copied with memcpy, others by CMA) or segment (copy in, copy out)"},
+    {"STRATA_SHARED_HEAP", "0", "0 or 1",
+     "1: allocations of the malloc family of STRATA_SHARED_HEAP_MIN bytes or more come from "
+     "memory the node's ranks map (collectives on them copy with memcpy; implies "
+     "STRATA_TRANSPORT=map unless set; refused under sanitizers and valgrind)"},
+    {"STRATA_SHARED_HEAP_MIN", "64K", "a size, 4K to 1G",
+     "the smallest allocation the shared heap serves"},
     {"STRATA_CICO_MAX", "16K", "a size in bytes (suffix K, M or G), 64 to 16M",
      "payloads up to this size are copied through the shared segment rather "
      "than with CMA; also the size of each rank's copy regions"},
@@ -402,16 +409,28 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         cfg->cma = (int)v;
     }
     snprintf(cfg->transport, sizeof cfg->transport, "%s", cfg->cma ? "cma" : "segment");
+    cfg->shared_heap_min = 64 << 10;
+    if ((s = getenv("STRATA_SHARED_HEAP"))) {
+        if (parse_int("STRATA_SHARED_HEAP", s, 0, 1, var_row("STRATA_SHARED_HEAP")->accepts, &v,
+                      err, errlen))
+            return -1;
+        cfg->shared_heap = (int)v;
+        /* The heap's memory helps only where peers map it. */
+        if (cfg->shared_heap && cfg->cma) snprintf(cfg->transport, sizeof cfg->transport, "map");
+    }
+    if (parse_size("STRATA_SHARED_HEAP_MIN", 4096, 1UL << 30, &cfg->shared_heap_min, err, errlen))
+        return -1;
     if ((s = getenv("STRATA_TRANSPORT"))) {
-        if (strcasecmp(s, "cma") && strcasecmp(s, "segment")) {
+        if (strcasecmp(s, "cma") && strcasecmp(s, "map") && strcasecmp(s, "segment")) {
             snprintf(err, errlen, "STRATA_TRANSPORT=\"%s\" is not valid: it accepts %s", s,
                      var_row("STRATA_TRANSPORT")->accepts);
             return -1;
         }
-        /* STRATA_CMA=0 forbids CMA whatever the transport asked for. */
-        if (cfg->cma || strcasecmp(s, "cma"))
-            snprintf(cfg->transport, sizeof cfg->transport, "%s", !strcasecmp(s, "cma") ? "cma"
-                                                                               : "segment");
+        /* STRATA_CMA=0 forbids CMA (which map falls back to) whatever the
+         * transport asked for. */
+        if (cfg->cma || !strcasecmp(s, "segment"))
+            snprintf(cfg->transport, sizeof cfg->transport, "%s",
+                     !strcasecmp(s, "cma") ? "cma" : !strcasecmp(s, "map") ? "map" : "segment");
     }
     if ((s = getenv("STRATA_THROTTLE"))) {
         if (parse_int("STRATA_THROTTLE", s, 0, 4096, var_row("STRATA_THROTTLE")->accepts, &v,

@@ -40,6 +40,8 @@ struct strata_config {
     int throttle;                /* STRATA_THROTTLE, 0 = unlimited */
     int spin;                    /* STRATA_SPIN, -1 = auto */
     size_t shm_max;              /* STRATA_SHM_MAX */
+    int shared_heap;             /* STRATA_SHARED_HEAP (interpose/heap.c reads it itself) */
+    size_t shared_heap_min;      /* STRATA_SHARED_HEAP_MIN */
     size_t cma_max_per_call;     /* STRATA_CMA_MAX_PER_CALL (tests) */
     char stats[512];             /* STRATA_STATS: "", "stderr" or a file */
     int calibrate;               /* STRATA_CALIBRATE: 1 auto, 0 never */

@@ -80,17 +80,28 @@ static void choose_transport(MPI_Comm host_comm, int host_size)
     if (want != asked)
         snprintf(rt.transport_why, sizeof rt.transport_why,
                  "ranks asked for different transports (STRATA_TRANSPORT, STRATA_CMA)");
-    int ok = 1, all_ok;
-    if (want->probe && host_size > 1)
-        ok = want->probe(host_comm, rt.transport_why, sizeof rt.transport_why);
-    PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    if (ok && !all_ok)
-        snprintf(rt.transport_why, sizeof rt.transport_why,
-                 "it fails between other ranks of the job");
+    /* map falls back to cma (which it uses for buffers outside arenas),
+     * cma to the segment; every rank walks the same chain (all_ok is
+     * agreed), so the probes stay collective. */
+    const struct strata_transport *map = strata_transport_find("map");
+    const struct strata_transport *cma = strata_transport_find("cma");
+    int all_ok = 0;
+    for (const struct strata_transport *t = want; t && !all_ok;
+         t = t == map ? cma : NULL) {
+        int ok = 1;
+        char why[sizeof rt.transport_why];
+        if (t->probe && host_size > 1) ok = t->probe(host_comm, why, sizeof why);
+        PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+        if (all_ok) want = t;
+        else if (t == asked || !rt.transport_why[0])
+            snprintf(rt.transport_why, sizeof rt.transport_why, "%s",
+                     ok ? "it fails between other ranks of the job" : why);
+    }
     rt.transport = all_ok ? want : fallback;
     if (rt.transport != asked && rt.world_rank == 0)
-        strata_warn("transport %s is not usable (%s); strata copies through the %s instead",
-                    asked->name, rt.transport_why, rt.transport->name);
+        strata_warn("transport %s is not usable (%s); strata %s %s instead", asked->name,
+                    rt.transport_why, rt.transport == fallback ? "copies through the" : "uses",
+                    rt.transport->name);
     strata_verbose(1, "transport: %s", rt.transport->name);
     /* Device support: loads the CUDA driver only if it is installed (and
      * STRATA_CUDA allows); without it, this rank says 0 and nothing else

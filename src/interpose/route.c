@@ -52,8 +52,11 @@ const char *strata_route_path(const struct strata_plane *p, size_t bytes)
     size_t cico = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (bytes <= STRATA_TINY_MAX) return "tiny payload in the flag lines (Allreduce) or copy-in/copy-out";
     if (bytes <= cico) return "copy-in/copy-out through the segment";
-    return strata_plane_single_copy(p) ? "pipelined single copy (transport cma)"
-                                       : "segment rounds (no single-copy transport)";
+    if (!strata_plane_single_copy(p)) return "segment rounds (no single-copy transport)";
+    /* Names of the stats report: a fixed string per transport. */
+    return (p->xport->features & STRATA_XPORT_MAP_PEER)
+               ? "pipelined single copy (transport map)"
+               : "pipelined single copy (transport cma)";
 }
 
 void strata_route_served(const struct strata_ctx *ctx, int call, const char *algorithm,

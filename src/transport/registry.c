@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "transport/cma.h"
+#include "transport/mapped.h"
 #include "transport/segcopy.h"
 
 /* The segment first: it always works, so it is what ranks fall back to
@@ -13,6 +14,7 @@
 static const struct strata_transport *const all[] = {
     &strata_transport_segment,
     &strata_transport_cma,
+    &strata_transport_map,
 };
 
 #define NTRANSPORTS ((int)(sizeof all / sizeof all[0]))

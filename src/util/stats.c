@@ -26,6 +26,31 @@ static _Atomic unsigned long long calls[STRATA_NCALLS][2];
 static _Atomic unsigned long long device_bytes[STRATA_STATS_DEVICE_PATHS];
 static const char *const device_names[STRATA_STATS_DEVICE_PATHS] = {"staged", "ipc", "network"};
 
+/* Bytes per copy mechanism: the names of src/transport/registry.c (keep
+ * both in step); fixed, so that every rank sums the same slots. */
+#define NXPORTS 3
+static const char *const xport_names[NXPORTS] = {"segment", "cma", "map"};
+static _Atomic unsigned long long xport_bytes[NXPORTS];
+
+static int xport_slot(const char *name)
+{
+    for (int i = 0; i < NXPORTS; i++)
+        if (!strcmp(xport_names[i], name)) return i;
+    return -1;
+}
+
+void strata_stats_transport_bytes(const char *name, size_t bytes)
+{
+    int i = xport_slot(name);
+    if (i >= 0) atomic_fetch_add_explicit(&xport_bytes[i], bytes, memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_transport_bytes(const char *name)
+{
+    int i = xport_slot(name);
+    return i < 0 ? 0 : atomic_load_explicit(&xport_bytes[i], memory_order_relaxed);
+}
+
 /* Calls per (collective, algorithm name), and host calls per (collective,
  * reason).  Names are whatever the router reports, so the table fills as
  * calls come; entries are appended under a lock and never removed, so
@@ -170,6 +195,7 @@ struct totals {
     unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
     unsigned long long calls[STRATA_NCALLS][2];
     unsigned long long device[STRATA_STATS_DEVICE_PATHS];
+    unsigned long long xport[NXPORTS];
     struct merged_algo {
         int coll, host;
         char name[ALGO_NAME];
@@ -190,6 +216,8 @@ static void snapshot(struct totals *t)
     }
     for (int p = 0; p < STRATA_STATS_DEVICE_PATHS; p++)
         t->device[p] = strata_stats_local_device_bytes(p);
+    for (int i = 0; i < NXPORTS; i++)
+        t->xport[i] = atomic_load_explicit(&xport_bytes[i], memory_order_relaxed);
 }
 
 /* This process's algorithm and reason counts as text, one "coll host calls
@@ -371,6 +399,9 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
             STRATA_HOST_MPI);
     for (int p = 0; p < STRATA_STATS_DEVICE_PATHS; p++)
         fprintf(f, "%s\"%s\": %llu", p ? ", " : "", device_names[p], t->device[p]);
+    fprintf(f, "},\n  \"transport_bytes\": {");
+    for (int i = 0; i < NXPORTS; i++)
+        fprintf(f, "%s\"%s\": %llu", i ? ", " : "", xport_names[i], t->xport[i]);
     fprintf(f, "},\n  \"collectives\": {\n");
     for (int k = 0; k < STRATA_NCALLS; k++) {
         if (!shown(t, k)) continue;
@@ -430,6 +461,9 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
         fprintf(f, "device bytes: %llu staged through pinned host memory, %llu through CUDA IPC, "
                    "%llu across nodes by node leaders\n",
                 t->device[0], t->device[1], t->device[2]);
+    fprintf(f, "bytes by transport:");
+    for (int i = 0; i < NXPORTS; i++) fprintf(f, " %s %llu", xport_names[i], t->xport[i]);
+    fprintf(f, "\n");
 }
 
 int strata_stats_try_destination(const char *path)
@@ -462,6 +496,8 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
                 MPI_COMM_WORLD);
     PMPI_Reduce(mine.device, sum.device, STRATA_STATS_DEVICE_PATHS, MPI_UNSIGNED_LONG_LONG,
                 MPI_SUM, 0, MPI_COMM_WORLD);
+    PMPI_Reduce(mine.xport, sum.xport, NXPORTS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+                MPI_COMM_WORLD);
     if (gather_algos(&sum, world_rank, world_size) && world_rank == 0)
         strata_warn("STRATA_STATS: out of memory summing the algorithm counts; they are left out");
     if (world_rank == 0) {

@@ -38,6 +38,13 @@ const char *strata_distance_name(enum strata_distance d);
  * (enum strata_coll) outside any call. */
 void strata_stats_bytes(int coll, enum strata_distance d, size_t bytes);
 
+/* Counts `bytes` moved between ranks by a transport's copy mechanism:
+ * "segment", "cma" or "map" (memcpy through a peer's mapped arena); the
+ * map transport counts its CMA fallbacks under "cma".  The report's
+ * "transport_bytes".  Unknown names are not counted. */
+void strata_stats_transport_bytes(const char *name, size_t bytes);
+unsigned long long strata_stats_local_transport_bytes(const char *name);
+
 /* Counts one call of `coll`, served by strata or not; a served call makes
  * `coll` the collective this thread's transfers count for until its next
  * call. */

@@ -1,0 +1,26 @@
+# The map transport (issue 19): collectives on MPI_Alloc_mem and shared-heap
+# buffers, mixed with buffers outside any arena, across the size thresholds,
+# with the arena growing under peers' mappings (tests/mpi/test_mapmem.c).
+# STRATA_STATS to a file: the program checks the per-transport byte counts.
+strata_test_program(test_mapmem mpi/test_mapmem.c)
+
+function(mapmem_test name ranks)
+  cmake_parse_arguments(M "" "" "ENV;ARGS" ${ARGN})
+  strata_mpi_test(NAME mapmem.${name} TARGET test_mapmem RANKS ${ranks}
+                  ENV STRATA_STATS=/dev/null ${M_ENV} ARGS ${M_ARGS})
+  set_tests_properties(mapmem.${name} PROPERTIES TIMEOUT 60)
+endfunction()
+
+if(STRATA_MPI STREQUAL "openmpi")
+  set(MAPMEM_RANKS 3)
+else()
+  set(MAPMEM_RANKS 2) # MPICH never yields: keep to the cores
+endif()
+mapmem_test(alloc.np${MAPMEM_RANKS} ${MAPMEM_RANKS} ENV STRATA_TRANSPORT=map
+            ARGS --mem=alloc --expect-fallback=0)
+# 16K: every buffer a single-copy algorithm exposes (above STRATA_CICO_MAX)
+# comes from the heap, so nothing may go by CMA.
+mapmem_test(heap.np${MAPMEM_RANKS} ${MAPMEM_RANKS} ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=16K
+            ARGS --mem=heap --expect-fallback=0)
+mapmem_test(mixed.np${MAPMEM_RANKS} ${MAPMEM_RANKS} ENV STRATA_TRANSPORT=map
+            ARGS --mem=mixed --expect-fallback=1)
