@@ -49,7 +49,7 @@ tsan: deps
 
 tsan-%:
 	@cmake -S . -B build/tsan-$* -DSTRATA_MPI=$* -DCMAKE_C_COMPILER=mpicc.$* -DSTRATA_SANITIZE=thread >/dev/null
-	@cmake --build build/tsan-$* -j $(JOBS) --target test_threads test_late_start test_wait
+	@cmake --build build/tsan-$* -j $(JOBS) --target test_threads test_late_start test_wait test_nonblocking
 
 valgrind: build
 	@scripts/valgrind-check.sh build

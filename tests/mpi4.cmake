@@ -40,3 +40,26 @@ add_test(NAME mpi4.mpi4py COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/mpi4p
          ${STRATA_RUN} ${STRATA_MPI} 3 ${CMAKE_SOURCE_DIR}
          STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf)
 set_tests_properties(mpi4.mpi4py PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
+
+# ---- Nonblocking and persistent collectives (issue 17): results against
+# the host's blocking forms, every completion call, mixed arrays, freed
+# requests, two communicators, persistent starts; one node, and two virtual
+# nodes (the compositions across nodes).
+strata_test_program(test_nonblocking mpi/test_nonblocking.c)
+if(STRATA_MPI STREQUAL "openmpi")
+  set(NB_RANKS 3)
+else()
+  set(NB_RANKS 2)
+endif()
+strata_mpi_test(NAME mpi4.nonblocking.np${NB_RANKS} TARGET test_nonblocking RANKS ${NB_RANKS}
+                ARGS --stats ENV STRATA_STATS=stderr)
+strata_mpi_test(NAME mpi4.nonblocking.segment.np2 TARGET test_nonblocking RANKS 2
+                ENV STRATA_TRANSPORT=segment)
+strata_mpi_test(NAME net.nonblocking.nodes2.np4 TARGET test_nonblocking RANKS 4
+                ENV STRATA_VIRTUAL_NODES=2)
+# Two threads per rank, operations outstanding on a communicator each
+# (make tsan runs threads.* under ThreadSanitizer).
+strata_mpi_test(NAME threads.nonblocking.np2 TARGET test_nonblocking RANKS 2 ARGS --threads)
+set_tests_properties(mpi4.nonblocking.np${NB_RANKS} mpi4.nonblocking.segment.np2
+                     net.nonblocking.nodes2.np4 threads.nonblocking.np2 PROPERTIES TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "PASS nonblocking")

@@ -45,6 +45,7 @@ struct bench_options {
     int algorithms;               /* --algorithms: every algorithm forced in turn */
     int root_shift;               /* --root-shift: the root of call i is rank i % size */
     int sweep;                    /* --sweep: every collective, 8 B to 16 MiB */
+    int overlap;                  /* --overlap: the nonblocking forms, post-compute-wait */
     const char *json;
     const char *csv;
     struct bench_noise_options noise; /* --noise: max_ms > 0 */
@@ -93,6 +94,9 @@ int bench_copy_from_root(struct bench *b, size_t bytes);
 int bench_run_row(struct bench *b, struct bench_row *r);
 /* --noise: the row again with noise, after its quiet calls.  Collective. */
 int bench_run_noisy_row(struct bench *b, struct bench_row *r);
+
+/* bench_overlap.c: --overlap, one line per row (rank 0 prints).  Collective. */
+void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows);
 
 /* bench_table.c: rank 0's terminal output */
 void bench_format_size(size_t bytes, char *out, size_t len);

@@ -21,6 +21,9 @@ void bench_usage(FILE *to)
             "                 N/2's block empty), skewed (block j: size/(j+1), a power law)\n"
             "  --sweep        every collective (or those of --colls) at every power of 2 from\n"
             "                 %u B to %u MiB, iterations adaptive as below (not with --sizes)\n"
+            "  --overlap      the nonblocking forms (MPI_Ibcast, ...): post + wait, then\n"
+            "                 post + compute + wait, and the share hidden (overlap%%), strata\n"
+            "                 beside the host MPI (--iters calls each, default 50)\n"
             "  --iters N      timed calls per implementation and row (default adaptive,\n"
             "                 about %.1f s per row, %d to %d calls)\n"
             "  --root-shift   rooted collectives (bcast, reduce, gather, scatter): the root of\n"
@@ -114,6 +117,8 @@ static void sweep_sizes(struct bench_options *opt)
 static const char *conflict(const struct bench_options *opt, int sizes_given)
 {
     if (opt->noise.max_ms > 0 && opt->algorithms) return "--noise does not combine with --algorithms";
+    if (opt->overlap && (opt->algorithms || opt->noise.max_ms > 0 || opt->json || opt->csv))
+        return "--overlap does not combine with --algorithms, --noise, --json or --csv";
     if (opt->sweep && sizes_given) return "--sweep sets the sizes: leave out --sizes";
     /* A noisy row takes seconds: a sweep of them would take an hour. */
     if (opt->sweep && opt->noise.max_ms > 0) return "--sweep does not combine with --noise";
@@ -136,6 +141,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
         if (!strcmp(a, "--algorithms")) { opt->algorithms = 1; continue; }
         if (!strcmp(a, "--root-shift")) { opt->root_shift = 1; continue; }
         if (!strcmp(a, "--sweep")) { opt->sweep = 1; continue; }
+        if (!strcmp(a, "--overlap")) { opt->overlap = 1; continue; }
         int noise = bench_noise_option(argc, argv, &i, &opt->noise, verbose);
         if (noise < 0) return 2;
         if (noise) continue;

@@ -223,6 +223,25 @@ int main(int argc, char **argv)
             if (refusal) printf("  %-26s host MPI (%s)\n", strata_coll_name(c), refusal);
             else printf("  %-26s strata\n", strata_coll_name(c));
         }
+        /* The nonblocking and persistent forms take the blocking form's
+         * route and algorithm (issue 17). */
+        printf("\nNonblocking and persistent forms (the blocking form's route; progress inside "
+               "MPI calls):\n");
+        for (int c = 0; c < STRATA_NCOLLS; c++) {
+            const char *refusal = strata_route_refusal(ctx, c);
+            char forms[96];
+            snprintf(forms, sizeof forms, "%s, %s%s",
+                     strata_call_name(strata_call_id(c, STRATA_FORM_NONBLOCKING)),
+                     strata_call_name(strata_call_id(c, STRATA_FORM_PERSISTENT)),
+#if defined(STRATA_HAVE_PERSISTENT_COLL)
+                     "");
+#elif defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
+                     " (as MPIX_)");
+#else
+                     " (not in this MPI)");
+#endif
+            printf("  %-50s %s\n", forms, refusal ? "host MPI" : "strata");
+        }
         print_config();
     }
     MPI_Finalize();

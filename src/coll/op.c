@@ -3,6 +3,9 @@
 #include "coll/op.h"
 
 #include <mpi.h>
+#include <stdatomic.h>
+
+_Atomic(strata_op_idle_fn) strata_op_idle_hook;
 
 #include "shm/wait.h"
 
@@ -21,6 +24,10 @@ int strata_op_run(struct strata_op *op)
             strata_waiter_done(&w);
             return rc;
         }
+        /* Relaxed: the hook is a function set once; nothing it reads is
+         * published through this pointer. */
+        strata_op_idle_fn idle = atomic_load_explicit(&strata_op_idle_hook, memory_order_relaxed);
+        if (idle) idle();
         if (op->waits != waits) {
             waits = op->waits;
             strata_waiter_done(&w);

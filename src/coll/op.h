@@ -85,6 +85,16 @@ static inline int strata_op_step(struct strata_op *op) { return op->progress(op)
  * the operation's error. */
 int strata_op_run(struct strata_op *op);
 
+/* Called by strata_op_run between unsuccessful steps when set: the layer
+ * above (interpose/nonblocking.c) sets it once the application has posted a
+ * nonblocking collective, so that those progress while a blocking collective
+ * of another communicator waits (MPI's progress rule: a rank blocked in one
+ * collective must not stall another that a peer waits for).  Set once,
+ * never cleared; an atomic because other threads may be running
+ * collectives when it is set. */
+typedef void (*strata_op_idle_fn)(void);
+extern _Atomic(strata_op_idle_fn) strata_op_idle_hook;
+
 /* ---- The resume macros (see the rules above). */
 
 #if defined(__GNUC__)

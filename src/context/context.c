@@ -24,8 +24,11 @@ static struct strata_ctx *registry;
 static int live_count;
 static unsigned long next_serial;
 
+void (*strata_ctx_before_free)(struct strata_ctx *ctx);
+
 static void ctx_destroy(struct strata_ctx *ctx)
 {
+    if (ctx->nb_tail && strata_ctx_before_free) strata_ctx_before_free(ctx);
     pthread_mutex_lock(&registry_lock);
     if (ctx->prev) ctx->prev->next = ctx->next;
     else registry = ctx->next;

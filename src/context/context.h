@@ -41,6 +41,8 @@ struct strata_ctx {
     struct strata_net *net;       /* across nodes: the node view, NULL if none (agreed) */
     char plane_why[320];          /* why there is none (same on every rank) */
     unsigned long serial;         /* creation order, for messages */
+    void *nb_tail;                /* interpose/nonblocking.c: the last nonblocking
+                                     operation queued on it, NULL if none (under its lock) */
     struct strata_ctx *prev, *next; /* registry of live contexts */
 };
 
@@ -49,6 +51,11 @@ struct strata_ctx {
  * is off, the communicator is an intercommunicator or MPI_COMM_NULL.  All
  * ranks of a communicator get the same answer. */
 struct strata_ctx *strata_ctx_get(MPI_Comm comm);
+
+/* Set by interpose/nonblocking.c: completes the nonblocking operations
+ * still queued on a context before it is destroyed (a communicator freed
+ * while they are pending, which MPI allows). */
+extern void (*strata_ctx_before_free)(struct strata_ctx *ctx);
 
 /* Releases every live context (MPI_Finalize). */
 void strata_ctx_release_all(void);

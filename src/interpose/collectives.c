@@ -24,28 +24,51 @@
 #include "context/runtime.h"
 #include "interpose/check.h"
 #include "interpose/collectives.h"
+#include "interpose/nonblocking.h"
 #include "interpose/reasons.h"
 #include "interpose/reduce_op.h"
 #include "interpose/route.h"
+#include "interpose/run_view.h"
 #include "net/net.h"
 #include "util/log.h"
 #include "util/stats.h"
 
+/* The entry points serve the blocking forms and, for the operation this
+ * thread is building (nonblocking.h), the nonblocking and persistent ones:
+ * the same decisions, then the algorithm is recorded in the operation
+ * instead of run.  CALL(coll) is what STRATA_STATS and verbose output name
+ * (MPI_Bcast, MPI_Ibcast or MPI_Bcast_init). */
+#define CALL(coll) strata_call_id((coll), strata_nb_form())
+
+/* Whether this call is counted: a persistent operation counts its
+ * MPI_<coll>_init once, not every start. */
+static int counted(void)
+{
+    const struct strata_nb *nb = strata_nb_building();
+    return strata_stats_enabled() && !(nb && nb->replay);
+}
+
 /* The context if strata serves this collective on comm, else NULL (and the
- * hand-off is reported). */
+ * hand-off is reported).  Every collective entry point progresses the
+ * outstanding nonblocking operations; a blocking one completes those of its
+ * communicator before it starts (they come first in MPI's order). */
 static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 {
     strata_runtime_start_late(comm);
+    strata_nb_progress();
     struct strata_ctx *ctx = strata_ctx_get(comm);
     const char *refusal = ctx ? strata_route_refusal(ctx, coll) : strata_reason_no_context(comm);
     if (!refusal) {
-        if (strata_stats_enabled()) strata_stats_call(coll, 1);
+        if (counted()) strata_stats_call(CALL(coll), 1);
+        struct strata_nb *nb = strata_nb_building();
+        if (nb) nb->ctx = ctx;
+        else strata_nb_drain(ctx);
         return ctx;
     }
-    strata_route_to_host(ctx, coll, refusal);
-    if (strata_stats_enabled()) {
-        strata_stats_call(coll, 0);
-        strata_stats_host_reason(coll, refusal);
+    strata_route_to_host(ctx, CALL(coll), refusal);
+    if (counted()) {
+        strata_stats_call(CALL(coll), 0);
+        strata_stats_host_reason(CALL(coll), refusal);
     }
     return NULL;
 }
@@ -53,11 +76,11 @@ static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 /* A call on a served communicator that strata leaves after all. */
 static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, const char *why)
 {
-    strata_route_to_host(ctx, coll, why);
-    if (strata_stats_enabled()) {
-        strata_stats_call(coll, 0);
-        strata_stats_call_unserve(coll);
-        strata_stats_host_reason(coll, why);
+    strata_route_to_host(ctx, CALL(coll), why);
+    if (counted()) {
+        strata_stats_call(CALL(coll), 0);
+        strata_stats_call_unserve(CALL(coll));
+        strata_stats_host_reason(CALL(coll), why);
     }
     return NULL;
 }
@@ -85,7 +108,7 @@ static const char one_rank_nothing[] = "one rank: nothing to move";
 /* STRATA_STATS: one served call of coll, run by `algorithm`. */
 static void count_algorithm(enum strata_coll coll, const char *algorithm)
 {
-    if (strata_stats_enabled()) strata_stats_algorithm(coll, algorithm);
+    if (counted()) strata_stats_algorithm(CALL(coll), algorithm);
 }
 
 /* Bytes of the type signature of count elements, or -1 if strata leaves the
@@ -111,89 +134,43 @@ static long long checked_bytes(long long count, MPI_Datatype type)
  * form (name_c) for a call that came in through it (`large`), so that the
  * host sees exactly what the application passed. */
 #ifdef STRATA_HAVE_LARGE_COUNT
-#define HOST_CALL(large, name, ...) \
+#define HOST_BLOCKING(large, name, ...) \
     ((large) ? PMPI_##name##_c(__VA_ARGS__) : PMPI_##name(__VA_ARGS__))
 #else
-#define HOST_CALL(large, name, ...) PMPI_##name(__VA_ARGS__)
+#define HOST_BLOCKING(large, name, ...) PMPI_##name(__VA_ARGS__)
 #endif
-
-/* Whether type lists its bytes in memory order: a predefined type, or a
- * contiguous, duplicated or resized one made of such.  A hole-free layout can
- * still list its elements out of order (an indexed type with descending
- * displacements); its raw bytes are not its type signature's stream. */
-static int in_memory_order(MPI_Datatype type)
-{
-    if (strata_predefined_c_type(type)) return 1; /* named: no need to ask the host */
-    int ni, na, nd, combiner;
-    PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner);
-    if (combiner == MPI_COMBINER_NAMED) return 1;
-    if ((combiner != MPI_COMBINER_CONTIGUOUS && combiner != MPI_COMBINER_DUP &&
-         combiner != MPI_COMBINER_RESIZED) || ni > 1 || na > 2 || nd != 1)
-        return 0;
-    int ints[1];
-    MPI_Aint addrs[2];
-    MPI_Datatype inner;
-    PMPI_Type_get_contents(type, ni, na, nd, ints, addrs, &inner);
-    int ok = in_memory_order(inner);
-    PMPI_Type_get_envelope(inner, &ni, &na, &nd, &combiner);
-    if (combiner != MPI_COMBINER_NAMED) PMPI_Type_free(&inner);
-    return ok;
-}
-
-/* Where count elements of type at buf lie as one run of bytes, if they do. */
-void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
-{
-    if (!in_memory_order(type)) return NULL;
-    MPI_Aint lb, extent, true_lb, true_extent;
-    PMPI_Type_get_extent(type, &lb, &extent);
-    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    if ((size_t)true_extent != bytes / (size_t)(count ? count : 1)) return NULL;
-    if (count > 1 && (size_t)extent != bytes / (size_t)count) return NULL;
-    return (char *)buf + true_lb;
-}
-
-/* Packs count elements of type at buf into packed (unpack: the reverse),
- * in pieces of at most 1 GiB: MPI_Pack counts bytes in an int, and the
- * route of a call must not depend on a rank's own layout, so any size is
- * packed.  MPICH 4.0 refuses a null buffer even as MPI_BOTTOM with a type of
- * absolute addresses: that is passed as the address of its first byte, with
- * each element shifted back by as much. */
-int strata_pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
-                     MPI_Comm comm, int unpack)
-{
-    int size, rc = MPI_SUCCESS, one = 1;
-    MPI_Aint lb, extent;
-    MPI_Datatype shifted = MPI_DATATYPE_NULL;
-    PMPI_Type_size(type, &size);
-    PMPI_Type_get_extent(type, &lb, &extent);
-    if (buf == MPI_BOTTOM) {
-        MPI_Aint true_lb, true_extent, back;
-        PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-        back = -true_lb;
-        rc = PMPI_Type_create_hindexed(1, &one, &back, type, &shifted);
-        if (rc == MPI_SUCCESS) rc = PMPI_Type_commit(&shifted);
-        if (rc != MPI_SUCCESS) return rc;
-        buf = (const char *)MPI_BOTTOM + true_lb;
-        type = shifted;
-    }
-    long long per = size > 0 ? ((long long)1 << 30) / size : count;
-    if (per < 1) per = 1;
-    for (long long done = 0; done < count && rc == MPI_SUCCESS; done += per) {
-        int n = (int)(count - done < per ? count - done : per), position = 0;
-        char *user = (char *)buf + done * extent;
-        char *piece = (char *)packed + done * size;
-        rc = unpack ? PMPI_Unpack(piece, n * size, &position, user, n, type, comm)
-                    : PMPI_Pack(user, n, type, piece, n * size, &position, comm);
-    }
-    if (shifted != MPI_DATATYPE_NULL) PMPI_Type_free(&shifted);
-    return rc;
-}
+/* Building a nonblocking operation, the call is only marked for the host
+ * (its entry point calls the host's nonblocking form).  A blocking call
+ * while operations are outstanding goes through the host's nonblocking form
+ * and waits with progress (nonblocking.h: strata_nb_host_wait). */
+#define HOST_CALL(large, name, ...)                                                          \
+    (strata_nb_building()                               ? strata_nb_to_host()                \
+     : strata_nb_outstanding() && !(large)                                                   \
+         ? strata_nb_host_wait(HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))        \
+         : HOST_BLOCKING(large, name, __VA_ARGS__))
+#define HOST_NB_Bcast PMPI_Ibcast
+#define HOST_NB_Reduce PMPI_Ireduce
+#define HOST_NB_Allreduce PMPI_Iallreduce
+#define HOST_NB_Gather PMPI_Igather
+#define HOST_NB_Scatter PMPI_Iscatter
+#define HOST_NB_Allgather PMPI_Iallgather
+#define HOST_NB_Alltoall PMPI_Ialltoall
 
 /* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2. */
 static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
                    struct strata_choice *ch)
 {
+    /* A persistent operation decides once, at its first start. */
+    struct strata_nb *nb = strata_nb_building();
+    if (nb && nb->have_choice) {
+        *ch = nb->choice;
+        return;
+    }
     strata_select(ctx->plane, coll, block, ch);
+    if (nb) {
+        nb->choice = *ch;
+        nb->have_choice = 1;
+    }
     count_algorithm(coll, ch->al->name);
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return; /* formatting costs more than a tiny call */
@@ -204,7 +181,7 @@ static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
     else snprintf(why, sizeof why, "%s", ch->why);
     char desc[256];
     snprintf(desc, sizeof desc, "%s%s (%s)", ch->al->name, k, why);
-    strata_route_served(ctx, coll, desc, block);
+    strata_route_served(ctx, CALL(coll), desc, block);
 }
 
 /* Runs the chosen algorithm. */
@@ -213,6 +190,17 @@ static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
 {
     struct strata_block_args a = {send, recv, block, root, ch->k, NULL};
     return ch->al->run(ctx->plane, &a);
+}
+
+/* The same, recorded in the operation being built. */
+static int defer_choice(struct strata_ctx *ctx, struct strata_nb *nb, const struct strata_choice *ch,
+                        const unsigned char *send, unsigned char *recv, size_t block, int root)
+{
+    nb->kind = STRATA_NB_NODE_BLOCK;
+    nb->block_start = strata_block_starter(ch->al->id);
+    nb->ba = (struct strata_block_args){send, recv, block, root, ch->k, NULL};
+    nb->bytes = block;
+    return MPI_SUCCESS;
 }
 
 /* Verbose output of a composition across nodes: the description is
@@ -235,7 +223,7 @@ static char *across_start(enum strata_coll coll, char *desc)
 static int across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
                        const char *desc, int rc)
 {
-    if (desc) strata_route_served(ctx, coll, desc, bytes);
+    if (desc) strata_route_served(ctx, CALL(coll), desc, bytes);
     return rc;
 }
 
@@ -244,6 +232,15 @@ static int across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t byt
  * decides between the two. */
 static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
 {
+    struct strata_nb *nb = strata_nb_building();
+    if (ctx->net && nb) {
+        nb->has_desc = across_start(STRATA_COLL_BCAST, nb->desc) != NULL;
+        nb->kind = STRATA_NB_NET_BCAST;
+        nb->data = data;
+        nb->bytes = bytes;
+        nb->root = root;
+        return MPI_SUCCESS;
+    }
     if (ctx->net) {
         char buf[320], *desc = across_start(STRATA_COLL_BCAST, buf);
         int rc = strata_net_bcast(ctx->net, data, bytes, root, desc, sizeof buf);
@@ -251,6 +248,7 @@ static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
     }
     struct strata_choice ch;
     choose(ctx, STRATA_COLL_BCAST, bytes, &ch);
+    if (nb) return defer_choice(ctx, nb, &ch, data, data, bytes, root);
     return run_choice(ctx, &ch, data, data, bytes, root);
 }
 
@@ -270,11 +268,18 @@ int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
     if (bytes == 0 || ctx->size == 1) {
         const char *what = bytes == 0 ? "nothing to move" : one_rank_nothing;
         count_algorithm(STRATA_COLL_BCAST, what);
-        strata_route_served(ctx, STRATA_COLL_BCAST, what, (size_t)bytes);
+        strata_route_served(ctx, CALL(STRATA_COLL_BCAST), what, (size_t)bytes);
         return MPI_SUCCESS;
     }
     void *run = strata_contiguous_run(buffer, count, datatype, (size_t)bytes);
     if (run) return bcast_run(ctx, run, (size_t)bytes, root);
+    struct strata_nb *nb = strata_nb_building();
+    if (nb) {
+        /* Packed at the root now, unpacked elsewhere when it completes. */
+        strata_view_open(&nb->view[0], comm, buffer, count, datatype, (size_t)bytes,
+                         ctx->rank == root, ctx->rank != root, 1);
+        return bcast_run(ctx, nb->view[0].run, (size_t)bytes, root);
+    }
     /* A layout with holes is packed on this rank alone: the others never
      * need to know, since only the byte count decides the path. */
     void *packed = malloc((size_t)bytes);
@@ -330,6 +335,7 @@ static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
                       const struct strata_reduce_args *a)
 {
     size_t bytes = a->count * a->extent;
+    struct strata_nb *nb = strata_nb_building();
     if (ctx->size == 1) {
         /* The result is the operand: copied unless in place.  (A datatype
          * with holes was staged: the copy back writes only its data.) */
@@ -337,7 +343,21 @@ static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
         if (a->sendbuf && a->count)
             memcpy(a->recvbuf, a->sendbuf, (a->count - 1) * a->extent + a->true_extent);
         count_algorithm(coll, what);
-        strata_route_served(ctx, coll, what, bytes);
+        strata_route_served(ctx, CALL(coll), what, bytes);
+        return MPI_SUCCESS;
+    }
+    if (nb) {
+        nb->ra = *a;
+        nb->bytes = bytes;
+        if (ctx->net) {
+            nb->has_desc = across_start(coll, nb->desc) != NULL;
+            nb->kind = STRATA_NB_NET_REDUCE;
+            return MPI_SUCCESS;
+        }
+        const char *path = strata_route_path(ctx->plane, bytes);
+        count_algorithm(coll, path);
+        strata_route_served(ctx, CALL(coll), path, bytes);
+        nb->kind = STRATA_NB_NODE_REDUCE;
         return MPI_SUCCESS;
     }
     if (ctx->net) {
@@ -349,7 +369,7 @@ static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
     }
     const char *path = strata_route_path(ctx->plane, bytes);
     count_algorithm(coll, path);
-    strata_route_served(ctx, coll, path, bytes);
+    strata_route_served(ctx, CALL(coll), path, bytes);
     return strata_reduce(ctx->plane, a);
 }
 
@@ -358,22 +378,24 @@ int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
     struct strata_reduce_args a;
-    struct strata_reduce_how r;
+    struct strata_nb *nb = strata_nb_building();
+    struct strata_reduce_how mine, *r = nb ? &nb->how : &mine; /* an operation's outlives the call */
     char reason[400];
     if (ctx) {
         const char *why = root < 0 || root >= ctx->size
                               ? strata_reason_bad_args(1, root, ctx->size, 0, NULL, 0,
                                                        MPI_DATATYPE_NULL, NULL, 0,
                                                        MPI_DATATYPE_NULL, -1)
-                              : reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf,
+                              : reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf,
                                             count, datatype, op, ctx->rank == root);
         ctx = settle(ctx, STRATA_COLL_REDUCE, root, checked_bytes(count, datatype), why);
     }
     if (!ctx) return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
-    strata_reduce_op_begin(&a, &r, ctx->rank == root);
+    strata_reduce_op_begin(&a, r, ctx->rank == root);
     int rc = reduce_run(ctx, STRATA_COLL_REDUCE, &a);
-    strata_reduce_op_end(&r);
+    if (nb) nb->has_how = 1; /* ended when the operation completes */
+    else strata_reduce_op_end(r);
     return rc;
 }
 
@@ -382,84 +404,64 @@ int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
     struct strata_reduce_args a;
-    struct strata_reduce_how r;
+    struct strata_nb *nb = strata_nb_building();
+    struct strata_reduce_how mine, *r = nb ? &nb->how : &mine; /* an operation's outlives the call */
     char reason[400];
     if (ctx) {
-        const char *why = reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf, count,
+        const char *why = reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf, count,
                                       datatype, op, 1);
         ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, checked_bytes(count, datatype), why);
     }
     if (!ctx) return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
-    strata_reduce_op_begin(&a, &r, 1);
+    strata_reduce_op_begin(&a, r, 1);
     int rc = reduce_run(ctx, STRATA_COLL_ALLREDUCE, &a);
-    strata_reduce_op_end(&r);
+    if (nb) nb->has_how = 1; /* ended when the operation completes */
+    else strata_reduce_op_end(r);
     return rc;
 }
 
-int MPI_Barrier(MPI_Comm comm)
+int strata_call_barrier(MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
     if (ctx) ctx = settle(ctx, STRATA_COLL_BARRIER, -1, 0, NULL);
-    if (!ctx) return PMPI_Barrier(comm);
+    if (!ctx)
+        return strata_nb_building()      ? strata_nb_to_host()
+               : strata_nb_outstanding() ? strata_nb_host_wait(
+                                               PMPI_Ibarrier(comm, strata_nb_host_request()))
+                                         : PMPI_Barrier(comm);
+    struct strata_nb *nb = strata_nb_building();
     if (ctx->size == 1) {
         count_algorithm(STRATA_COLL_BARRIER, "one rank: nothing to wait for");
-        strata_route_served(ctx, STRATA_COLL_BARRIER, "one rank: nothing to wait for", 0);
+        strata_route_served(ctx, CALL(STRATA_COLL_BARRIER), "one rank: nothing to wait for", 0);
         return MPI_SUCCESS;
     }
     if (ctx->net) {
-        char buf[320], *desc = across_start(STRATA_COLL_BARRIER, buf);
+        char buf[320], *desc = across_start(STRATA_COLL_BARRIER, nb ? nb->desc : buf);
         if (desc)
             snprintf(desc, sizeof buf, "across nodes: node barrier, dissemination among %d "
                      "leaders, node barrier", ctx->net->nnodes);
+        if (nb) {
+            nb->has_desc = desc != NULL;
+            nb->kind = STRATA_NB_NET_BARRIER;
+            return MPI_SUCCESS;
+        }
         return across_done(ctx, STRATA_COLL_BARRIER, 0, desc, strata_net_barrier(ctx->net));
     }
     count_algorithm(STRATA_COLL_BARRIER, "flag waves");
-    strata_route_served(ctx, STRATA_COLL_BARRIER, "flag waves", 0);
+    strata_route_served(ctx, CALL(STRATA_COLL_BARRIER), "flag waves", 0);
+    if (nb) {
+        nb->kind = STRATA_NB_NODE_BARRIER;
+        return MPI_SUCCESS;
+    }
     return strata_barrier(ctx->plane);
 }
+
+int MPI_Barrier(MPI_Comm comm) { return strata_call_barrier(comm); }
 
 
 /* ---- Gather, Scatter, Allgather, Alltoall ---- */
 
-/* count elements of type at buf seen as one run of bytes: the user's memory
- * when it is one run, otherwise a private buffer, packed from the user's on
- * opening (pack_in) and unpacked into it on closing (unpack_out). */
-struct run_view {
-    unsigned char *run;
-    void *tmp;
-    void *user;
-    long long count;
-    MPI_Datatype type;
-    int unpack_out;
-    size_t bytes;
-};
-
-static void view_open(struct run_view *v, MPI_Comm comm, const void *buf, long long count,
-                      MPI_Datatype type, size_t bytes, int pack_in, int unpack_out)
-{
-    *v = (struct run_view){NULL, NULL, (void *)buf, count, type, unpack_out, bytes};
-    if (bytes == 0) return;
-    v->run = strata_contiguous_run((void *)buf, count, type, bytes);
-    if (v->run) {
-        v->unpack_out = 0;
-        return;
-    }
-    v->tmp = malloc(bytes);
-    if (!v->tmp) {
-        strata_error("out of memory packing %zu bytes of a collective's buffer", bytes);
-        PMPI_Abort(comm, 1);
-    }
-    v->run = v->tmp;
-    if (pack_in) strata_pack_user(buf, count, type, v->tmp, comm, 0);
-}
-
-static void view_close(struct run_view *v, MPI_Comm comm)
-{
-    if (v->tmp && v->unpack_out)
-        strata_pack_user(v->user, v->count, v->type, v->tmp, comm, 1);
-    free(v->tmp);
-}
 
 /* One block collective call, after its arguments were read. */
 struct block_call {
@@ -480,35 +482,51 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
     int size = ctx->size;
     if (c->block == 0) {
         count_algorithm(c->coll, "nothing to move");
-        strata_route_served(ctx, c->coll, "nothing to move", 0);
+        strata_route_served(ctx, CALL(c->coll), "nothing to move", 0);
         return MPI_SUCCESS;
     }
     struct strata_choice ch;
-    struct run_view sv = {0}, rv = {0};
+    struct strata_nb *nb = strata_nb_building();
+    struct strata_run_view own[2] = {{0}, {0}};
+    /* An operation's views stay open until it completes. */
+    struct strata_run_view *views = nb ? nb->view : own, *sv_ = &views[0], *rv_ = &views[1];
+#define sv (*sv_)
+#define rv (*rv_)
     size_t b = (size_t)c->block;
     if (size == 1 && !(c->sendbuf && c->recvbuf)) {
         /* In place: the data already is where it belongs. */
         count_algorithm(c->coll, one_rank_nothing);
-        strata_route_served(ctx, c->coll, one_rank_nothing, b);
+        strata_route_served(ctx, CALL(c->coll), one_rank_nothing, b);
         return MPI_SUCCESS;
     }
     /* Views: the send side is packed in, the receive side unpacked out. */
     if (c->sendbuf) {
         size_t sbytes = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_ALLTOALL
                      ? (size_t)size * b : b;
-        view_open(&sv, ctx->comm, c->sendbuf, c->scount, c->stype, sbytes, 1, 0);
+        strata_view_open(&sv, ctx->comm, c->sendbuf, c->scount, c->stype, sbytes, 1, 0, 0);
     }
     if (c->recvbuf) {
         size_t rbytes = c->coll == STRATA_COLL_SCATTER ? b : (size_t)size * b;
-        view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes, c->pack_recv_in, 1);
+        strata_view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes,
+                         c->pack_recv_in, 1, nb != NULL);
     }
     int rc;
     if (size == 1) {
         /* Views in memory order on both sides: one copy of the block. */
         memcpy(rv.run, sv.run, b);
         count_algorithm(c->coll, one_rank_copy);
-        strata_route_served(ctx, c->coll, one_rank_copy, b);
+        strata_route_served(ctx, CALL(c->coll), one_rank_copy, b);
         rc = MPI_SUCCESS;
+    } else if (nb && ctx->net) {
+        nb->has_desc = across_start(c->coll, nb->desc) != NULL;
+        nb->kind = STRATA_NB_NET_BLOCK;
+        nb->coll = c->coll;
+        nb->ba = (struct strata_block_args){sv.run, rv.run, b, c->root, 1, NULL};
+        nb->bytes = b;
+        return MPI_SUCCESS;
+    } else if (nb) {
+        choose(ctx, c->coll, b, &ch);
+        return defer_choice(ctx, nb, &ch, sv.run, rv.run, b, c->root);
     } else if (ctx->net) {
         char buf[320], *desc = across_start(c->coll, buf);
         struct strata_block_args a = {sv.run, rv.run, b, c->root, 1, NULL};
@@ -518,9 +536,12 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
         choose(ctx, c->coll, b, &ch);
         rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
     }
-    view_close(&sv, ctx->comm);
-    view_close(&rv, ctx->comm);
+    if (nb) return rc; /* one rank: the views close when the operation completes */
+    strata_run_view_close(&sv, ctx->comm);
+    strata_run_view_close(&rv, ctx->comm);
     return rc;
+#undef sv
+#undef rv
 }
 
 /* Whether this rank's buffers of a block collective are for the host MPI to

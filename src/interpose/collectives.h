@@ -33,6 +33,7 @@ int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype
 int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          int large);
+int strata_call_barrier(MPI_Comm comm);
 
 
 /* The v-collectives (vcollectives.c): counts and displacements as the call

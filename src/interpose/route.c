@@ -69,21 +69,20 @@ const char *strata_route_path(const struct strata_plane *p, size_t bytes)
                : "pipelined single copy (transport cma)";
 }
 
-void strata_route_served(const struct strata_ctx *ctx, enum strata_coll coll,
-                         const char *algorithm, size_t bytes)
+void strata_route_served(const struct strata_ctx *ctx, int call, const char *algorithm,
+                         size_t bytes)
 {
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return;
     strata_verbose(2, "%s on communicator #%lu: strata, %zu bytes, %s",
-                   strata_coll_name(coll), ctx->serial, bytes, algorithm);
+                   strata_call_name(call), ctx->serial, bytes, algorithm);
 }
 
-void strata_route_to_host(const struct strata_ctx *ctx, enum strata_coll coll,
-                          const char *reason)
+void strata_route_to_host(const struct strata_ctx *ctx, int call, const char *reason)
 {
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return;
-    strata_verbose(2, "%s on communicator #%lu: host MPI (%s)", strata_coll_name(coll),
+    strata_verbose(2, "%s on communicator #%lu: host MPI (%s)", strata_call_name(call),
                    ctx ? ctx->serial : 0UL, reason);
 }
 

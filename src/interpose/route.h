@@ -48,13 +48,14 @@ void strata_route_data_arg(const void *buf, long long count, int blocks, MPI_Dat
  * refused. */
 int strata_route_overlap(const struct strata_data_arg *a, const struct strata_data_arg *b);
 
+/* call: a call id (util/colls.h; a collective's own value for its blocking
+ * form), so that MPI_Ibcast reports under its name. */
 /* Records and (at STRATA_VERBOSE=2) reports a call handed to the host MPI. */
-void strata_route_to_host(const struct strata_ctx *ctx, enum strata_coll coll,
-                          const char *reason);
+void strata_route_to_host(const struct strata_ctx *ctx, int call, const char *reason);
 
 /* Reports (at STRATA_VERBOSE=2) a call strata serves, naming the algorithm. */
-void strata_route_served(const struct strata_ctx *ctx, enum strata_coll coll,
-                         const char *algorithm, size_t bytes);
+void strata_route_served(const struct strata_ctx *ctx, int call, const char *algorithm,
+                         size_t bytes);
 
 /* The name of the path a payload of `bytes` takes on this plane. */
 const char *strata_route_path(const struct strata_plane *p, size_t bytes);

@@ -1,6 +1,8 @@
 /* The names of the collectives. */
 #include "util/colls.h"
 
+#include <ctype.h>
+#include <stdio.h>
 #include <strings.h>
 
 static const struct {
@@ -37,5 +39,41 @@ int strata_coll_parse(const char *name)
     for (int c = 0; c < STRATA_NCOLLS; c++)
         if (!strcasecmp(name, colls[c].name) || !strcasecmp(name, colls[c].short_name))
             return c;
+    return -1;
+}
+
+/* The names of the other forms follow the standard's pattern (MPI_Ibcast,
+ * MPI_Bcast_init), built once; a collective appended to enum strata_coll
+ * gets its forms' names without an edit here. */
+static char form_names[STRATA_NFORMS][STRATA_NCOLLS][2][48];
+static void make_form_names(void)
+{
+    for (int c = 0; c < STRATA_NCOLLS; c++) {
+        const char *mpi = colls[c].name + 4, *shrt = colls[c].short_name;
+        snprintf(form_names[0][c][0], 48, "%s", colls[c].name);
+        snprintf(form_names[0][c][1], 48, "%s", shrt);
+        snprintf(form_names[1][c][0], 48, "MPI_I%c%s", tolower((unsigned char)mpi[0]), mpi + 1);
+        snprintf(form_names[1][c][1], 48, "i%s", shrt);
+        snprintf(form_names[2][c][0], 48, "%s_init", colls[c].name);
+        snprintf(form_names[2][c][1], 48, "%s_init", shrt);
+    }
+}
+
+#include <pthread.h>
+static pthread_once_t form_names_once = PTHREAD_ONCE_INIT;
+
+const char *strata_call_name(int id)
+{
+    pthread_once(&form_names_once, make_form_names);
+    return form_names[strata_call_form(id)][strata_call_coll(id)][0];
+}
+
+int strata_call_parse(const char *name)
+{
+    pthread_once(&form_names_once, make_form_names);
+    for (int f = 0; f < STRATA_NFORMS; f++)
+        for (int c = 0; c < STRATA_NCOLLS; c++)
+            if (!strcasecmp(name, form_names[f][c][0]) || !strcasecmp(name, form_names[f][c][1]))
+                return strata_call_id((enum strata_coll)c, (enum strata_coll_form)f);
     return -1;
 }

@@ -47,4 +47,33 @@ const char *strata_coll_short_name(enum strata_coll coll);
 /* Parses "bcast", "MPI_Bcast", ... (case-insensitive); -1 if unknown. */
 int strata_coll_parse(const char *name);
 
+/* ---- The nonblocking and persistent forms (issue 17).  Kept apart from
+ * enum strata_coll, which other collectives are appended to: a call id is a
+ * (collective, form) pair numbered form * STRATA_NCOLLS + coll, so the
+ * blocking form's id is the collective's own value and every array sized
+ * STRATA_NCALLS covers the new collectives' forms by itself. */
+enum strata_coll_form {
+    STRATA_FORM_BLOCKING,    /* MPI_Bcast */
+    STRATA_FORM_NONBLOCKING, /* MPI_Ibcast */
+    STRATA_FORM_PERSISTENT,  /* MPI_Bcast_init (Open MPI 4.1: MPIX_Bcast_init) */
+    STRATA_NFORMS
+};
+#define STRATA_NCALLS (STRATA_NCOLLS * STRATA_NFORMS)
+
+static inline int strata_call_id(enum strata_coll coll, enum strata_coll_form form)
+{
+    return (int)form * STRATA_NCOLLS + (int)coll;
+}
+static inline enum strata_coll strata_call_coll(int id) { return (enum strata_coll)(id % STRATA_NCOLLS); }
+static inline enum strata_coll_form strata_call_form(int id)
+{
+    return (enum strata_coll_form)(id / STRATA_NCOLLS);
+}
+
+/* "MPI_Bcast", "MPI_Ibcast", "MPI_Bcast_init": the C name of a call id. */
+const char *strata_call_name(int id);
+
+/* Parses a call's C name or short name ("ibcast", "bcast_init"); -1 if unknown. */
+int strata_call_parse(const char *name);
+
 #endif

@@ -21,11 +21,10 @@ static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_nu
 
 /* Counters are per process; relaxed atomics keep concurrent collectives of
  * different threads (on different communicators) from losing counts. */
-static _Atomic unsigned long long bytes_moved[STRATA_NCOLLS][STRATA_NDIST];
-static _Atomic unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
-static _Atomic unsigned long long calls[STRATA_NCOLLS][2];
+static _Atomic unsigned long long bytes_moved[STRATA_NCALLS][STRATA_NDIST];
+static _Atomic unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
+static _Atomic unsigned long long calls[STRATA_NCALLS][2];
 static _Atomic unsigned long long waits[STRATA_NWAIT];
-
 static const char *wait_names[STRATA_NWAIT] = {"waits",  "polls",          "yields", "blocks",
                                                "timeouts", "busy_or_idle_peer", "wakes"};
 static _Atomic unsigned long long device_bytes[STRATA_STATS_DEVICE_PATHS];
@@ -96,6 +95,13 @@ void strata_stats_call(int coll, int served)
 {
     atomic_fetch_add_explicit(&calls[coll][served ? 1 : 0], 1, memory_order_relaxed);
     serving = served ? coll : -1;
+}
+
+int strata_stats_serve_as(int call)
+{
+    int was = serving;
+    serving = call;
+    return was;
 }
 
 void strata_stats_call_unserve(int coll)
@@ -208,9 +214,9 @@ static const char *usage_names[NUSAGE] = {"voluntary_switches", "involuntary_swi
                                           "run_us", "runqueue_us", "timeslices"};
 
 struct totals {
-    unsigned long long bytes[STRATA_NCOLLS][STRATA_NDIST];
-    unsigned long long messages[STRATA_NCOLLS][STRATA_NDIST];
-    unsigned long long calls[STRATA_NCOLLS][2];
+    unsigned long long bytes[STRATA_NCALLS][STRATA_NDIST];
+    unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
+    unsigned long long calls[STRATA_NCALLS][2];
     /* The wait counters, then this process's context switches and CPU
      * time from getrusage, and its main thread's scheduler figures from
      * /proc/self/schedstat (usage_names). */
@@ -227,7 +233,7 @@ struct totals {
 
 static void snapshot(struct totals *t)
 {
-    for (int k = 0; k < STRATA_NCOLLS; k++) {
+    for (int k = 0; k < STRATA_NCALLS; k++) {
         for (int d = 0; d < STRATA_NDIST; d++) {
             t->bytes[k][d] = strata_stats_local_bytes(k, d);
             t->messages[k][d] = strata_stats_local_messages(k, d);
@@ -388,7 +394,7 @@ static int gather_algos(struct totals *t, int rank, int size)
         int coll, host, at = 0;
         unsigned long long n;
         if (sscanf(line, "%d %d %llu %n", &coll, &host, &n, &at) == 3 && at > 0 && coll >= 0 &&
-            coll < STRATA_NCOLLS && merge_algo(t, coll, host, line + at, n))
+            coll < STRATA_NCALLS && merge_algo(t, coll, host, line + at, n))
             all_ok = 0;
     }
     if (t->algos) qsort(t->algos, (size_t)t->nalgos, sizeof *t->algos, by_coll_then_name);
@@ -429,8 +435,16 @@ static void json_distances(FILE *f, const char *key, const unsigned long long *v
     fprintf(f, "}");
 }
 
+/* The blocking forms always appear in the report; a nonblocking or
+ * persistent form only once it was called (most programs use none). */
+static int shown(const struct totals *t, int k)
+{
+    return k < STRATA_NCOLLS || t->calls[k][0] || t->calls[k][1];
+}
+
 static void write_json(FILE *f, const struct totals *t, int ranks)
 {
+    int printed = 0;
     fprintf(f, "{\n  \"ranks\": %d,\n  \"host_mpi\": \"%s\",\n  \"device_bytes\": {", ranks,
             STRATA_HOST_MPI);
     for (int p = 0; p < STRATA_STATS_DEVICE_PATHS; p++)
@@ -439,10 +453,12 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
     for (int i = 0; i < NXPORTS; i++)
         fprintf(f, "%s\"%s\": %llu", i ? ", " : "", xport_names[i], t->xport[i]);
     fprintf(f, "},\n  \"collectives\": {\n");
-    for (int k = 0; k < STRATA_NCOLLS; k++) {
-        fprintf(f, "    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
+    for (int k = 0; k < STRATA_NCALLS; k++) {
+        if (!shown(t, k)) continue;
+        fprintf(f, "%s    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
                 "\"calls_across_nodes\": %llu,\n      \"algorithms\": {",
-                strata_coll_name(k), t->calls[k][1], t->calls[k][0], across_nodes(t, k));
+                printed++ ? ",\n" : "", strata_call_name(k), t->calls[k][1], t->calls[k][0],
+                across_nodes(t, k));
         for (int host = 0; host < 2; host++) {
             if (host) fprintf(f, "\n      \"host_reasons\": {");
             int first = 1;
@@ -459,9 +475,9 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
         json_distances(f, "bytes", t->bytes[k]);
         fprintf(f, ",\n");
         json_distances(f, "messages", t->messages[k]);
-        fprintf(f, "\n    }%s\n", k + 1 < STRATA_NCOLLS ? "," : "");
+        fprintf(f, "\n    }");
     }
-    fprintf(f, "  },\n  \"waits\": {");
+    fprintf(f, "\n  },\n  \"waits\": {");
     for (int w = 0; w < STRATA_NWAIT + NUSAGE; w++)
         fprintf(f, "%s\"%s\": %llu", w ? ", " : "", waits_key(w), t->waits[w]);
     fprintf(f, "}\n}\n");
@@ -473,8 +489,9 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
             "%-14s %9s %9s %9s %9s", ranks, "collective", "strata", "host", "across", "");
     for (int d = 0; d < STRATA_NDIST; d++) fprintf(f, " %13s", dist_names[d]);
     fprintf(f, "\n");
-    for (int k = 0; k < STRATA_NCOLLS; k++) {
-        fprintf(f, "%-14s %9llu %9llu %9llu %9s", strata_coll_name(k), t->calls[k][1],
+    for (int k = 0; k < STRATA_NCALLS; k++) {
+        if (!shown(t, k)) continue;
+        fprintf(f, "%-14s %9llu %9llu %9llu %9s", strata_call_name(k), t->calls[k][1],
                 t->calls[k][0], across_nodes(t, k), "bytes");
         for (int d = 0; d < STRATA_NDIST; d++) fprintf(f, " %13llu", t->bytes[k][d]);
         fprintf(f, "\n%-14s %9s %9s %9s %9s", "", "", "", "", "messages");
@@ -528,11 +545,11 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
     struct totals mine, sum;
     memset(&sum, 0, sizeof sum);
     snapshot(&mine);
-    PMPI_Reduce(mine.bytes, sum.bytes, STRATA_NCOLLS * STRATA_NDIST, MPI_UNSIGNED_LONG_LONG,
+    PMPI_Reduce(mine.bytes, sum.bytes, STRATA_NCALLS * STRATA_NDIST, MPI_UNSIGNED_LONG_LONG,
                 MPI_SUM, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(mine.messages, sum.messages, STRATA_NCOLLS * STRATA_NDIST,
+    PMPI_Reduce(mine.messages, sum.messages, STRATA_NCALLS * STRATA_NDIST,
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    PMPI_Reduce(mine.calls, sum.calls, STRATA_NCOLLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+    PMPI_Reduce(mine.calls, sum.calls, STRATA_NCALLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
     PMPI_Reduce(mine.waits, sum.waits, STRATA_NWAIT + NUSAGE, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);

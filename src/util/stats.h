@@ -50,6 +50,12 @@ unsigned long long strata_stats_local_transport_bytes(const char *name);
  * call. */
 void strata_stats_call(int coll, int served);
 
+/* Makes `call` (a call id, util/colls.h; -1: none) the collective this
+ * thread's transfers count for, and returns the previous one: a nonblocking
+ * collective progresses inside whatever MPI call the application makes, and
+ * its bytes count under its own name. */
+int strata_stats_serve_as(int call);
+
 /* Takes back one served call of `coll` (the router counted it before the
  * per-call checks sent it to the host MPI after all). */
 void strata_stats_call_unserve(int coll);

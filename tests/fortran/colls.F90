@@ -68,6 +68,7 @@ program colls
   integer, allocatable :: gath(:), allexp(:), a2a(:), a2aout(:)
   double precision, allocatable :: big(:), bigout(:), bigexp(:)
   integer, parameter :: nbig = 300000 ! 2.4 MB: the pipelined, single-copy paths
+  HANDLE(MPI_Request) :: reqs(2)
 
 #if defined(PMPI_INIT)
   call PMPI_Init(ierr)
@@ -422,6 +423,23 @@ program colls
   call check(ierr /= MPI_SUCCESS, 'Bcast with a bad root: ierror not set')
   n_host_bcast = n_host_bcast + 1
   call MPI_Comm_free(errcomm, ierr)
+
+  ! ---- Nonblocking (issue 17): strata serves them where the binding reaches
+  ! its C functions (MPICH), the host otherwise; completed with MPI_Wait and
+  ! MPI_Waitall, which must progress strata's operations either way.
+  ibuf = rank + 1
+  call MPI_Iallreduce(ibuf, iout, n, MPI_INTEGER, MPI_SUM, comm, reqs(1), ierr)
+  call check_ierr(ierr, 'MPI_Iallreduce')
+  call MPI_Wait(reqs(1), MPI_STATUS_IGNORE, ierr)
+  call check(all(iout == nranks * (nranks + 1) / 2), 'Iallreduce result')
+  if (rank == 0) ibuf = 42
+  dbuf = rank
+  call MPI_Ibcast(ibuf, n, MPI_INTEGER, 0, comm, reqs(1), ierr)
+  call MPI_Iallreduce(MPI_IN_PLACE, dbuf, n, MPI_DOUBLE_PRECISION, MPI_MAX, comm, reqs(2), ierr)
+  call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
+  call check_ierr(ierr, 'MPI_Waitall')
+  call check(all(ibuf == 42), 'Ibcast result')
+  call check(all(dbuf == nranks - 1), 'Iallreduce in place result')
 
   ! (Freed, so that LeakSanitizer finds only what is not the program's.)
   deallocate(gath, allexp, a2a, a2aout, big, bigout, bigexp)

@@ -1,0 +1,408 @@
+/* Outstanding nonblocking and persistent collectives: queues, progress and
+ * the completing messages (nonblocking.h). */
+#include "interpose/nonblocking.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "context/runtime.h"
+#include "interpose/route.h"
+#include "shm/flags.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+/* One lock for the queues, the lists, the tag pools and persistent.c's
+ * table: progress steps are short and never wait, so one thread holding it
+ * while another completes a request costs little, and a single lock cannot
+ * deadlock against itself. */
+static pthread_mutex_t nb_lock = PTHREAD_MUTEX_INITIALIZER;
+void strata_nb_lock(void) { pthread_mutex_lock(&nb_lock); }
+void strata_nb_unlock(void) { pthread_mutex_unlock(&nb_lock); }
+
+static struct strata_nb *active; /* the head of every communicator's queue */
+static struct strata_nb *all;    /* every outstanding operation */
+/* Outstanding operations: read without the lock by every intercepted call
+ * (the fast path when there are none); changed under it. */
+static _Atomic int outstanding;
+
+static _Thread_local struct strata_nb *building;
+static _Thread_local MPI_Request host_request = MPI_REQUEST_NULL;
+
+/* ---- The private communicators and their tags.  A tag is busy from the
+ * posting of its receive until strata sends the completing message (the
+ * receive is matched then), so two posted receives never share one. */
+#define NB_TAGS 32768 /* MPI guarantees tags up to 32767 */
+struct tag_pool {
+    unsigned char busy[NB_TAGS / 8];
+    int next;
+};
+static struct tag_pool nb_tags, persist_tags;
+static MPI_Comm nb_comm = MPI_COMM_NULL, persist_comm = MPI_COMM_NULL;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
+static int tag_take(struct tag_pool *p)
+{
+    for (int i = 0; i < NB_TAGS; i++) {
+        int t = (p->next + i) % NB_TAGS;
+        if (!(p->busy[t / 8] & (1u << (t % 8)))) {
+            p->busy[t / 8] |= (unsigned char)(1u << (t % 8));
+            p->next = (t + 1) % NB_TAGS;
+            return t;
+        }
+    }
+    return -1;
+}
+
+static void tag_give(struct tag_pool *p, int t)
+{
+    p->busy[t / 8] &= (unsigned char)~(1u << (t % 8));
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes, the latest set first:
+ * this one (set after the runtime's) completes what is still outstanding
+ * (requests the application freed while active) before the STRATA_STATS
+ * report and the contexts go. */
+static int at_finalize(MPI_Comm self, int keyval, void *value, void *extra)
+{
+    for (unsigned long round = 0; atomic_load_explicit(&outstanding, memory_order_acquire); round++) {
+        strata_nb_progress();
+        strata_nb_idle(round);
+    }
+    if (nb_comm != MPI_COMM_NULL) PMPI_Comm_free(&nb_comm);
+    if (persist_comm != MPI_COMM_NULL) PMPI_Comm_free(&persist_comm);
+    PMPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+static void progress_hook(void) { strata_nb_progress(); }
+
+/* A communicator freed with operations pending on it: they complete first
+ * (its plane goes with it). */
+static void before_ctx_free(struct strata_ctx *ctx) { strata_nb_drain(ctx); }
+
+static void setup(void)
+{
+    int keyval;
+    PMPI_Comm_dup(MPI_COMM_SELF, &nb_comm);
+    PMPI_Comm_dup(MPI_COMM_SELF, &persist_comm);
+    PMPI_Comm_set_name(nb_comm, "strata nonblocking collectives");
+    PMPI_Comm_set_name(persist_comm, "strata persistent collectives");
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &keyval, NULL) == MPI_SUCCESS)
+        PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
+    strata_ctx_before_free = before_ctx_free;
+    /* Relaxed: a function set once (op.h). */
+    atomic_store_explicit(&strata_op_idle_hook, progress_hook, memory_order_relaxed);
+}
+
+MPI_Comm strata_nb_persist_comm(void)
+{
+    pthread_once(&setup_once, setup);
+    return persist_comm;
+}
+
+int strata_nb_persist_tag(void)
+{
+    pthread_once(&setup_once, setup);
+    strata_nb_lock();
+    int t = tag_take(&persist_tags);
+    strata_nb_unlock();
+    return t;
+}
+
+void strata_nb_persist_tag_free_locked(int tag) { tag_give(&persist_tags, tag); }
+
+MPI_Comm strata_nb_persist_comm_locked(void) { return persist_comm; }
+
+/* ---- Building. */
+
+struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form form)
+{
+    const struct strata_runtime *rt = strata_runtime_state();
+    if (!rt->ready || rt->disabled) return NULL;
+    struct strata_nb *nb = calloc(1, sizeof *nb);
+    if (!nb) return NULL; /* the host MPI serves it: nothing was decided yet */
+    nb->call = strata_call_id(coll, form);
+    nb->tag = -1;
+    nb->host_req = MPI_REQUEST_NULL;
+    building = nb;
+    return nb;
+}
+
+struct strata_nb *strata_nb_building(void) { return building; }
+
+enum strata_coll_form strata_nb_form(void)
+{
+    return building ? strata_call_form(building->call) : STRATA_FORM_BLOCKING;
+}
+
+int strata_nb_to_host(void)
+{
+    building->to_host = 1;
+    return MPI_SUCCESS;
+}
+
+int strata_nb_outstanding(void)
+{
+    /* Relaxed: a hint; whoever acts on it takes the lock. */
+    return atomic_load_explicit(&outstanding, memory_order_relaxed) != 0;
+}
+
+/* Frees what a built operation holds; unpack: its results go to the
+ * application's buffers first (a finished operation). */
+static void release(struct strata_nb *nb, int unpack)
+{
+    for (int i = 0; i < 2; i++) {
+        if (!unpack) nb->view[i].unpack_out = 0;
+        strata_run_view_close(&nb->view[i], nb->ctx ? nb->ctx->comm : MPI_COMM_SELF);
+    }
+    if (nb->has_how) {
+        if (!unpack) nb->how.user_recv = NULL;
+        strata_reduce_op_end(&nb->how);
+    }
+    free(nb);
+}
+
+/* ---- Running. */
+
+static void start(struct strata_nb *nb)
+{
+    struct strata_ctx *ctx = nb->ctx;
+    int was = strata_stats_serve_as(nb->call);
+    char *desc = nb->has_desc ? nb->desc : NULL;
+    switch (nb->kind) {
+    case STRATA_NB_NODE_BLOCK: nb->block_start(&nb->u.block, ctx->plane, &nb->ba); break;
+    case STRATA_NB_NODE_REDUCE: strata_reduce_start(&nb->u.reduce, ctx->plane, &nb->ra); break;
+    case STRATA_NB_NODE_BARRIER: strata_barrier_start(&nb->u.barrier, ctx->plane); break;
+    case STRATA_NB_NET_BCAST:
+        strata_net_bcast_start(&nb->u.net_bcast, ctx->net, nb->data, nb->bytes, nb->root, desc,
+                               sizeof nb->desc);
+        break;
+    case STRATA_NB_NET_REDUCE:
+        strata_net_reduce_start(&nb->u.net_reduce, ctx->net, &nb->ra, desc, sizeof nb->desc);
+        break;
+    case STRATA_NB_NET_BLOCK:
+        strata_net_block_start(&nb->u.net_block, ctx->net, nb->coll, &nb->ba, desc,
+                               sizeof nb->desc);
+        break;
+    case STRATA_NB_NET_BARRIER: strata_net_barrier_start(&nb->u.net_barrier, ctx->net); break;
+    default: break;
+    }
+    strata_stats_serve_as(was);
+    if (desc) strata_route_served(ctx, nb->call, desc, nb->bytes);
+}
+
+static int step(struct strata_nb *nb)
+{
+    int flag = 0, rc, was;
+    switch (nb->kind) {
+    case STRATA_NB_NOTHING: return MPI_SUCCESS;
+    case STRATA_NB_HOST:
+        rc = PMPI_Test(&nb->host_req, &flag, MPI_STATUS_IGNORE);
+        return rc != MPI_SUCCESS ? rc : flag ? MPI_SUCCESS : STRATA_OP_PENDING;
+    default:
+        was = strata_stats_serve_as(nb->call);
+        rc = strata_op_step(&nb->u.op);
+        strata_stats_serve_as(was);
+        return rc;
+    }
+}
+
+/* A finished operation: its results to the application's buffers, then the
+ * message that completes the application's request.  Lock held. */
+static void complete(struct strata_nb *nb, int rc)
+{
+    if (rc != MPI_SUCCESS) {
+        /* As the blocking form would: the communicator's error handler (by
+         * default the job ends); if it returns, the request completes. */
+        strata_error("%s failed (error %d)", strata_call_name(nb->call), rc);
+        if (nb->ctx) PMPI_Comm_call_errhandler(nb->ctx->comm, rc);
+    }
+    for (struct strata_nb **pp = &all; *pp; pp = &(*pp)->next_all)
+        if (*pp == nb) {
+            *pp = nb->next_all;
+            break;
+        }
+    void (*on_done)(void *) = nb->on_done;
+    void *done_arg = nb->done_arg;
+    int tag = nb->tag, app_freed = nb->app_freed;
+    MPI_Request req = nb->req;
+    release(nb, 1);
+    /* The receive is posted and matches at once: a send of nothing to
+     * oneself never waits. */
+    if (on_done) {
+        on_done(done_arg);
+    } else {
+        PMPI_Send(NULL, 0, MPI_BYTE, 0, tag, nb_comm);
+        /* Freed by the application: matched just now, so this returns at once. */
+        if (app_freed) PMPI_Wait(&req, MPI_STATUS_IGNORE);
+        tag_give(&nb_tags, tag);
+    }
+    /* Release: the completion is published after the send (a thread seeing
+     * zero may skip progress and wait in the host MPI). */
+    atomic_fetch_sub_explicit(&outstanding, 1, memory_order_release);
+}
+
+void strata_nb_progress(void)
+{
+    if (!strata_nb_outstanding()) return;
+    if (pthread_mutex_trylock(&nb_lock)) return; /* another thread is at it */
+    for (struct strata_nb **pp = &active; *pp;) {
+        struct strata_nb *nb = *pp;
+        int rc = step(nb);
+        if (rc == STRATA_OP_PENDING) {
+            pp = &nb->next_active;
+            continue;
+        }
+        struct strata_nb *next = nb->next_in_comm;
+        if (next) {
+            /* The communicator's next operation takes the head's place. */
+            next->next_active = nb->next_active;
+            *pp = next;
+            start(next);
+        } else {
+            *pp = nb->next_active;
+            if (nb->ctx && nb->ctx->nb_tail == nb) nb->ctx->nb_tail = NULL;
+        }
+        complete(nb, rc);
+    }
+    pthread_mutex_unlock(&nb_lock);
+}
+
+void strata_nb_idle(unsigned long round)
+{
+    strata_backoff(round);
+    if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;
+    for (struct strata_nb *nb = active; nb; nb = nb->next_active)
+        if (nb->kind != STRATA_NB_NOTHING && nb->kind != STRATA_NB_HOST)
+            strata_peer_check_alive(nb->u.op.waiting_for);
+    pthread_mutex_unlock(&nb_lock);
+}
+
+void strata_nb_drain(struct strata_ctx *ctx)
+{
+    if (!strata_nb_outstanding()) return;
+    for (unsigned long round = 0;; round++) {
+        strata_nb_lock();
+        int pending = ctx->nb_tail != NULL;
+        strata_nb_unlock();
+        if (!pending) return;
+        strata_nb_progress();
+        strata_nb_idle(round);
+    }
+}
+
+/* Queues a built operation.  Lock held. */
+static void enqueue(struct strata_nb *nb)
+{
+    atomic_fetch_add_explicit(&outstanding, 1, memory_order_relaxed);
+    nb->next_all = all;
+    all = nb;
+    struct strata_ctx *ctx = nb->ctx;
+    int queued = ctx && nb->kind != STRATA_NB_HOST && nb->kind != STRATA_NB_NOTHING;
+    if (queued && ctx->nb_tail) {
+        ((struct strata_nb *)ctx->nb_tail)->next_in_comm = nb;
+    } else {
+        start(nb);
+        nb->next_active = active;
+        active = nb;
+    }
+    if (queued) ctx->nb_tail = nb;
+}
+
+int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out)
+{
+    building = NULL;
+    if (nb->to_host) {
+        release(nb, 0);
+        return 1;
+    }
+    *rc_out = rc;
+    if (rc != MPI_SUCCESS) {
+        release(nb, 0);
+        *request = MPI_REQUEST_NULL;
+        return 0;
+    }
+    pthread_once(&setup_once, setup);
+    strata_nb_lock();
+    nb->tag = tag_take(&nb_tags);
+    strata_nb_unlock();
+    for (unsigned long round = 0; nb->tag < 0; round++) {
+        /* 32768 outstanding: one must finish first. */
+        strata_nb_progress();
+        strata_nb_idle(round);
+        strata_nb_lock();
+        nb->tag = tag_take(&nb_tags);
+        strata_nb_unlock();
+    }
+    *rc_out = PMPI_Irecv(NULL, 0, MPI_BYTE, 0, nb->tag, nb_comm, request);
+    nb->req = *request;
+    if (*rc_out != MPI_SUCCESS) {
+        strata_nb_lock();
+        tag_give(&nb_tags, nb->tag);
+        strata_nb_unlock();
+        release(nb, 0);
+        return 0;
+    }
+    strata_nb_lock();
+    enqueue(nb);
+    strata_nb_unlock();
+    strata_nb_progress(); /* its first steps now: the peers may be waiting */
+    return 0;
+}
+
+int strata_nb_post_persistent(struct strata_nb *nb)
+{
+    building = NULL;
+    pthread_once(&setup_once, setup);
+    strata_nb_lock();
+    enqueue(nb);
+    strata_nb_unlock();
+    strata_nb_progress();
+    return MPI_SUCCESS;
+}
+
+void strata_nb_abandon(struct strata_nb *nb)
+{
+    building = NULL;
+    release(nb, 0);
+}
+
+MPI_Request *strata_nb_host_request(void) { return &host_request; }
+
+int strata_nb_host_wait(int rc)
+{
+    if (rc != MPI_SUCCESS) return rc;
+    for (unsigned long round = 0;; round++) {
+        if (!strata_nb_outstanding()) return PMPI_Wait(&host_request, MPI_STATUS_IGNORE);
+        strata_nb_progress();
+        int flag = 0;
+        rc = PMPI_Test(&host_request, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || flag) return rc;
+        strata_nb_idle(round);
+    }
+}
+
+int strata_nb_disown(MPI_Request request)
+{
+    if (!strata_nb_outstanding() || request == MPI_REQUEST_NULL) return 0;
+    strata_nb_lock();
+    int found = 0;
+    for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
+        if (!nb->on_done && nb->req == request && !nb->app_freed) found = nb->app_freed = 1;
+    strata_nb_unlock();
+    return found;
+}
+
+int strata_nb_owns(MPI_Request request)
+{
+    if (!strata_nb_outstanding() || request == MPI_REQUEST_NULL) return 0;
+    strata_nb_lock();
+    int found = 0;
+    for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
+        found = !nb->on_done && !nb->app_freed && nb->req == request;
+    strata_nb_unlock();
+    return found;
+}

@@ -1,0 +1,335 @@
+/* Persistent collectives (MPI-4 MPI_Bcast_init, ...; Open MPI 4.1 has them
+ * as MPIX_Bcast_init, ... in mpi-ext.h) and MPI_Start / MPI_Startall.
+ *
+ * The request is a persistent receive of an empty message on strata's
+ * private duplicate of MPI_COMM_SELF, with a tag of its own for its life:
+ * MPI_Start starts it and queues one operation, built as the nonblocking
+ * form builds it; strata sends the message when the operation finishes.
+ * The first start decides (route, algorithm) and is what STRATA_STATS
+ * counts under MPI_<coll>_init; later starts reuse the algorithm.  A start
+ * strata leaves to the host MPI runs the host's nonblocking form, which
+ * strata's progress tests. */
+#include <mpi.h>
+#include <stdlib.h>
+
+#include "context/runtime.h"
+#include "interpose/collectives.h"
+#include "interpose/nonblocking.h"
+#include "interpose/persistent.h"
+
+#if defined(STRATA_HAVE_PERSISTENT_COLL) || defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
+#define STRATA_PERSISTENT 1
+#endif
+
+struct strata_persist {
+    MPI_Request req; /* the application's handle (compared, never dereferenced) */
+    int tag;
+    enum strata_coll coll;
+    const void *sendbuf;
+    void *recvbuf;
+    int scount, rcount, root;
+    MPI_Datatype stype, rtype;
+    MPI_Op op;
+    MPI_Comm comm;
+    struct strata_choice choice;
+    int have_choice, started, active, freed;
+    struct strata_persist *next;
+};
+
+static struct strata_persist *table; /* under strata_nb_lock */
+
+static struct strata_persist *find(MPI_Request req)
+{
+    for (struct strata_persist *ps = table; ps; ps = ps->next)
+        if (ps->req == req) return ps;
+    return NULL;
+}
+
+/* Whether request is one of strata's persistent requests (active_only: and
+ * started, not yet finished): requests.c's MPI_Cancel. */
+int strata_persist_owns(MPI_Request request, int active_only)
+{
+    if (request == MPI_REQUEST_NULL) return 0;
+    strata_nb_lock();
+    struct strata_persist *ps = find(request);
+    int owns = ps && (!active_only || ps->active);
+    strata_nb_unlock();
+    return owns;
+}
+
+static void unlink_free(struct strata_persist *ps)
+{
+    for (struct strata_persist **pp = &table; *pp; pp = &(*pp)->next)
+        if (*pp == ps) {
+            *pp = ps->next;
+            break;
+        }
+    strata_nb_persist_tag_free_locked(ps->tag);
+    free(ps);
+}
+
+/* The message that completes the application's request.  Lock held. */
+static void persist_send(struct strata_persist *ps)
+{
+    /* The receive was started: a send of nothing to oneself never waits. */
+    PMPI_Send(NULL, 0, MPI_BYTE, 0, ps->tag, strata_nb_persist_comm_locked());
+}
+
+/* A start finished (the operation's on_done, lock held): its message, then
+ * a request the application freed while it was active is released. */
+static void persist_finished(void *arg)
+{
+    struct strata_persist *ps = arg;
+    persist_send(ps);
+    ps->active = 0;
+    if (!ps->freed) return;
+    /* Freed by the application while active: its receive matched just now. */
+    PMPI_Wait(&ps->req, MPI_STATUS_IGNORE);
+    PMPI_Request_free(&ps->req);
+    unlink_free(ps);
+}
+
+/* The host MPI's nonblocking form of a start strata leaves. */
+static int host_start(const struct strata_persist *ps, MPI_Request *r)
+{
+    switch (ps->coll) {
+    case STRATA_COLL_BCAST: return PMPI_Ibcast(ps->recvbuf, ps->rcount, ps->rtype, ps->root, ps->comm, r);
+    case STRATA_COLL_REDUCE:
+        return PMPI_Ireduce(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->root,
+                            ps->comm, r);
+    case STRATA_COLL_ALLREDUCE:
+        return PMPI_Iallreduce(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->comm, r);
+    case STRATA_COLL_GATHER:
+        return PMPI_Igather(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount, ps->rtype,
+                            ps->root, ps->comm, r);
+    case STRATA_COLL_SCATTER:
+        return PMPI_Iscatter(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
+                             ps->rtype, ps->root, ps->comm, r);
+    case STRATA_COLL_ALLGATHER:
+        return PMPI_Iallgather(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
+                               ps->rtype, ps->comm, r);
+    case STRATA_COLL_ALLTOALL:
+        return PMPI_Ialltoall(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
+                              ps->rtype, ps->comm, r);
+    case STRATA_COLL_BARRIER: return PMPI_Ibarrier(ps->comm, r);
+    default: return MPI_ERR_INTERN;
+    }
+}
+
+/* strata's decision for one start (the blocking form's). */
+static int strata_start(const struct strata_persist *ps)
+{
+    switch (ps->coll) {
+    case STRATA_COLL_BCAST: return strata_call_bcast(ps->recvbuf, ps->rcount, ps->rtype, ps->root, ps->comm, 0);
+    case STRATA_COLL_REDUCE:
+        return strata_call_reduce(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->root,
+                                  ps->comm, 0);
+    case STRATA_COLL_ALLREDUCE:
+        return strata_call_allreduce(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op,
+                                     ps->comm, 0);
+    case STRATA_COLL_GATHER:
+        return strata_call_gather(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
+                                  ps->rtype, ps->root, ps->comm, 0);
+    case STRATA_COLL_SCATTER:
+        return strata_call_scatter(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
+                                   ps->rtype, ps->root, ps->comm, 0);
+    case STRATA_COLL_ALLGATHER:
+        return strata_call_allgather(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
+                                     ps->rtype, ps->comm, 0);
+    case STRATA_COLL_ALLTOALL:
+        return strata_call_alltoall(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
+                                    ps->rtype, ps->comm, 0);
+    case STRATA_COLL_BARRIER: return strata_call_barrier(ps->comm);
+    default: return MPI_ERR_INTERN;
+    }
+}
+
+static int start_one(struct strata_persist *ps)
+{
+    int rc = PMPI_Start(&ps->req);
+    if (rc != MPI_SUCCESS) return rc;
+    struct strata_nb *nb = strata_nb_begin(ps->coll, STRATA_FORM_PERSISTENT);
+    if (!nb) {
+        strata_nb_lock();
+        persist_send(ps);
+        strata_nb_unlock();
+        return MPI_ERR_NO_MEM;
+    }
+    nb->replay = ps->started;
+    nb->choice = ps->choice;
+    nb->have_choice = ps->have_choice;
+    rc = strata_start(ps);
+    if (rc == MPI_SUCCESS && nb->to_host) {
+        nb->to_host = 0;
+        nb->kind = STRATA_NB_HOST;
+        rc = host_start(ps, &nb->host_req);
+    }
+    if (rc != MPI_SUCCESS) {
+        /* The request completes at once; the error is this call's. */
+        strata_nb_abandon(nb);
+        strata_nb_lock();
+        persist_send(ps);
+        strata_nb_unlock();
+        return rc;
+    }
+    ps->choice = nb->choice;
+    ps->have_choice = nb->have_choice;
+    ps->started = 1;
+    ps->active = 1;
+    nb->on_done = persist_finished;
+    nb->done_arg = ps;
+    return strata_nb_post_persistent(nb);
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    strata_nb_progress();
+    strata_nb_lock();
+    struct strata_persist *ps = request ? find(*request) : NULL;
+    strata_nb_unlock();
+    return ps ? start_one(ps) : PMPI_Start(request);
+}
+
+int MPI_Startall(int count, MPI_Request requests[])
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < count && rc == MPI_SUCCESS; i++) rc = MPI_Start(&requests[i]);
+    return rc;
+}
+
+int strata_persist_free(MPI_Request *request)
+{
+    strata_nb_lock();
+    struct strata_persist *ps = find(*request);
+    int kept = ps && ps->active;
+    if (kept) ps->freed = 1; /* completed and freed by strata when its start finishes */
+    else if (ps) unlink_free(ps);
+    strata_nb_unlock();
+    if (kept) *request = MPI_REQUEST_NULL;
+    return kept;
+}
+
+#ifdef STRATA_PERSISTENT
+#ifdef STRATA_HAVE_PERSISTENT_COLL
+#define INIT(name) MPI_##name##_init
+#define HOST_INIT(name) PMPI_##name##_init
+#else
+#include <mpi-ext.h>
+#define INIT(name) MPIX_##name##_init
+#define HOST_INIT(name) PMPIX_##name##_init
+#endif
+
+/* A new persistent request for a call of coll, or 0 with *host set when the
+ * host MPI's own persistent form serves it (strata is off, or no tag is
+ * left). */
+static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *host)
+{
+    const struct strata_runtime *rt = strata_runtime_state();
+    *host = 1;
+    if (!rt->ready || rt->disabled) return MPI_SUCCESS;
+    strata_nb_progress();
+    struct strata_persist *ps = malloc(sizeof *ps);
+    if (!ps) return MPI_SUCCESS;
+    MPI_Comm comm = strata_nb_persist_comm();
+    *ps = *tmpl;
+    ps->tag = strata_nb_persist_tag();
+    if (ps->tag < 0) {
+        free(ps);
+        return MPI_SUCCESS;
+    }
+    *host = 0;
+    int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, ps->tag, comm, request);
+    strata_nb_lock();
+    if (rc != MPI_SUCCESS) {
+        strata_nb_persist_tag_free_locked(ps->tag);
+        free(ps);
+    } else {
+        ps->req = *request;
+        ps->next = table;
+        table = ps;
+    }
+    strata_nb_unlock();
+    return rc;
+}
+
+#define PERSIST(host_call, ...)                                                              \
+    do {                                                                                   \
+        struct strata_persist t = {__VA_ARGS__};                                           \
+        int host, rc = persist_new(&t, request, &host);                                    \
+        return host ? host_call : rc;                                                      \
+    } while (0)
+
+int INIT(Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Bcast)(buffer, count, datatype, root, comm, info, request),
+            .coll = STRATA_COLL_BCAST, .recvbuf = buffer, .rcount = count, .rtype = datatype,
+            .root = root, .comm = comm);
+}
+
+int INIT(Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Reduce)(sendbuf, recvbuf, count, datatype, op, root, comm, info, request),
+            .coll = STRATA_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .rcount = count,
+            .rtype = datatype, .op = op, .root = root, .comm = comm);
+}
+
+int INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request),
+            .coll = STRATA_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
+            .rcount = count, .rtype = datatype, .op = op, .root = -1, .comm = comm);
+}
+
+int INIT(Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                 MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Gather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                              comm, info, request),
+            .coll = STRATA_COLL_GATHER, .sendbuf = sendbuf, .scount = sendcount,
+            .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
+            .root = root, .comm = comm);
+}
+
+int INIT(Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                  MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Scatter)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
+                               comm, info, request),
+            .coll = STRATA_COLL_SCATTER, .sendbuf = sendbuf, .scount = sendcount,
+            .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
+            .root = root, .comm = comm);
+}
+
+int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                 info, request),
+            .coll = STRATA_COLL_ALLGATHER, .sendbuf = sendbuf, .scount = sendcount,
+            .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
+            .root = -1, .comm = comm);
+}
+
+int INIT(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                   MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
+                                info, request),
+            .coll = STRATA_COLL_ALLTOALL, .sendbuf = sendbuf, .scount = sendcount,
+            .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
+            .root = -1, .comm = comm);
+}
+
+int INIT(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Barrier)(comm, info, request), .coll = STRATA_COLL_BARRIER, .root = -1,
+            .comm = comm);
+}
+#endif

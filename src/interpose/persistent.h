@@ -1,0 +1,17 @@
+/* Persistent collectives (persistent.c): what the completion calls ask. */
+#ifndef STRATA_PERSISTENT_H
+#define STRATA_PERSISTENT_H
+
+#include <mpi.h>
+
+/* Whether request is one of strata's persistent requests (active_only: and
+ * started, not yet finished). */
+int strata_persist_owns(MPI_Request request, int active_only);
+
+/* MPI_Request_free of a persistent request: forgets an inactive one (the
+ * caller then frees the host's request); an active one is kept, completed
+ * and freed by strata when its start finishes, and *request set to
+ * MPI_REQUEST_NULL: returns 1 then. */
+int strata_persist_free(MPI_Request *request);
+
+#endif

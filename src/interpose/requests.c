@@ -1,0 +1,173 @@
+/* The completion calls, wrapped so that strata's outstanding operations
+ * progress while the application waits or tests (nonblocking.h).  The
+ * requests themselves are the host MPI's: with nothing of strata's
+ * outstanding every call goes straight to the host; otherwise a wait polls
+ * the host's test form between progress steps of strata's operations, with
+ * the same spin-then-yield policy as a blocking collective, and goes back to
+ * the host's blocking form as soon as nothing of strata's is left. */
+#include <mpi.h>
+
+#include "interpose/nonblocking.h"
+#include "interpose/persistent.h"
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    for (unsigned long round = 0;; round++) {
+        if (!strata_nb_outstanding()) return PMPI_Wait(request, status);
+        strata_nb_progress();
+        int flag = 0, rc = PMPI_Test(request, &flag, status);
+        if (rc != MPI_SUCCESS || flag) return rc;
+        strata_nb_idle(round);
+    }
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    strata_nb_progress();
+    return PMPI_Test(request, flag, status);
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    for (unsigned long round = 0;; round++) {
+        if (!strata_nb_outstanding()) return PMPI_Waitall(count, requests, statuses);
+        strata_nb_progress();
+        int flag = 0, rc = PMPI_Testall(count, requests, &flag, statuses);
+        if (rc != MPI_SUCCESS || flag) return rc;
+        strata_nb_idle(round);
+    }
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    strata_nb_progress();
+    return PMPI_Testall(count, requests, flag, statuses);
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    for (unsigned long round = 0;; round++) {
+        if (!strata_nb_outstanding()) return PMPI_Waitany(count, requests, index, status);
+        strata_nb_progress();
+        int flag = 0, rc = PMPI_Testany(count, requests, index, &flag, status);
+        if (rc != MPI_SUCCESS || flag) return rc;
+        strata_nb_idle(round);
+    }
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    strata_nb_progress();
+    return PMPI_Testany(count, requests, index, flag, status);
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    for (unsigned long round = 0;; round++) {
+        if (!strata_nb_outstanding())
+            return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
+        strata_nb_progress();
+        int rc = PMPI_Testsome(incount, requests, outcount, indices, statuses);
+        if (rc != MPI_SUCCESS || *outcount != 0) return rc; /* some, or MPI_UNDEFINED */
+        strata_nb_idle(round);
+    }
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    strata_nb_progress();
+    return PMPI_Testsome(incount, requests, outcount, indices, statuses);
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    strata_nb_progress();
+    return PMPI_Request_get_status(request, flag, status);
+}
+
+/* An active operation's request freed: the operation still completes (and
+ * strata completes the host request behind it then). */
+int MPI_Request_free(MPI_Request *request)
+{
+    if (request && *request != MPI_REQUEST_NULL) {
+        if (strata_nb_disown(*request)) {
+            *request = MPI_REQUEST_NULL;
+            return MPI_SUCCESS;
+        }
+        if (strata_persist_free(request)) return MPI_SUCCESS;
+    }
+    return PMPI_Request_free(request);
+}
+
+/* A collective cannot be cancelled (MPI 4.0, 6.12): strata's keeps running
+ * and completes; MPI_Test_cancelled then says false, as it does for any
+ * request whose cancel failed. */
+int MPI_Cancel(MPI_Request *request)
+{
+    if (request && (strata_nb_owns(*request) || strata_persist_owns(*request, 1)))
+        return MPI_SUCCESS;
+    return PMPI_Cancel(request);
+}
+
+/* Progress while the application polls for messages, and a blocking probe
+ * that leaves strata's operations moving. */
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    strata_nb_progress();
+    return PMPI_Iprobe(source, tag, comm, flag, status);
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    for (unsigned long round = 0;; round++) {
+        if (!strata_nb_outstanding()) return PMPI_Probe(source, tag, comm, status);
+        strata_nb_progress();
+        int flag = 0, rc = PMPI_Iprobe(source, tag, comm, &flag, status);
+        if (rc != MPI_SUCCESS || flag) return rc;
+        strata_nb_idle(round);
+    }
+}
+
+/* Blocking point-to-point while strata's operations are outstanding: the
+ * nonblocking form and a wait with progress (a rank blocked in the host's
+ * receive while its peer waits for strata's operation would hang both). */
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    if (!strata_nb_outstanding()) return PMPI_Recv(buf, count, datatype, source, tag, comm, status);
+    MPI_Request r;
+    int rc = PMPI_Irecv(buf, count, datatype, source, tag, comm, &r);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, status);
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    if (!strata_nb_outstanding()) return PMPI_Send(buf, count, datatype, dest, tag, comm);
+    MPI_Request r;
+    int rc = PMPI_Isend(buf, count, datatype, dest, tag, comm, &r);
+    return rc != MPI_SUCCESS ? rc : MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                 int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                 int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    if (!strata_nb_outstanding())
+        return PMPI_Sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                             recvtype, source, recvtag, comm, status);
+    MPI_Request r[2];
+    MPI_Status st[2];
+    int rc = PMPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, &r[0]);
+    if (rc != MPI_SUCCESS) return rc;
+    rc = PMPI_Isend(sendbuf, sendcount, sendtype, dest, sendtag, comm, &r[1]);
+    if (rc != MPI_SUCCESS) {
+        PMPI_Cancel(&r[0]);
+        PMPI_Request_free(&r[0]);
+        return rc;
+    }
+    rc = MPI_Waitall(2, r, st);
+    if (status != MPI_STATUS_IGNORE) *status = st[0];
+    return rc;
+}

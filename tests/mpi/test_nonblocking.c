@@ -1,0 +1,441 @@
+/* Nonblocking and persistent collectives (issue 17), checked against the
+ * host MPI's blocking forms (PMPI_) on the same input:
+ *   - every collective, several sizes and roots, many outstanding at once
+ *     on one communicator, completed with each completion call (Wait in
+ *     reverse, Waitall, Waitany, Waitsome, Test/Testall/Testany/Testsome
+ *     polling, Request_get_status polling);
+ *   - mixed arrays with point-to-point requests in one Waitall;
+ *   - MPI_Request_free on an active operation, then a barrier;
+ *   - two communicators with operations outstanding on both, and a blocking
+ *     collective issued while nonblocking ones are pending;
+ *   - a datatype with holes, freed right after posting;
+ *   - persistent operations started many times with new contents (where the
+ *     host defines them);
+ *   - STRATA_STATS counts under MPI_Ibcast, ... (with --stats). */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#if !defined(STRATA_HAVE_PERSISTENT_COLL) && defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
+#include <mpi-ext.h>
+#define INIT(name) MPIX_##name##_init
+#elif defined(STRATA_HAVE_PERSISTENT_COLL)
+#define INIT(name) MPI_##name##_init
+#endif
+
+#include "testutil.h"
+#include "util/colls.h"
+#include "util/stats.h"
+
+enum { BCAST, REDUCE, ALLREDUCE, ALLGATHER, GATHER, SCATTER, ALLTOALL, BARRIER, NCOLL };
+
+static int rank, size;
+
+/* One operation: its buffers and the expected result. */
+struct op {
+    int coll, count, root;
+    int *send, *recv, *want;
+    size_t recv_elems;
+};
+
+static void fill(int *v, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++) v[i] = (int)((seed * 7919 + (int)i * 31 + rank * 1000003) % 100003);
+}
+
+/* Sets up o (buffers filled from seed) and computes the expected result with
+ * the host's blocking form. */
+static void prepare(struct op *o, int coll, int count, int root, int seed, MPI_Comm comm)
+{
+    int n, r;
+    MPI_Comm_size(comm, &n);
+    MPI_Comm_rank(comm, &r);
+    o->coll = coll;
+    o->count = count;
+    o->root = root;
+    size_t big = (size_t)count * (size_t)n;
+    o->send = malloc(sizeof(int) * (big ? big : 1));
+    o->recv = malloc(sizeof(int) * (big ? big : 1));
+    o->want = malloc(sizeof(int) * (big ? big : 1));
+    o->recv_elems = big;
+    fill(o->send, big, seed);
+    fill(o->recv, big, seed + 1);
+    memcpy(o->want, o->recv, sizeof(int) * big);
+    switch (coll) {
+    case BCAST:
+        if (r == root) memcpy(o->recv, o->send, sizeof(int) * (size_t)count);
+        memcpy(o->want, o->recv, sizeof(int) * big);
+        PMPI_Bcast(o->want, count, MPI_INT, root, comm);
+        break;
+    case REDUCE: PMPI_Reduce(o->send, o->want, count, MPI_INT, MPI_SUM, root, comm); break;
+    case ALLREDUCE: PMPI_Allreduce(o->send, o->want, count, MPI_INT, MPI_SUM, comm); break;
+    case ALLGATHER:
+        PMPI_Allgather(o->send, count, MPI_INT, o->want, count, MPI_INT, comm);
+        break;
+    case GATHER: PMPI_Gather(o->send, count, MPI_INT, o->want, count, MPI_INT, root, comm); break;
+    case SCATTER: PMPI_Scatter(o->send, count, MPI_INT, o->want, count, MPI_INT, root, comm); break;
+    case ALLTOALL: PMPI_Alltoall(o->send, count, MPI_INT, o->want, count, MPI_INT, comm); break;
+    default: break;
+    }
+}
+
+static int post(struct op *o, MPI_Comm comm, MPI_Request *req)
+{
+    switch (o->coll) {
+    case BCAST: return MPI_Ibcast(o->recv, o->count, MPI_INT, o->root, comm, req);
+    case REDUCE:
+        return MPI_Ireduce(o->send, o->recv, o->count, MPI_INT, MPI_SUM, o->root, comm, req);
+    case ALLREDUCE: return MPI_Iallreduce(o->send, o->recv, o->count, MPI_INT, MPI_SUM, comm, req);
+    case ALLGATHER:
+        return MPI_Iallgather(o->send, o->count, MPI_INT, o->recv, o->count, MPI_INT, comm, req);
+    case GATHER:
+        return MPI_Igather(o->send, o->count, MPI_INT, o->recv, o->count, MPI_INT, o->root, comm,
+                           req);
+    case SCATTER:
+        return MPI_Iscatter(o->send, o->count, MPI_INT, o->recv, o->count, MPI_INT, o->root, comm,
+                            req);
+    case ALLTOALL:
+        return MPI_Ialltoall(o->send, o->count, MPI_INT, o->recv, o->count, MPI_INT, comm, req);
+    default: return MPI_Ibarrier(comm, req);
+    }
+}
+
+/* The elements of the result this rank holds. */
+static size_t result_elems(const struct op *o, MPI_Comm comm)
+{
+    int r;
+    MPI_Comm_rank(comm, &r);
+    switch (o->coll) {
+    case BCAST: case ALLREDUCE: case SCATTER: return (size_t)o->count;
+    case REDUCE: return r == o->root ? (size_t)o->count : 0;
+    case GATHER: return r == o->root ? o->recv_elems : 0;
+    case ALLGATHER: case ALLTOALL: return o->recv_elems;
+    default: return 0;
+    }
+}
+
+static void check(struct op *o, MPI_Comm comm, const char *what)
+{
+    size_t n = result_elems(o, comm);
+    for (size_t i = 0; i < n; i++)
+        CHECK(o->recv[i] == o->want[i], "%s: coll %d count %d root %d: element %zu is %d, want %d",
+              what, o->coll, o->count, o->root, i, o->recv[i], o->want[i]);
+}
+
+static void drop(struct op *o)
+{
+    free(o->send);
+    free(o->recv);
+    free(o->want);
+}
+
+/* Completes n requests with completion mode `mode`. */
+static void complete(int mode, int n, MPI_Request *req, int persistent)
+{
+    int done = 0, flag, idx, out, *indices = malloc(sizeof(int) * (size_t)n);
+    MPI_Status *st = malloc(sizeof(MPI_Status) * (size_t)n);
+    switch (mode % 8) {
+    case 0:
+        for (int i = n - 1; i >= 0; i--) MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        break;
+    case 1: MPI_Waitall(n, req, st); break;
+    case 2:
+        for (int i = 0; i < n; i++) {
+            MPI_Waitany(n, req, &idx, MPI_STATUS_IGNORE);
+            CHECK(idx != MPI_UNDEFINED, "Waitany found nothing with %d left", n - i);
+        }
+        MPI_Waitany(n, req, &idx, MPI_STATUS_IGNORE);
+        CHECK(idx == MPI_UNDEFINED, "Waitany on inactive requests");
+        break;
+    case 3:
+        while (done < n) {
+            MPI_Testsome(n, req, &out, indices, st);
+            CHECK(out != MPI_UNDEFINED, "Testsome: undefined with %d left", n - done);
+            done += out;
+        }
+        break;
+    case 4:
+        do MPI_Testall(n, req, &flag, st);
+        while (!flag);
+        break;
+    case 5:
+        for (int i = 0; i < n; i++) {
+            do MPI_Test(&req[i], &flag, MPI_STATUS_IGNORE);
+            while (!flag);
+        }
+        break;
+    case 6:
+        while (done < n) {
+            MPI_Waitsome(n, req, &out, indices, st);
+            CHECK(out != MPI_UNDEFINED && out > 0, "Waitsome returned %d", out);
+            done += out;
+        }
+        break;
+    default:
+        for (int i = 0; i < n; i++) {
+            do MPI_Request_get_status(req[i], &flag, MPI_STATUS_IGNORE);
+            while (!flag);
+            MPI_Wait(&req[i], MPI_STATUS_IGNORE);
+        }
+        while (done < n) {
+            MPI_Testany(n, req, &idx, &flag, MPI_STATUS_IGNORE);
+            if (idx == MPI_UNDEFINED) break;
+        }
+        break;
+    }
+    /* Completed nonblocking requests are freed; persistent ones stay, inactive. */
+    for (int i = 0; i < n; i++)
+        CHECK((req[i] == MPI_REQUEST_NULL) == !persistent, "request %d after completion", i);
+    free(indices);
+    free(st);
+}
+
+/* Many outstanding operations on comm, then completed with `mode`. */
+static void batch(MPI_Comm comm, int mode, int seed)
+{
+    static const int counts[] = {1, 3, 100, 2500, 40000};
+    enum { N = 12 };
+    int n;
+    MPI_Comm_size(comm, &n);
+    struct op o[N];
+    MPI_Request req[N];
+    for (int i = 0; i < N; i++) {
+        int coll = (seed + i) % NCOLL;
+        prepare(&o[i], coll, counts[(seed + 3 * i) % 5], (seed + i) % n, seed * 100 + i, comm);
+    }
+    for (int i = 0; i < N; i++) CHECK(post(&o[i], comm, &req[i]) == MPI_SUCCESS, "post %d", i);
+    complete(mode, N, req, 0);
+    for (int i = 0; i < N; i++) {
+        check(&o[i], comm, "batch");
+        drop(&o[i]);
+    }
+}
+
+/* Collectives and point-to-point requests in one Waitall. */
+static void mixed(MPI_Comm comm, int seed)
+{
+    struct op a, b;
+    prepare(&a, ALLREDUCE, 777, 0, seed, comm);
+    prepare(&b, ALLGATHER, 50, 0, seed + 1, comm);
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+    int out[64], in[64];
+    for (int i = 0; i < 64; i++) out[i] = rank * 64 + i + seed;
+    MPI_Request req[4];
+    MPI_Irecv(in, 64, MPI_INT, left, 5, MPI_COMM_WORLD, &req[0]);
+    post(&a, comm, &req[1]);
+    MPI_Isend(out, 64, MPI_INT, right, 5, MPI_COMM_WORLD, &req[2]);
+    post(&b, comm, &req[3]);
+    MPI_Status st[4];
+    MPI_Waitall(4, req, st);
+    for (int i = 0; i < 64; i++) CHECK(in[i] == left * 64 + i + seed, "p2p element %d", i);
+    check(&a, comm, "mixed");
+    check(&b, comm, "mixed");
+    drop(&a);
+    drop(&b);
+}
+
+/* An active operation freed: it still completes; a barrier orders it. */
+static void freed(MPI_Comm comm, int seed)
+{
+    struct op a;
+    prepare(&a, ALLREDUCE, 5000, 0, seed, comm);
+    MPI_Request r;
+    post(&a, comm, &r);
+    MPI_Request_free(&r);
+    CHECK(r == MPI_REQUEST_NULL, "Request_free left the handle");
+    /* A collective cannot be cancelled: it completes, and is not cancelled. */
+    struct op c;
+    prepare(&c, BCAST, 4000, size - 1, seed + 1, comm);
+    post(&c, comm, &r);
+    CHECK(MPI_Cancel(&r) == MPI_SUCCESS, "MPI_Cancel");
+    MPI_Status st;
+    int cancelled = 1;
+    MPI_Wait(&r, &st);
+    MPI_Test_cancelled(&st, &cancelled);
+    CHECK(!cancelled, "a collective reported cancelled");
+    check(&c, comm, "cancel");
+    drop(&c);
+    MPI_Barrier(comm); /* blocking on the same communicator: the Iallreduce first */
+    check(&a, comm, "freed");
+    drop(&a);
+}
+
+/* Two communicators, and blocking collectives between the posts. */
+static void two_comms(MPI_Comm c1, MPI_Comm c2, int seed)
+{
+    struct op a, b, c, d;
+    prepare(&a, BCAST, 3000, size - 1, seed, c1);
+    prepare(&b, ALLREDUCE, 3000, 0, seed + 1, c2);
+    prepare(&c, ALLTOALL, 20, 0, seed + 2, c1);
+    prepare(&d, REDUCE, 9, 0, seed + 3, c2);
+    MPI_Request req[3];
+    post(&a, c1, &req[0]);
+    post(&b, c2, &req[1]);
+    /* Blocking Allreduce on c1 while a is pending there and b on c2. */
+    int x = rank + seed, sum = 0;
+    MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, c1);
+    CHECK(sum == size * (size - 1) / 2 + size * seed, "blocking Allreduce between posts: %d", sum);
+    post(&c, c1, &req[2]);
+    MPI_Reduce(d.send, d.recv, d.count, MPI_INT, MPI_SUM, 0, c2);
+    MPI_Status st[3];
+    MPI_Waitall(3, req, st);
+    check(&a, c1, "two_comms");
+    check(&b, c2, "two_comms");
+    check(&c, c1, "two_comms");
+    check(&d, c2, "two_comms");
+    drop(&a);
+    drop(&b);
+    drop(&c);
+    drop(&d);
+}
+
+/* A datatype with holes (every other int), freed right after posting. */
+static void holes(MPI_Comm comm, int seed)
+{
+    enum { N = 500 };
+    int *buf = malloc(sizeof(int) * 2 * N), *want = malloc(sizeof(int) * 2 * N);
+    int *all = malloc(sizeof(int) * 2 * N * (size_t)size);
+    int *allwant = malloc(sizeof(int) * 2 * N * (size_t)size);
+    for (int i = 0; i < 2 * N; i++) buf[i] = want[i] = rank == 1 % size ? i + seed : -1;
+    for (int i = 0; i < 2 * N * size; i++) all[i] = allwant[i] = -7;
+    MPI_Datatype every_other, t2;
+    MPI_Type_vector(N, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    PMPI_Bcast(want, 1, every_other, 1 % size, comm);
+    MPI_Type_dup(every_other, &t2);
+    MPI_Type_commit(&t2);
+    PMPI_Allgather(want, 1, t2, allwant, 1, t2, comm);
+    MPI_Request r[2];
+    MPI_Ibcast(buf, 1, every_other, 1 % size, comm, &r[0]);
+    MPI_Type_free(&every_other);
+    MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+    MPI_Iallgather(buf, 1, t2, all, 1, t2, comm, &r[1]);
+    MPI_Type_free(&t2);
+    MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+    for (int i = 0; i < 2 * N; i++) CHECK(buf[i] == want[i], "holes Ibcast element %d", i);
+    for (int i = 0; i < 2 * N * size; i++)
+        CHECK(all[i] == allwant[i], "holes Iallgather element %d: %d vs %d", i, all[i], allwant[i]);
+    free(buf);
+    free(want);
+    free(all);
+    free(allwant);
+}
+
+#ifdef INIT
+/* Persistent operations, each started `starts` times with new contents. */
+static void persistent(MPI_Comm comm, int starts)
+{
+    enum { NP = 4 };
+    struct op o[NP];
+    MPI_Request req[NP];
+    int colls[NP] = {ALLREDUCE, BCAST, ALLGATHER, BARRIER}, counts[NP] = {1000, 20000, 33, 0};
+    for (int i = 0; i < NP; i++) prepare(&o[i], colls[i], counts[i], i % size, i, comm);
+    INIT(Allreduce)(o[0].send, o[0].recv, o[0].count, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &req[0]);
+    INIT(Bcast)(o[1].recv, o[1].count, MPI_INT, o[1].root, comm, MPI_INFO_NULL, &req[1]);
+    INIT(Allgather)(o[2].send, o[2].count, MPI_INT, o[2].recv, o[2].count, MPI_INT, comm,
+                    MPI_INFO_NULL, &req[2]);
+    INIT(Barrier)(comm, MPI_INFO_NULL, &req[3]);
+    for (int s = 0; s < starts; s++) {
+        for (int i = 0; i < NP; i++) {
+            struct op fresh;
+            prepare(&fresh, colls[i], counts[i], i % size, s * 10 + i, comm);
+            /* Keep the registered buffers: copy the new contents into them. */
+            free(o[i].want);
+            o[i].want = fresh.want;
+            memcpy(o[i].send, fresh.send, sizeof(int) * (fresh.recv_elems ? fresh.recv_elems : 1));
+            memcpy(o[i].recv, fresh.recv, sizeof(int) * (fresh.recv_elems ? fresh.recv_elems : 1));
+            free(fresh.send);
+            free(fresh.recv);
+        }
+        if (s % 2) {
+            MPI_Startall(NP, req);
+        } else {
+            for (int i = NP - 1; i >= 0; i--) MPI_Start(&req[i]);
+        }
+        complete(s, NP, req, 1);
+        for (int i = 0; i < NP; i++) check(&o[i], comm, "persistent");
+    }
+    for (int i = 0; i < NP; i++) {
+        MPI_Request_free(&req[i]);
+        drop(&o[i]);
+    }
+}
+#endif
+
+/* --threads: two threads per rank, each with operations outstanding on its
+ * own communicator at once. */
+static void *thread_main(void *arg)
+{
+    MPI_Comm comm = *(MPI_Comm *)arg;
+    for (int mode = 0; mode < 8; mode++) batch(comm, mode, mode + 11);
+    two_comms(comm, comm, 7);
+    return NULL;
+}
+
+static void threads(void)
+{
+    MPI_Comm comm[2];
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++) MPI_Comm_dup(MPI_COMM_WORLD, &comm[i]);
+    for (int i = 0; i < 2; i++) CHECK(!pthread_create(&t[i], NULL, thread_main, &comm[i]), "thread");
+    for (int i = 0; i < 2; i++) pthread_join(t[i], NULL);
+    for (int i = 0; i < 2; i++) MPI_Comm_free(&comm[i]);
+}
+
+int main(int argc, char **argv)
+{
+    int provided, want_threads = argc > 1 && !strcmp(argv[1], "--threads");
+    MPI_Init_thread(&argc, &argv, want_threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
+                    &provided);
+    if (want_threads) {
+        CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided");
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        threads();
+        test_pass("nonblocking");
+        MPI_Finalize();
+        return 0;
+    }
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int stats = argc > 1 && !strcmp(argv[1], "--stats");
+    MPI_Comm dup, half;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
+    for (int mode = 0; mode < 8; mode++) batch(MPI_COMM_WORLD, mode, mode);
+    for (int mode = 0; mode < 8; mode += 3) batch(half, mode, mode + 5);
+    mixed(dup, 1);
+    freed(MPI_COMM_WORLD, 2);
+    for (int s = 0; s < 3; s++) two_comms(dup, MPI_COMM_WORLD, s);
+    holes(dup, 4);
+    printf("rank %d: nonblocking checks passed\n", rank);
+#ifdef INIT
+    persistent(dup, 60);
+    persistent(MPI_COMM_WORLD, 5);
+#endif
+    if (stats) {
+        unsigned long long ib = strata_stats_local_calls(
+            strata_call_id(STRATA_COLL_BCAST, STRATA_FORM_NONBLOCKING), 1);
+        unsigned long long ibar = strata_stats_local_calls(
+            strata_call_id(STRATA_COLL_BARRIER, STRATA_FORM_NONBLOCKING), 1);
+        unsigned long long b = strata_stats_local_calls(STRATA_COLL_BCAST, 1);
+        CHECK(ib >= 10 && ibar >= 10, "STRATA_STATS: MPI_Ibcast %llu, MPI_Ibarrier %llu", ib, ibar);
+        CHECK(!strcmp(strata_call_name(strata_call_id(STRATA_COLL_ALLREDUCE,
+                                                      STRATA_FORM_PERSISTENT)),
+                      "MPI_Allreduce_init"), "name of Allreduce_init");
+        CHECK(b == 0, "MPI_Bcast counted %llu blocking calls (none were made)", b);
+#ifdef INIT
+        unsigned long long pa = strata_stats_local_calls(
+            strata_call_id(STRATA_COLL_ALLREDUCE, STRATA_FORM_PERSISTENT), 1);
+        CHECK(pa == 2, "MPI_Allreduce_init counted %llu, want 2 (one per request)", pa);
+#endif
+    }
+    MPI_Comm_free(&dup);
+    MPI_Comm_free(&half);
+    test_pass("nonblocking");
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,131 @@
+/* strata-bench --overlap: the nonblocking collectives (MPI_Ibcast, ...),
+ * strata's against the host MPI's, as OSU's nonblocking benchmarks measure
+ * them.  Per collective and size, for each implementation, alternately:
+ *
+ *   pure      post, then wait at once: the nonblocking form's latency
+ *   overlap   post, compute for `pure` microseconds (a loop that calls no
+ *             MPI), then wait
+ *
+ * overlap% = 100 * (pure + compute - overlap) / pure, clamped to [0, 100]:
+ * the share of the operation hidden behind the computation.  strata
+ * progresses its operations inside MPI calls only (no progress thread), so
+ * an operation that needs several steps of a rank shows little overlap
+ * here; one that completes at posting shows all.  A figure is the slowest
+ * rank's mean over the iterations. */
+#include <stdio.h>
+#include <string.h>
+
+#include "bench.h"
+
+struct nb_api {
+    int (*ibcast)(void *, int, MPI_Datatype, int, MPI_Comm, MPI_Request *);
+    int (*ireduce)(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm, MPI_Request *);
+    int (*iallreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+    int (*iallgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                      MPI_Request *);
+    int (*igather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
+                   MPI_Request *);
+    int (*iscatter)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm,
+                    MPI_Request *);
+    int (*ialltoall)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm,
+                     MPI_Request *);
+    int (*ibarrier)(MPI_Comm, MPI_Request *);
+    int (*wait)(MPI_Request *, MPI_Status *);
+};
+
+static const struct nb_api host_api = {PMPI_Ibcast, PMPI_Ireduce, PMPI_Iallreduce,
+                                       PMPI_Iallgather, PMPI_Igather, PMPI_Iscatter,
+                                       PMPI_Ialltoall, PMPI_Ibarrier, PMPI_Wait};
+static const struct nb_api strata_nb_api = {MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce,
+                                            MPI_Iallgather, MPI_Igather, MPI_Iscatter,
+                                            MPI_Ialltoall, MPI_Ibarrier, MPI_Wait};
+
+static void post(const struct nb_api *api, struct bench *b, const struct bench_row *r,
+                 MPI_Request *q)
+{
+    MPI_Comm w = MPI_COMM_WORLD;
+    int n = r->count, root = b->root;
+    MPI_Datatype t = r->type;
+    switch (r->coll) {
+    case STRATA_COLL_BCAST: api->ibcast(b->send, n, t, root, w, q); break;
+    case STRATA_COLL_REDUCE: api->ireduce(b->send, b->recv, n, t, MPI_SUM, root, w, q); break;
+    case STRATA_COLL_ALLREDUCE: api->iallreduce(b->send, b->recv, n, t, MPI_SUM, w, q); break;
+    case STRATA_COLL_ALLGATHER: api->iallgather(b->send, n, t, b->recv, n, t, w, q); break;
+    case STRATA_COLL_GATHER: api->igather(b->send, n, t, b->recv, n, t, root, w, q); break;
+    case STRATA_COLL_SCATTER: api->iscatter(b->send, n, t, b->recv, n, t, root, w, q); break;
+    case STRATA_COLL_ALLTOALL: api->ialltoall(b->send, n, t, b->recv, n, t, w, q); break;
+    default: api->ibarrier(w, q); break;
+    }
+}
+
+/* Computes for `us` microseconds without calling MPI (MPI_Wtime is a clock
+ * read, local in both MPIs). */
+static volatile double sink;
+static void compute(double us)
+{
+    double end = MPI_Wtime() + us * 1e-6, x = 1.0;
+    while (MPI_Wtime() < end)
+        for (int i = 0; i < 64; i++) x = x * 1.0000001 + 1e-9;
+    sink = x;
+}
+
+/* One timed call of `api`: post, compute `us`, wait; seconds on this rank. */
+static double one(const struct nb_api *api, struct bench *b, const struct bench_row *r, double us)
+{
+    MPI_Request q;
+    PMPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    post(api, b, r, &q);
+    if (us > 0) compute(us);
+    api->wait(&q, MPI_STATUS_IGNORE);
+    return MPI_Wtime() - t0;
+}
+
+/* The slowest rank's mean of `iters` calls, in microseconds. */
+static double mean_us(const struct nb_api *api, struct bench *b, const struct bench_row *r,
+                      double us, int iters)
+{
+    double sum = 0, mine, slowest;
+    for (int i = 0; i < iters; i++) sum += one(api, b, r, us);
+    mine = sum / iters * 1e6;
+    PMPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    return slowest;
+}
+
+static double overlap_pct(double pure, double comp, double total)
+{
+    double o = pure > 0 ? 100.0 * (pure + comp - total) / pure : 0;
+    return o < 0 ? 0 : o > 100 ? 100 : o;
+}
+
+void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows)
+{
+    int iters = b->opt.iters ? b->opt.iters : 50;
+    if (b->rank == 0)
+        printf("%-10s %8s | %10s %10s %8s | %10s %10s %8s\n", "collective", "bytes",
+               "strata us", "+compute", "overlap%", "host us", "+compute", "overlap%");
+    for (int i = 0; i < nrows; i++) {
+        const struct bench_row *r = &rows[i];
+        double pure[2], total[2];
+        const struct nb_api *api[2] = {&strata_nb_api, &host_api};
+        for (int k = 0; k < 2; k++) { /* warm-up: contexts, buffers, queues */
+            mean_us(api[k], b, r, 0, 3);
+        }
+        for (int k = 0; k < 2; k++) pure[k] = mean_us(api[k], b, r, 0, iters);
+        for (int k = 0; k < 2; k++) {
+            /* The same computation for both: the longer pure time, so that
+             * each has enough to hide behind. */
+            double comp = pure[0] > pure[1] ? pure[0] : pure[1];
+            total[k] = mean_us(api[k], b, r, comp, iters);
+        }
+        double comp = pure[0] > pure[1] ? pure[0] : pure[1];
+        if (b->rank == 0) {
+            char size[32];
+            bench_format_size(r->bytes, size, sizeof size);
+            printf("%-10s %8s | %10.2f %10.2f %8.1f | %10.2f %10.2f %8.1f%s\n",
+                   strata_call_name(strata_call_id(r->coll, STRATA_FORM_NONBLOCKING)) + 4, size,
+                   pure[0], total[0], overlap_pct(pure[0], comp, total[0]), pure[1], total[1],
+                   overlap_pct(pure[1], comp, total[1]), r->refusal ? "  (strata: host MPI)" : "");
+        }
+    }
+}
