@@ -27,6 +27,7 @@
 #include "config/config.h"
 #include "context/runtime.h"
 #include "interpose/collectives.h"
+#include "interpose/nonblocking.h"
 #include "interpose/device_comm.h"
 #include "transport/device.h"
 #include "util/log.h"
@@ -109,6 +110,12 @@ static int unstageable(MPI_Comm comm, const char *coll, const char *why)
     PMPI_Comm_call_errhandler(comm, MPI_ERR_BUFFER);
     return MPI_ERR_BUFFER;
 }
+
+/* Nonblocking and persistent forms record the blocking form's decision and
+ * run it later, while staging copies back when the call returns: device
+ * buffers there are refused (never staged wrongly), host buffers take the
+ * unstaged path whole (no pieces: one recorded operation per call). */
+#define NB_DEVICE_WHY "nonblocking and persistent collectives on device buffers are not supported yet"
 
 /* The runtime when device buffers may take part in this call, else NULL
  * (no device anywhere in the job, or strata off). */
@@ -226,6 +233,9 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
                                                   "supported");
         return strata_host_bcast(buffer, count, datatype, root, comm, large);
     }
+    if (strata_nb_building())
+        return s.device ? unstageable(comm, "MPI_Bcast", NB_DEVICE_WHY)
+                        : strata_host_bcast(buffer, count, datatype, root, comm, large);
     int size;
     long long bytes = count;
     if (count < 0 || datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &size) ||
@@ -270,6 +280,11 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
     if (is_inter(comm)) {
         if (snd.device || rcv.device)
             return unstageable(comm, name, "device buffers on intercommunicators are not supported");
+        return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large)
+                   : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large);
+    }
+    if (strata_nb_building()) {
+        if (snd.device || rcv.device) return unstageable(comm, name, NB_DEVICE_WHY);
         return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large)
                    : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large);
     }
@@ -406,6 +421,7 @@ static int block_staged(enum block_coll c, const void *sendbuf, long long scount
         if (!recv_used && strata_device_is_device(recvbuf)) recvbuf = NULL;
         return block_host(c, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, large);
     }
+    if (strata_nb_building()) return unstageable(comm, block_names[c], NB_DEVICE_WHY);
     if (bad) return unstageable(comm, block_names[c], "negative extent");
     say_staging();
     struct strata_device_lane *lane =
