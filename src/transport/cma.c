@@ -102,8 +102,6 @@ int strata_cma_write(pid_t pid, void *remote, const void *local, size_t len)
  * range overlap is one copy above, so the partial-transfer loop and the
  * bounce buffer apply to every piece.  One range each way (what every
  * algorithm uses today) is one piece. */
-typedef int (*cma_piece_fn)(pid_t pid, void *remote, void *local, size_t len);
-
 static int read_piece(pid_t pid, void *remote, void *local, size_t len)
 {
     return strata_cma_read(pid, remote, local, len);
@@ -114,8 +112,8 @@ static int write_piece(pid_t pid, void *remote, void *local, size_t len)
     return strata_cma_write(pid, remote, local, len);
 }
 
-static int cma_walk(pid_t pid, const struct iovec *local, size_t nlocal,
-                    const struct iovec *remote, size_t nremote, cma_piece_fn piece)
+int strata_cma_walk(pid_t pid, const struct iovec *local, size_t nlocal,
+                    const struct iovec *remote, size_t nremote, strata_cma_piece_fn piece)
 {
     size_t li = 0, ri = 0, loff = 0, roff = 0;
     while (li < nlocal && ri < nremote) {
@@ -135,13 +133,13 @@ static int cma_walk(pid_t pid, const struct iovec *local, size_t nlocal,
 static int cma_readv(pid_t pid, const struct iovec *local, size_t nlocal,
                      const struct iovec *remote, size_t nremote)
 {
-    return cma_walk(pid, local, nlocal, remote, nremote, read_piece);
+    return strata_cma_walk(pid, local, nlocal, remote, nremote, read_piece);
 }
 
 static int cma_writev(pid_t pid, const struct iovec *local, size_t nlocal,
                       const struct iovec *remote, size_t nremote)
 {
-    return cma_walk(pid, local, nlocal, remote, nremote, write_piece);
+    return strata_cma_walk(pid, local, nlocal, remote, nremote, write_piece);
 }
 
 /* The figures of the development machine (tests/data/model.conf): the

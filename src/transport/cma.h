@@ -14,6 +14,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "transport/transport.h"
 
@@ -24,6 +25,17 @@ int strata_cma_read(pid_t pid, const void *remote, void *local, size_t len);
 
 /* Copies len bytes from local into (pid, remote).  0, or -1 with errno. */
 int strata_cma_write(pid_t pid, void *remote, const void *local, size_t len);
+
+/* One copy of len bytes between (pid, remote) and local, either way. */
+typedef int (*strata_cma_piece_fn)(pid_t pid, void *remote, void *local, size_t len);
+
+/* Walks the two lists pairwise and calls piece once for each stretch where
+ * one local and one remote range overlap (the cma transport's read and
+ * write; the map transport walks the same way with its own piece, which
+ * falls back to strata_cma_read/write outside an arena).  Stops at the
+ * shorter list.  0, or -1 with errno from the first piece that failed. */
+int strata_cma_walk(pid_t pid, const struct iovec *local, size_t nlocal,
+                    const struct iovec *remote, size_t nremote, strata_cma_piece_fn piece);
 
 /* Collective over node_comm (ranks of one machine): every rank reads a
  * buffer of every other rank with process_vm_readv and checks its content.

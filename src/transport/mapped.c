@@ -124,8 +124,6 @@ static void fallback_said(pid_t pid, const void *remote)
                    "(said once per peer)", (int)pid, remote);
 }
 
-typedef int (*piece_fn)(pid_t pid, void *remote, void *local, size_t len);
-
 static int read_piece(pid_t pid, void *remote, void *local, size_t len)
 {
     void *at = translate(pid, remote, len);
@@ -152,35 +150,18 @@ static int write_piece(pid_t pid, void *remote, void *local, size_t len)
     return strata_cma_write(pid, remote, local, len);
 }
 
-/* The lists pairwise, as the cma transport walks them. */
-static int walk(pid_t pid, const struct iovec *local, size_t nlocal, const struct iovec *remote,
-                size_t nremote, piece_fn piece)
-{
-    size_t li = 0, ri = 0, loff = 0, roff = 0;
-    while (li < nlocal && ri < nremote) {
-        size_t lrest = local[li].iov_len - loff, rrest = remote[ri].iov_len - roff;
-        size_t len = lrest < rrest ? lrest : rrest;
-        if (len && piece(pid, (char *)remote[ri].iov_base + roff,
-                         (char *)local[li].iov_base + loff, len))
-            return -1;
-        loff += len;
-        roff += len;
-        if (loff == local[li].iov_len) li++, loff = 0;
-        if (roff == remote[ri].iov_len) ri++, roff = 0;
-    }
-    return 0;
-}
-
 static int map_readv(pid_t pid, const struct iovec *local, size_t nlocal,
                      const struct iovec *remote, size_t nremote)
 {
-    return walk(pid, local, nlocal, remote, nremote, read_piece);
+    /* The lists pairwise, as the cma transport walks them (its walk, with
+     * this transport's pieces). */
+    return strata_cma_walk(pid, local, nlocal, remote, nremote, read_piece);
 }
 
 static int map_writev(pid_t pid, const struct iovec *local, size_t nlocal,
                       const struct iovec *remote, size_t nremote)
 {
-    return walk(pid, local, nlocal, remote, nremote, write_piece);
+    return strata_cma_walk(pid, local, nlocal, remote, nremote, write_piece);
 }
 
 /* Mappings are kept for the process's life (a registration cache that
