@@ -254,6 +254,43 @@ static void vcall_end(struct vcall *c, MPI_Comm comm, int size)
 /* The sides' own byte runs (scratch for side_open). */
 static size_t *scratch_of(struct vcall *c, int size, int which) { return c->arrays + (4 + 2 * which) * size; }
 
+/* The checks MPI_Gatherv and MPI_Scatterv share: the root's vector side
+ * (vbuf, vcounts, vdispls, vtype; the receive side of a gather, the send
+ * side of a scatter) and every rank's one block (buf, *count, type), whose
+ * MPI_IN_PLACE at the root means in place.  Sets *at_root, *in_place and,
+ * at the root, *w (the counts then the displacements widened; the caller
+ * frees it, also when the call goes to the host).  The send side is checked
+ * first either way, so a call bad on both sides names what it named before
+ * this was shared.  Returns why the call goes to the host, or NULL. */
+static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm comm, int large,
+                              int vector_is_recv, const void *vbuf, const void *vcounts,
+                              const void *vdispls, MPI_Datatype vtype, const void *buf,
+                              const long long *count, MPI_Datatype type, int *at_root,
+                              int *in_place, long long **w)
+{
+    int size = ctx->size;
+    const char *vside = vector_is_recv ? "recv" : "send", *side = vector_is_recv ? "send" : "recv";
+    const char *why = NULL;
+    *at_root = ctx->rank == root;
+    *in_place = *at_root && buf == MPI_IN_PLACE;
+    if (root < 0 || root >= size)
+        return strata_reason_bad_args(1, root, size, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0,
+                                      MPI_DATATYPE_NULL, -1);
+    if (*at_root && vcounts && vdispls) {
+        *w = xmalloc(comm, 2 * (size_t)size * sizeof **w);
+        widen(*w, vcounts, size, 1, large);
+        widen(*w + size, vdispls, size, 0, large);
+    }
+    if (!vector_is_recv && *at_root) why = side_bad(vside, vbuf, vcounts, vdispls, *w, size, vtype);
+    if (!why && !*in_place) why = side_bad(side, buf, count, count, count, 1, type);
+    if (!why && vector_is_recv && *at_root)
+        why = side_bad(vside, vbuf, vcounts, vdispls, *w, size, vtype);
+    if (!why && !*at_root && buf == MPI_IN_PLACE)
+        why = vector_is_recv ? "sendbuf is MPI_IN_PLACE on a rank other than the root"
+                             : "recvbuf is MPI_IN_PLACE on a rank other than the root";
+    return why;
+}
+
 /* ---- MPI_Gatherv */
 
 int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
@@ -262,27 +299,11 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_GATHERV);
     long long *w = NULL;
-    const char *why = NULL;
     int at_root = 0, in_place = 0;
     if (ctx) {
-        int size = ctx->size;
-        at_root = ctx->rank == root;
-        in_place = at_root && sendbuf == MPI_IN_PLACE;
-        if (root < 0 || root >= size) {
-            why = strata_reason_bad_args(1, root, size, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0,
-                                         MPI_DATATYPE_NULL, -1);
-        } else {
-            if (at_root && recvcounts && displs) {
-                w = xmalloc(comm, 2 * (size_t)size * sizeof *w);
-                widen(w, recvcounts, size, 1, large);
-                widen(w + size, displs, size, 0, large);
-            }
-            if (!in_place)
-                why = side_bad("send", sendbuf, &sendcount, &sendcount, &sendcount, 1, sendtype);
-            if (!why && at_root) why = side_bad("recv", recvbuf, recvcounts, displs, w, size, recvtype);
-            if (!why && !at_root && sendbuf == MPI_IN_PLACE)
-                why = "sendbuf is MPI_IN_PLACE on a rank other than the root";
-        }
+        const char *why = rooted_bad(ctx, root, comm, large, 1, recvbuf, recvcounts, displs,
+                                     recvtype, sendbuf, &sendcount, sendtype, &at_root,
+                                     &in_place, &w);
         ctx = strata_entry_settle(ctx, STRATA_COLL_GATHERV, root, 0, why);
     }
     if (!ctx) {
@@ -325,27 +346,11 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_SCATTERV);
     long long *w = NULL;
-    const char *why = NULL;
     int at_root = 0, in_place = 0;
     if (ctx) {
-        int size = ctx->size;
-        at_root = ctx->rank == root;
-        in_place = at_root && recvbuf == MPI_IN_PLACE;
-        if (root < 0 || root >= size) {
-            why = strata_reason_bad_args(1, root, size, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0,
-                                         MPI_DATATYPE_NULL, -1);
-        } else {
-            if (at_root && sendcounts && displs) {
-                w = xmalloc(comm, 2 * (size_t)size * sizeof *w);
-                widen(w, sendcounts, size, 1, large);
-                widen(w + size, displs, size, 0, large);
-            }
-            if (at_root) why = side_bad("send", sendbuf, sendcounts, displs, w, size, sendtype);
-            if (!why && !in_place)
-                why = side_bad("recv", recvbuf, &recvcount, &recvcount, &recvcount, 1, recvtype);
-            if (!why && !at_root && recvbuf == MPI_IN_PLACE)
-                why = "recvbuf is MPI_IN_PLACE on a rank other than the root";
-        }
+        const char *why = rooted_bad(ctx, root, comm, large, 0, sendbuf, sendcounts, displs,
+                                     sendtype, recvbuf, &recvcount, recvtype, &at_root,
+                                     &in_place, &w);
         ctx = strata_entry_settle(ctx, STRATA_COLL_SCATTERV, root, 0, why);
     }
     if (!ctx) {
