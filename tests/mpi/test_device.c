@@ -281,6 +281,81 @@ static void run_block(enum block c, MPI_Datatype type, const char *tname, long l
     buf_done(&r, what);
 }
 
+/* Nonblocking collectives in a device job.  On device buffers they are
+ * refused with MPI_ERR_BUFFER on every rank (strata cannot stage a call that
+ * runs after it returns, and must not hand the host a device pointer), the
+ * buffer left as it was, and nothing hangs; on host buffers they give the
+ * host MPI's result, across STRATA_CUDA_CHUNK (taken whole, no pieces).
+ * Returns the number of calls made per rank. */
+static int run_nonblocking(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int calls = 0;
+    const long long counts[] = {1, 3000, 70001};
+    for (int ci = 0; ci < 3; ci++) {
+        long long count = counts[ci];
+        int root = ci % size;
+        struct buf b;
+        buf_make(&b, (size_t)count * sizeof(int), 1, 40u + (unsigned)ci);
+        MPI_Request req = MPI_REQUEST_NULL;
+        int rc = MPI_Ibcast(b.p, (int)count, MPI_INT, root, comm, &req);
+        int cls = MPI_SUCCESS;
+        if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+        /* A rank that was not refused holds a live request; waiting on it
+         * while others were refused would hang, so the job ends instead. */
+        int posted = rc == MPI_SUCCESS, any_posted = 0;
+        PMPI_Allreduce(&posted, &any_posted, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+        if (cls != MPI_ERR_BUFFER) {
+            fprintf(stderr, "rank %d: MPI_Ibcast of %lld ints on a device buffer (root %d) "
+                    "returned %d (class %d), expected class MPI_ERR_BUFFER\n",
+                    rank, count, root, rc, cls);
+            failures++;
+        }
+        if (any_posted) {
+            fprintf(stderr, "rank %d: MPI_Ibcast on device buffers was posted on some rank\n",
+                    rank);
+            MPI_Abort(MPI_COMM_WORLD, 3);
+        }
+        char what[96];
+        label(what, sizeof what, "refused MPI_Ibcast", "int", count, root, ALL, 0);
+        buf_done(&b, what); /* refused: the device buffer is unchanged */
+        calls++;
+
+        /* Host buffers in the same job: MPI_Iallreduce against PMPI_Allreduce. */
+        int *in = malloc((size_t)count * sizeof *in), *out = malloc((size_t)count * sizeof *out),
+            *ref = malloc((size_t)count * sizeof *ref);
+        for (long long i = 0; i < count; i++) {
+            in[i] = (int)((rank + 1) * 7919 + i * 31 + ci);
+            out[i] = -1;
+        }
+        rc = MPI_Iallreduce(in, out, (int)count, MPI_INT, MPI_SUM, comm, &req);
+        if (rc == MPI_SUCCESS) rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        PMPI_Allreduce(in, ref, (int)count, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rc != MPI_SUCCESS) {
+            fprintf(stderr, "rank %d: MPI_Iallreduce of %lld ints on host buffers returned %d\n",
+                    rank, count, rc);
+            failures++;
+        } else {
+            for (long long i = 0; i < count; i++)
+                if (out[i] != ref[i]) {
+                    fprintf(stderr, "rank %d: MPI_Iallreduce of %lld ints on host buffers: "
+                            "element %lld is %d, the host MPI gives %d\n",
+                            rank, count, i, out[i], ref[i]);
+                    failures++;
+                    break;
+                }
+        }
+        free(in);
+        free(out);
+        free(ref);
+        calls++;
+    }
+    MPI_Comm_free(&comm);
+    return calls;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -335,6 +410,7 @@ int main(int argc, char **argv)
                 cases += 20;
             }
         }
+    cases += run_nonblocking();
     /* The paths must have run: staging everywhere, and CUDA IPC for the
      * large broadcasts among device buffers on every rank (a node of two
      * ranks or more copies from its source device to device). */
