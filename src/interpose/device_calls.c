@@ -117,6 +117,14 @@ static int unstageable(MPI_Comm comm, const char *coll, const char *why)
  * unstaged path whole (no pieces: one recorded operation per call). */
 #define NB_DEVICE_WHY "nonblocking and persistent collectives on device buffers are not supported yet"
 
+/* The refusal, under the name the application called (MPI_Ibcast,
+ * MPI_Bcast_init, ...), not the blocking form's. */
+static int refuse_nonblocking(MPI_Comm comm, enum strata_coll coll)
+{
+    return unstageable(comm, strata_call_name(strata_call_id(coll, strata_nb_form())),
+                       NB_DEVICE_WHY);
+}
+
 /* The runtime when device buffers may take part in this call, else NULL
  * (no device anywhere in the job, or strata off). */
 static const struct strata_runtime *device_job(MPI_Comm comm)
@@ -234,7 +242,7 @@ int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
         return strata_host_bcast(buffer, count, datatype, root, comm, large);
     }
     if (strata_nb_building())
-        return s.device ? unstageable(comm, "MPI_Bcast", NB_DEVICE_WHY)
+        return s.device ? refuse_nonblocking(comm, STRATA_COLL_BCAST)
                         : strata_host_bcast(buffer, count, datatype, root, comm, large);
     int size;
     long long bytes = count;
@@ -284,7 +292,8 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
                    : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large);
     }
     if (strata_nb_building()) {
-        if (snd.device || rcv.device) return unstageable(comm, name, NB_DEVICE_WHY);
+        if (snd.device || rcv.device)
+            return refuse_nonblocking(comm, all ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE);
         return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large)
                    : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large);
     }
@@ -372,6 +381,8 @@ int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
 enum block_coll { GATHER, SCATTER, ALLGATHER, ALLTOALL };
 static const char *const block_names[] = {"MPI_Gather", "MPI_Scatter", "MPI_Allgather",
                                           "MPI_Alltoall"};
+static const enum strata_coll block_colls[] = {STRATA_COLL_GATHER, STRATA_COLL_SCATTER,
+                                               STRATA_COLL_ALLGATHER, STRATA_COLL_ALLTOALL};
 
 static int block_host(enum block_coll c, const void *sb, long long sc, MPI_Datatype st, void *rb,
                       long long rc, MPI_Datatype rt, int root, MPI_Comm comm, int large)
@@ -421,7 +432,7 @@ static int block_staged(enum block_coll c, const void *sendbuf, long long scount
         if (!recv_used && strata_device_is_device(recvbuf)) recvbuf = NULL;
         return block_host(c, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, large);
     }
-    if (strata_nb_building()) return unstageable(comm, block_names[c], NB_DEVICE_WHY);
+    if (strata_nb_building()) return refuse_nonblocking(comm, block_colls[c]);
     if (bad) return unstageable(comm, block_names[c], "negative extent");
     say_staging();
     struct strata_device_lane *lane =
