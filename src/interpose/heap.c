@@ -82,6 +82,18 @@ static int decide(void)
     return v;
 }
 
+/* A sanitizer's runtime allocates before it is set up, through whatever
+ * malloc the process has: this library's, if it defined one, which then
+ * runs before the sanitizer can and crashes every process the library is
+ * preloaded into (mpirun included).  Sanitizer builds therefore replace
+ * nothing, and the heap is refused there as it would be anyway. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define STRATA_HEAP_REPLACES_MALLOC 0
+#else
+#define STRATA_HEAP_REPLACES_MALLOC 1
+#endif
+
+#if STRATA_HEAP_REPLACES_MALLOC
 static inline int heap_on(size_t bytes)
 {
     int s = atomic_load_explicit(&state, memory_order_relaxed);
@@ -209,6 +221,8 @@ size_t malloc_usable_size(void *p)
 extern __typeof(malloc) strata_heap_own_malloc
     __attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
 
+#endif
+
 int strata_heap_enabled(size_t *min, const char **why_off)
 {
     int s = atomic_load_explicit(&state, memory_order_relaxed);
@@ -218,8 +232,12 @@ int strata_heap_enabled(size_t *min, const char **why_off)
      * malloc (dlsym may allocate), and only once the heap was asked for. */
     static _Atomic int checked;
     if (s > 0 && !atomic_exchange_explicit(&checked, 1, memory_order_relaxed)) {
+#if STRATA_HEAP_REPLACES_MALLOC
         void *used = dlsym(RTLD_DEFAULT, "malloc");
         if (used && used != (void *)strata_heap_own_malloc) {
+#else
+        {
+#endif
             refused = "another allocator (a sanitizer?) replaces malloc ahead of strata";
             atomic_store_explicit(&state, -1, memory_order_relaxed);
             s = -1;
