@@ -166,6 +166,11 @@ static int rs_progress(struct strata_op *op)
         memcpy(a->recvbuf, o->res + before * a->extent,
                span(a, first_of(o->a.counts, net->rank), o->a.counts[net->rank]));
     }
+    /* Freed here, not by the caller: an operation run by steps (nonblocking,
+     * alternated) has no caller that frees; the blocking wrapper's free of
+     * the NULL left here is harmless. */
+    free(o->reqs);
+    o->reqs = NULL;
     STRATA_OP_END(op);
 }
 
@@ -288,6 +293,8 @@ static int scan_progress(struct strata_op *op)
             strata_combine(a, o->prefix, o->prefix, a->recvbuf, a->count);
         memcpy(a->recvbuf, o->prefix, span(a, 0, a->count));
     }
+    free(o->reqs); /* as in rs_progress */
+    o->reqs = NULL;
     STRATA_OP_END(op);
 }
 
