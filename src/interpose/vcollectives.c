@@ -186,7 +186,7 @@ static void choose(struct strata_block_op *o)
 /* Runs a call on the node's plane (or locally on one rank). */
 static int vrun(struct strata_ctx *ctx, struct vcall *c)
 {
-    int size = ctx->size, me = ctx->rank;
+    int size = ctx->size;
     const unsigned char *send = c->send_used && !c->in_place ? c->send.run : NULL;
     unsigned char *recv = c->recv_used ? c->recv.run : NULL;
     if (size == 1) {
@@ -197,7 +197,6 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
         strata_route_served(ctx, c->coll, what, n);
         return MPI_SUCCESS;
     }
-    (void)me;
     struct strata_block_args a = {send, recv, 0, c->root, 1, &c->v};
     struct strata_block_op o;
     strata_vblock_start(&o, ctx->plane, c->coll, &a, -1, choose);
@@ -313,7 +312,7 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                      : PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
                                     displs, recvtype, root, comm);
     }
-    int size = ctx->size, me = ctx->rank;
+    int size = ctx->size;
     struct vcall c;
     long long zero = 0;
     vcall_init(&c, ctx, STRATA_COLL_GATHERV, root);
@@ -331,7 +330,6 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                   in_place);
         c.recv_used = 1;
     }
-    (void)me;
     int rc = vrun(ctx, &c);
     vcall_end(&c, comm, size);
     free(w);
