@@ -37,3 +37,31 @@ else()
   block_colls(wait-block.np2 2 180 ENV STRATA_SPIN=0 STRATA_BLOCK_AFTER=0 STRATA_STATS=/dev/null
               ARGS --comms=world --roots=some)
 endif()
+
+# The node matrix with two busy processes beside it (issue 15): results
+# only, no timing.  load_beside starts the competitors (tools/bench_load.c,
+# the same as strata-bench --load) and reaps them when the job ends.  A
+# subset, one entry per test program: every collective strata serves, at a
+# few sizes and roots, checked against the host MPI or computed values.
+# About 40 s together here (the competitors slow every rank down).
+add_executable(load_beside load_beside.c ${CMAKE_SOURCE_DIR}/tools/bench_load.c)
+target_include_directories(load_beside PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+
+# loaded(name target ranks timeout ARGS...): `target` under strata-run beside
+# two spinning processes (two cores here: every rank shares a core).
+function(loaded name target ranks timeout)
+  add_test(NAME noise.loaded.${name}
+           COMMAND $<TARGET_FILE:load_beside> 2 spin ${STRATA_RUN} --native -n ${ranks}
+                   $<TARGET_FILE:${target}> ${ARGN})
+  set_tests_properties(noise.loaded.${name} PROPERTIES TIMEOUT ${timeout}
+                       ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_STATS=/dev/null")
+endfunction()
+# Bcast, Reduce, Allreduce (in place too), Barrier, the mixed suite.
+loaded(node.np2 test_node_colls 2 120 --suites=bcast,mixed,allreduce,reduce-inplace,barrier
+       --comms=world --roots=some --types=int,float --no-large)
+# Gather, Scatter, Allgather, Alltoall and the Bcast variants, every algorithm.
+loaded(block.np2 test_block_colls 2 120 --comms=world --roots=some --sizes=7,64K+5)
+# Reduce_scatter(_block), Scan, Exscan.
+loaded(rs_scan.np2 test_rs_scan 2 120 --no-large)
+# Gatherv, Scatterv, Allgatherv, Alltoallv.
+loaded(vcolls.np2 test_vcolls 2 120 --roots=some --comms=world)
