@@ -6,7 +6,8 @@
 # processes beside the job.  About 2 s each.  The futex protocol itself:
 # threads.wait-protocol (tests/threads.cmake); a rank killed while the
 # others block: faults.kill.self-block (tests/faults.cmake).
-strata_test_program(test_noise mpi/test_noise.c)
+strata_test_program(test_noise mpi/test_noise.c ${CMAKE_SOURCE_DIR}/tools/bench_load.c)
+target_include_directories(test_noise PRIVATE ${CMAKE_SOURCE_DIR}/tools)
 
 # noise(name ranks [ENV var=value...] [ARGS option...])
 function(noise name ranks)

@@ -13,16 +13,15 @@
  * --load=N: rank 0 starts N busy processes for the run; with N at least the
  *   online cores, every waiting rank must also have found the machine busy.
  * Needs STRATA_STATS set (the counters count only then). */
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_load.h"
 #include "testutil.h"
 #include "util/stats.h"
 
@@ -98,16 +97,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(strata_stats_enabled(), "run me with STRATA_STATS set (the counters are off)");
-    pid_t busy[64];
-    int nbusy = 0;
+    /* The competitors of strata-bench --load (they die with this rank). */
+    struct bench_load busy = {0};
     if (rank == 0)
-        for (; nbusy < load && nbusy < 64; nbusy++) {
-            busy[nbusy] = fork();
-            CHECK(busy[nbusy] >= 0, "fork");
-            if (busy[nbusy] == 0)
-                for (volatile unsigned long x = 0;; x++) {
-                }
-        }
+        CHECK(bench_load_start(&busy, load, BENCH_LOAD_SPIN, 0, 1) == 0, "cannot start the load");
     double *buf = malloc(BIG), *out = malloc((size_t)size * BIG);
     CHECK(buf && out, "out of memory");
     /* Once without delay: the first call of a communicator sets strata up
@@ -145,10 +138,7 @@ int main(int argc, char **argv)
     if (!spin && waited && load >= cores)
         CHECK(strata_stats_local_wait(STRATA_WAIT_BUSY) > busy_before,
               "%d busy processes on %ld cores, and no wait found the machine busy", load, cores);
-    for (int i = 0; i < nbusy; i++) {
-        kill(busy[i], SIGKILL);
-        waitpid(busy[i], NULL, 0);
-    }
+    CHECK(bench_load_stop(&busy) == 0, "a load process was not reaped");
     free(buf);
     free(out);
     test_pass(spin ? "noise (spin)" : load ? "noise (loaded)" : "noise");
