@@ -58,8 +58,8 @@ function(loaded name target ranks timeout)
   set_tests_properties(noise.loaded.${name} PROPERTIES TIMEOUT ${timeout}
                        ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_STATS=/dev/null")
 endfunction()
-# Bcast, Reduce and Allreduce (the mixed suite), Barrier.
-loaded(node.np2 test_node_colls 2 120 --suites=bcast,mixed,allreduce,barrier
+# Bcast, Reduce, Allreduce, Barrier.
+loaded(node.np2 test_node_colls 2 120 --suites=bcast,reduce,allreduce,barrier
        --comms=world --roots=some --types=int --no-large)
 # Gather, Scatter, Allgather, Alltoall and the Bcast variants, every algorithm.
 loaded(block.np2 test_block_colls 2 120 --comms=world --roots=some --sizes=7,64K+5)
