@@ -10,12 +10,9 @@
  * and the acks at the end keep every send buffer alive until all its readers
  * are done.
  *
- * A late partner (descheduled, noisy) does not hold up the others' blocks
- * (issue 15): when a step's partner has not entered yet, this rank first
- * reads every later step's block whose owner has, then waits.  Each block
- * lands at its own place, so the result does not depend on the order; two
- * readers may then share one buffer for a while, which only happens when a
- * rank is late already. */
+ * A late partner (descheduled, noisy) does not hold up the others' blocks:
+ * while it waits, a rank reads ahead the later steps whose partners have
+ * entered (coll/read_ahead.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +21,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
+#include "coll/read_ahead.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -38,63 +36,34 @@ static struct strata_block_op *block_of(struct strata_op *op)
     return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
 }
 
-/* Steps past this one are never read ahead (the mask has 64 bits). */
-#define AHEAD_LAST 63
-
-/* Reads the block of every step after o->t, up to AHEAD_LAST, whose partner
- * has entered the operation, and marks it in o->ahead. */
-static void read_ahead(struct strata_block_op *o, struct strata_plane *p, int pow2)
+static int step_peer(const struct strata_block_op *o, int step)
 {
-    int me = p->rank, size = p->size;
-    size_t b = o->a.block;
-    for (int u = o->t + 1; u < size && u <= AHEAD_LAST; u++) {
-        int peer = partner_of(me, u, size, pow2);
-        /* The acquire makes the peer's buf visible, as in the loop below. */
-        if (o->ahead >> u & 1 || strata_flag_read(&p->ctl[peer].seq) < o->base) continue;
-        const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
-        strata_plane_pull(p, STRATA_COLL_ALLTOALL, peer, src + (size_t)me * b,
-                          o->a.recv + (size_t)peer * b, b);
-        o->ahead |= (uint64_t)1 << u;
-    }
+    int size = o->op.p->size;
+    return partner_of(o->op.p->rank, step, size, (size & (size - 1)) == 0);
 }
 
-/* STRATA_OP_AWAIT_GE (coll/op.h), but while the partner is late every look
- * at its flag first reads ahead whoever has entered since the last look (the
- * wait returns to the step at least every blocking timeout). */
-#define AWAIT_READING_AHEAD(op, o, flag, value, owner, pow2)                                 \
-    do {                                                                                   \
-        (op)->resume = __LINE__;                                                           \
-        STRATA_FALLTHROUGH;                                                                \
-    case __LINE__:                                                                         \
-        if (strata_flag_read(flag) < (value)) read_ahead((o), (op)->p, (pow2));            \
-        if (strata_flag_read(flag) < (value)) {                                            \
-            (op)->waiting_for = (owner);                                                   \
-            (op)->wait_flag = (flag);                                                      \
-            (op)->wait_value = (value);                                                    \
-            (op)->wait_plane = (op)->p;                                                    \
-            return STRATA_OP_PENDING;                                                      \
-        }                                                                                  \
-        (op)->waits++;                                                                     \
-    } while (0)
+/* Reads this rank's block of peer's send buffer into place. */
+static void read_block(struct strata_block_op *o, int peer)
+{
+    struct strata_plane *p = o->op.p;
+    size_t b = o->a.block;
+    const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
+    strata_plane_pull(p, STRATA_COLL_ALLTOALL, peer, src + (size_t)p->rank * b,
+                      o->a.recv + (size_t)peer * b, b);
+}
 
 static int pairwise_progress(struct strata_op *op)
 {
     struct strata_block_op *o = block_of(op);
     struct strata_plane *p = op->p;
-    const struct strata_block_args *a = &o->a;
-    int me = p->rank, size = p->size, pow2 = (size & (size - 1)) == 0;
-    size_t b = a->block;
+    int me = p->rank, size = p->size;
     STRATA_OP_BEGIN(op);
     for (o->t = 1; o->t < size; o->t++) {
-        if (o->t <= AHEAD_LAST && o->ahead >> o->t & 1) continue; /* read already */
+        if (strata_ahead_done(o, o->t)) continue; /* read while an earlier peer was late */
         /* The acquire makes the peer's buf of this operation visible; the
          * peer cannot leave the operation before this rank acknowledges. */
-        AWAIT_READING_AHEAD(op, o, &p->ctl[partner_of(me, o->t, size, pow2)].seq, o->base,
-                            p->pid[partner_of(me, o->t, size, pow2)], pow2);
-        int peer = partner_of(me, o->t, size, pow2);
-        const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
-        strata_plane_pull(p, STRATA_COLL_ALLTOALL, peer, src + (size_t)me * b,
-                          a->recv + (size_t)peer * b, b);
+        STRATA_AWAIT_READING_AHEAD(op, o, o->t, size, step_peer, read_block);
+        read_block(o, step_peer(o, o->t));
     }
 
     /* Release: done reading every peer's send buffer. */
