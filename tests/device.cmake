@@ -54,3 +54,25 @@ add_test(NAME device.fault.copy
 set_tests_properties(device.fault.copy PROPERTIES TIMEOUT 60
   PASS_REGULAR_EXPRESSION "device transport: copying [^\n]* failed: CUDA_ERROR_INVALID_VALUE"
   ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda>;STRATA_CUDA_CHUNK=64K;FAKECUDA_FAIL_COPY_AFTER=200")
+
+# The device reducers (coll/device_reduce.h) against PMPI_Reduce_local, every
+# predefined op and type, through the dispatch the collectives use.  On the
+# fake driver the dispatch must choose the CPU reducer (the GPU plugin is
+# never handed the fake's memory).
+strata_test_program(test_device_reduce mpi/test_device_reduce.c)
+target_link_libraries(test_device_reduce PRIVATE ${CMAKE_DL_LIBS})
+add_dependencies(test_device_reduce fakecuda)
+strata_mpi_test(NAME device.reduce.kernels TARGET test_device_reduce RANKS 1 ARGS cpu
+                ENV STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda> FAKECUDA_DELAY_US=0)
+set_tests_properties(device.reduce.kernels PROPERTIES TIMEOUT 60)
+
+# The GPU plugin, when nvcc built it: it loads with every symbol resolved and
+# refuses cleanly where there is no GPU (it never runs a kernel here).
+if(STRATA_HAVE_CUDA_PLUGIN)
+  add_executable(test_cuda_plugin unit/test_cuda_plugin.c)
+  target_include_directories(test_cuda_plugin PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(test_cuda_plugin PRIVATE ${CMAKE_DL_LIBS})
+  add_dependencies(test_cuda_plugin strata_cuda)
+  add_test(NAME device.plugin.loads COMMAND test_cuda_plugin ${CMAKE_BINARY_DIR}/lib/libstrata_cuda.so)
+  set_tests_properties(device.plugin.loads PROPERTIES TIMEOUT 30)
+endif()
