@@ -76,3 +76,21 @@ if(STRATA_HAVE_CUDA_PLUGIN)
   add_test(NAME device.plugin.loads COMMAND test_cuda_plugin ${CMAKE_BINARY_DIR}/lib/libstrata_cuda.so)
   set_tests_properties(device.plugin.loads PROPERTIES TIMEOUT 30)
 endif()
+
+# The eight newer collectives on device buffers (interpose/device_vcalls.c),
+# against the host MPI on host copies.
+strata_test_program(test_device_v mpi/test_device_v.c)
+target_link_libraries(test_device_v PRIVATE ${CMAKE_DL_LIBS})
+add_dependencies(test_device_v fakecuda)
+function(device_v_test name ranks)
+  strata_mpi_test(NAME device.v.${name} TARGET test_device_v RANKS ${ranks}
+                  ENV STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda> FAKECUDA_DELAY_US=5 ${ARGN})
+  set_tests_properties(device.v.${name} PROPERTIES TIMEOUT 90)
+endfunction()
+if(STRATA_MPI STREQUAL "openmpi")
+  device_v_test(node.np3 3)
+  device_v_test(nodes2.np4 4 STRATA_VIRTUAL_NODES=2)
+else()
+  device_v_test(node.np2 2)
+  device_v_test(nodes2.np3 3 STRATA_VIRTUAL_NODES=2)
+endif()

@@ -110,7 +110,7 @@ static int rs_run(struct strata_ctx *ctx, enum strata_coll coll, struct strata_r
     return strata_reduce_scatter(ctx->plane, &rs);
 }
 
-int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
                                long long blockcount, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, int large)
 {
@@ -178,7 +178,7 @@ int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
 
 /* ---- Scan and Exscan ---- */
 
-int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, int exclusive, int large)
 {
     enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;

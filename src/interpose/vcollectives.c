@@ -292,7 +292,7 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
 
 /* ---- MPI_Gatherv */
 
-int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, const void *recvcounts, const void *displs,
                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
 {
@@ -338,7 +338,7 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
 
 /* ---- MPI_Scatterv */
 
-int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
+int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
                          MPI_Datatype sendtype, void *recvbuf, long long recvcount,
                          MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
 {
@@ -382,7 +382,7 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
 
 /* ---- MPI_Allgatherv */
 
-int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                            void *recvbuf, const void *recvcounts, const void *displs,
                            MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
@@ -431,7 +431,7 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
 
 /* ---- MPI_Alltoallv */
 
-int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
+int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
                           const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
