@@ -94,3 +94,18 @@ else()
   device_v_test(node.np2 2)
   device_v_test(nodes2.np3 3 STRATA_VIRTUAL_NODES=2)
 endif()
+
+# strata-bench --device runs on the fake device: every row printed, three
+# ways each (figures are not checked: no timings in pass/fail tests); and it
+# says plainly when no driver loads.
+add_test(NAME device.bench.fake
+         COMMAND ${STRATA_RUN} --native -n 2 $<TARGET_FILE:strata-bench> --device
+                 --sizes 8,100K --iters 2)
+set_tests_properties(device.bench.fake PROPERTIES TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "MPI_Bcast +8 [^\n]*\nMPI_Bcast +102400 [^\n]*\nMPI_Allreduce +8 [^\n]*\nMPI_Allreduce +102400 "
+  ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda>")
+add_test(NAME device.bench.no-driver
+         COMMAND ${STRATA_RUN} --native -n 2 $<TARGET_FILE:strata-bench> --device --sizes 8)
+set_tests_properties(device.bench.no-driver PROPERTIES TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "--device: SKIPPED, no device on every rank"
+  ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA_LIB=libstrata-no-such-driver.so")
