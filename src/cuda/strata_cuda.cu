@@ -23,10 +23,10 @@ extern "C" {
 }
 
 /* Rounded-to-nearest add and multiply without contraction, per type. */
-__device__ static inline float __fadd_rn_t(float a, float b) { return __fadd_rn(a, b); }
-__device__ static inline double __fadd_rn_t(double a, double b) { return __dadd_rn(a, b); }
-__device__ static inline float __fmul_rn_t(float a, float b) { return __fmul_rn(a, b); }
-__device__ static inline double __fmul_rn_t(double a, double b) { return __dmul_rn(a, b); }
+__device__ static inline float add_rn(float a, float b) { return __fadd_rn(a, b); }
+__device__ static inline double add_rn(double a, double b) { return __dadd_rn(a, b); }
+__device__ static inline float mul_rn(float a, float b) { return __fmul_rn(a, b); }
+__device__ static inline double mul_rn(double a, double b) { return __dmul_rn(a, b); }
 
 namespace {
 
@@ -57,8 +57,8 @@ template <typename T, typename U, int OP> __device__ T int_op(T a, T b)
 template <typename T, int OP> __device__ T float_op(T a, T b)
 {
     switch (OP) {
-    case STRATA_DOP_SUM: return __fadd_rn_t(a, b);
-    case STRATA_DOP_PROD: return __fmul_rn_t(a, b);
+    case STRATA_DOP_SUM: return add_rn(a, b);
+    case STRATA_DOP_PROD: return mul_rn(a, b);
     case STRATA_DOP_MAX: return a > b ? a : b;
     default: return a < b ? a : b;
     }
@@ -137,15 +137,15 @@ cudaError_t complex_kind(int op, cudaStream_t s, void *d, const void *a, const v
     if (op == STRATA_DOP_SUM)
         return launch(s, n, [=] __device__(size_t k) {
             C x = ap[k], y = bp[k], r;
-            r.re = __fadd_rn_t(x.re, y.re);
-            r.im = __fadd_rn_t(x.im, y.im);
+            r.re = add_rn(x.re, y.re);
+            r.im = add_rn(x.im, y.im);
             dp[k] = r;
         });
     if (op == STRATA_DOP_PROD)
         return launch(s, n, [=] __device__(size_t k) {
             C x = ap[k], y = bp[k], r;
-            r.re = __fadd_rn_t(__fmul_rn_t(x.re, y.re), -__fmul_rn_t(x.im, y.im));
-            r.im = __fadd_rn_t(__fmul_rn_t(x.re, y.im), __fmul_rn_t(x.im, y.re));
+            r.re = add_rn(mul_rn(x.re, y.re), -mul_rn(x.im, y.im));
+            r.im = add_rn(mul_rn(x.re, y.im), mul_rn(x.im, y.re));
             dp[k] = r;
         });
     return cudaErrorInvalidValue;
