@@ -55,14 +55,16 @@ static int counted(void)
 static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 {
     strata_runtime_start_late(comm);
-    strata_nb_progress();
+    /* The checks inline: with nothing outstanding (nearly always) a call
+     * costs a load, not two calls (issue 14). */
+    if (strata_nb_outstanding()) strata_nb_progress();
     struct strata_ctx *ctx = strata_ctx_get(comm);
     const char *refusal = ctx ? strata_route_refusal(ctx, coll) : strata_reason_no_context(comm);
     if (!refusal) {
         if (counted()) strata_stats_call(CALL(coll), 1);
         struct strata_nb *nb = strata_nb_building();
         if (nb) nb->ctx = ctx;
-        else strata_nb_drain(ctx);
+        else if (strata_nb_outstanding()) strata_nb_drain(ctx);
         return ctx;
     }
     strata_route_to_host(ctx, CALL(coll), refusal);
