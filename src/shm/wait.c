@@ -36,7 +36,7 @@ void strata_wait_set_timeout_ms(unsigned ms) { timeout_ms = ms; }
 
 /* Polls every wait spins before it looks at anything (the cost of a wait
  * that ends here is today's), and the period of the looks after that. */
-#define QUICK_POLLS 256UL
+#define QUICK_POLLS STRATA_WAIT_QUICK_POLLS
 /* Yields before blocking when the machine is busy or the peer idle. */
 #define BUSY_YIELDS 8UL
 /* Yields between liveness checks while yielding (a few milliseconds). */
@@ -140,12 +140,7 @@ static void show(struct strata_waiter *w, const struct strata_wait_target *t, ui
     w->shown = t->self;
 }
 
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
+#define cpu_relax strata_cpu_relax
 
 /* Blocks on the owner's bell until it rings or the timeout: W1-W6. */
 static void block(struct strata_waiter *w, const struct strata_wait_target *t)
