@@ -8,8 +8,9 @@
 _Atomic(strata_op_idle_fn) strata_op_idle_hook;
 
 #include "shm/wait.h"
+#include "util/hot.h"
 
-int strata_op_run(struct strata_op *op)
+STRATA_HOT int strata_op_run(struct strata_op *op)
 {
     /* The policy of shm/wait.h, per wait: a wait that the op passes starts
      * the next one afresh (a pipeline waits once per chunk, and each chunk

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "util/log.h"
+#include "util/hot.h"
 
 /* dst may alias a, so only b is restrict: the compiler vectorises with a
  * run-time overlap check. */
@@ -164,7 +165,7 @@ static enum kind kind_of(MPI_Datatype t)
     return K_NONE;
 }
 
-int strata_predefined_c_type(MPI_Datatype type) { return kind_of(type) != K_NONE; }
+STRATA_HOT int strata_predefined_c_type(MPI_Datatype type) { return kind_of(type) != K_NONE; }
 
 #define INT_ROW(tag)                                                               \
     {sum_##tag, prod_##tag, max_##tag, min_##tag, land_##tag, lor_##tag,           \
@@ -344,7 +345,7 @@ static strata_reduce_fn fortran_kernel(enum op_index o, MPI_Datatype type)
     return NULL;
 }
 
-strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type)
+STRATA_HOT strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type)
 {
     enum op_index o = op_of(op);
     if (o == O_NONE) return NULL;

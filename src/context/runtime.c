@@ -17,6 +17,7 @@
 #include "transport/registry.h"
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 static struct strata_runtime rt;
 static struct strata_segment accounting; /* the machine's STRATA_SHM_MAX counter */
@@ -26,7 +27,7 @@ static int self_keyval = MPI_KEYVAL_INVALID;
 /* Every rank registered for the asymmetric wake barrier (shm/wait.h). */
 static int wait_asymmetric;
 
-const struct strata_runtime *strata_runtime(void)
+STRATA_HOT const struct strata_runtime *strata_runtime(void)
 {
     return rt.ready && !rt.disabled ? &rt : NULL;
 }

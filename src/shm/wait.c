@@ -16,6 +16,7 @@
 
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 /* ThreadSanitizer does not model fences (GCC warns); every word they order
  * here is atomic, so it still sees every data race. */
@@ -182,7 +183,7 @@ static void yield(struct strata_waiter *w, const struct strata_wait_target *t)
     if (++w->yields % LIVENESS_EVERY == 0) strata_peer_check_alive(t->pid);
 }
 
-void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_target *t)
+STRATA_HOT void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_target *t)
 {
     unsigned long n = w->polls++;
     unsigned long spin = strata_flag_spin();
@@ -222,7 +223,7 @@ void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_targe
     else block(w, t);
 }
 
-void strata_waiter_done(struct strata_waiter *w)
+STRATA_HOT void strata_waiter_done(struct strata_waiter *w)
 {
     if (w->shown) {
         atomic_store_explicit(&w->shown->state, STRATA_RUN_BUSY, memory_order_relaxed);
