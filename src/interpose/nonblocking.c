@@ -67,7 +67,8 @@ static void tag_give(struct tag_pool *p, int t)
  * report and the contexts go. */
 static int at_finalize(MPI_Comm self, int keyval, void *value, void *extra)
 {
-    for (unsigned long round = 0; atomic_load_explicit(&strata_nb_outstanding_count, memory_order_acquire); round++) {
+    for (unsigned long round = 0;
+         atomic_load_explicit(&strata_nb_outstanding_count, memory_order_acquire); round++) {
         strata_nb_progress();
         strata_nb_idle(round);
     }

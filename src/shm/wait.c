@@ -141,8 +141,6 @@ static void show(struct strata_waiter *w, const struct strata_wait_target *t, ui
     w->shown = t->self;
 }
 
-#define cpu_relax strata_cpu_relax
-
 /* Blocks on the owner's bell until it rings or the timeout: W1-W6. */
 static void block(struct strata_waiter *w, const struct strata_wait_target *t)
 {
@@ -189,13 +187,13 @@ STRATA_HOT void strata_waiter_pause(struct strata_waiter *w, const struct strata
     unsigned long spin = strata_flag_spin();
     unsigned long quick = spin < QUICK_POLLS ? spin : QUICK_POLLS;
     if (n < quick) {
-        cpu_relax();
+        strata_cpu_relax();
         return;
     }
     int can_block = adaptive && t->flag && t->owner;
     if (!can_block) {
         /* Not a flag, or STRATA_WAIT=spin: spin STRATA_SPIN polls, then yield. */
-        if (n < spin) cpu_relax();
+        if (n < spin) strata_cpu_relax();
         else yield(w, t);
         return;
     }
@@ -216,7 +214,7 @@ STRATA_HOT void strata_waiter_pause(struct strata_waiter *w, const struct strata
         return;
     }
     if (n < spin) {
-        cpu_relax();
+        strata_cpu_relax();
         return;
     }
     if (now_ns() - w->start_ns < block_after_ns) yield(w, t);
