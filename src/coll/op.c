@@ -35,8 +35,10 @@ STRATA_HOT int strata_op_run(struct strata_op *op)
         }
         /* Recomputed per step: the op may wait for another flag now. */
         if (op->wait_flag) {
-            /* The quick spin on the flag itself; progress again once set. */
-            if (strata_waiter_spin_quick(&w, op->wait_flag, op->wait_value)) continue;
+            /* The quick spin on the flag itself; progress again once set.
+             * Not while a hook is set: nonblocking operations then progress
+             * at every poll, as before. */
+            if (!idle && strata_waiter_spin_quick(&w, op->wait_flag, op->wait_value)) continue;
             strata_plane_wait_target(op->wait_plane, op->wait_flag, op->wait_value,
                                      op->waiting_for, &t);
         } else {
