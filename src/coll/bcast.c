@@ -18,6 +18,7 @@
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 /* The sibling this rank must let finish a chunk before reading it (the
  * throttle: at most k children of one parent read the same chunk at once),
@@ -35,7 +36,7 @@ static int throttle_sibling(struct strata_plane *p, int parent, int root)
 
 /* This rank's links in the tree of o->root: the plane's plan, worked out
  * when the root changes (per call, it cost more than an 8-byte copy). */
-static void tree_links(struct strata_bcast_op *o, struct strata_plane *p)
+STRATA_HOT static void tree_links(struct strata_bcast_op *o, struct strata_plane *p)
 {
     struct strata_bcast_plan *plan = &p->bcast_plan;
     if (plan->root != o->root) {
@@ -117,7 +118,7 @@ static void cico_start(struct strata_bcast_op *o, unsigned char *data, size_t by
     o->base = strata_plane_enter(p, bytes, NULL, NULL); /* entered: done reading older regions */
 }
 
-static int cico_steps(struct strata_bcast_op *o, struct strata_op *step)
+STRATA_HOT static int cico_steps(struct strata_bcast_op *o, struct strata_op *step)
 {
     struct strata_plane *p = o->op.p;
     STRATA_OP_BEGIN(step);
@@ -139,7 +140,7 @@ static int cico_steps(struct strata_bcast_op *o, struct strata_op *step)
     STRATA_OP_END(step);
 }
 
-static int cico_progress(struct strata_op *op) { return cico_steps(bcast_of(op), op); }
+STRATA_HOT static int cico_progress(struct strata_op *op) { return cico_steps(bcast_of(op), op); }
 
 /* With no single-copy transport, a large payload goes through the segment
  * in rounds of one region each (a plane operation per round). */
@@ -163,7 +164,7 @@ static int nothing_to_do(struct strata_op *op)
     return MPI_SUCCESS;
 }
 
-void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+STRATA_HOT void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
                         size_t bytes, int root)
 {
     o->data = data;
@@ -187,7 +188,7 @@ void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void 
     }
 }
 
-int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root)
+STRATA_HOT int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root)
 {
     struct strata_bcast_op o;
     strata_bcast_start(&o, p, data, bytes, root);
@@ -254,7 +255,7 @@ void strata_bcast_pipelined_start(struct strata_block_op *o, struct strata_plane
     strata_bcast_start(&o->bcast, p, a->recv, a->block, a->root);
 }
 
-int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a)
+STRATA_HOT int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a)
 {
     return strata_bcast_bytes(p, a->recv, a->block, a->root);
 }

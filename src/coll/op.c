@@ -8,8 +8,9 @@
 _Atomic(strata_op_idle_fn) strata_op_idle_hook;
 
 #include "shm/wait.h"
+#include "util/hot.h"
 
-int strata_op_run(struct strata_op *op)
+STRATA_HOT int strata_op_run(struct strata_op *op)
 {
     /* The policy of shm/wait.h, per wait: a wait that the op passes starts
      * the next one afresh (a pipeline waits once per chunk, and each chunk
@@ -34,6 +35,10 @@ int strata_op_run(struct strata_op *op)
         }
         /* Recomputed per step: the op may wait for another flag now. */
         if (op->wait_flag) {
+            /* The quick spin on the flag itself; progress again once set.
+             * Not while a hook is set: nonblocking operations then progress
+             * at every poll, as before. */
+            if (!idle && strata_waiter_spin_quick(&w, op->wait_flag, op->wait_value)) continue;
             strata_plane_wait_target(op->wait_plane, op->wait_flag, op->wait_value,
                                      op->waiting_for, &t);
         } else {

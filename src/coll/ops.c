@@ -13,6 +13,7 @@
 
 #include "transport/device_reduce.h"
 #include "util/log.h"
+#include "util/hot.h"
 
 /* dst may alias a, so only b is restrict: the compiler vectorises with a
  * run-time overlap check. */
@@ -175,7 +176,7 @@ static enum kind kind_of(MPI_Datatype t)
     return K_NONE;
 }
 
-int strata_predefined_c_type(MPI_Datatype type) { return kind_of(type) != K_NONE; }
+STRATA_HOT int strata_predefined_c_type(MPI_Datatype type) { return kind_of(type) != K_NONE; }
 
 #define INT_ROW(tag)                                                               \
     {sum_##tag, prod_##tag, max_##tag, min_##tag, land_##tag, lor_##tag,           \
@@ -392,7 +393,7 @@ void strata_reduce_logical_words(int32_t *false_word, int32_t *true_word)
     *true_word = flog_true;
 }
 
-strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type)
+STRATA_HOT strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type)
 {
     enum op_index o = op_of(op);
     if (o == O_NONE) return NULL;

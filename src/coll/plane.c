@@ -7,6 +7,7 @@
 
 #include "shm/arena.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
@@ -67,7 +68,7 @@ void strata_plane_fini(struct strata_plane *p)
     p->scratch = NULL;
 }
 
-uint64_t strata_plane_begin(struct strata_plane *p, size_t units)
+STRATA_HOT uint64_t strata_plane_begin(struct strata_plane *p, size_t units)
 {
     uint64_t base = p->pos + 1;
     p->prev_base = p->cur_base;
@@ -77,7 +78,7 @@ uint64_t strata_plane_begin(struct strata_plane *p, size_t units)
     return base;
 }
 
-uint64_t strata_plane_enter(struct strata_plane *p, size_t units, const void *buf, void *acc)
+STRATA_HOT uint64_t strata_plane_enter(struct strata_plane *p, size_t units, const void *buf, void *acc)
 {
     uint64_t base = strata_plane_begin(p, units);
     struct strata_rank_ctl *me = &p->ctl[p->rank];
@@ -87,7 +88,7 @@ uint64_t strata_plane_enter(struct strata_plane *p, size_t units, const void *bu
     return base;
 }
 
-uint64_t strata_plane_enter_progress(struct strata_plane *p, size_t units, const void *buf,
+STRATA_HOT uint64_t strata_plane_enter_progress(struct strata_plane *p, size_t units, const void *buf,
                                      void *acc, uint64_t done)
 {
     uint64_t base = strata_plane_begin(p, units);
@@ -120,7 +121,7 @@ void strata_plane_wait_ge(struct strata_plane *p, strata_flag *flag, uint64_t va
     strata_waiter_done(&w);
 }
 
-unsigned char *strata_plane_region(const struct strata_plane *p, int r, int region)
+STRATA_HOT unsigned char *strata_plane_region(const struct strata_plane *p, int r, int region)
 {
     /* p->ops was advanced by begin: the current op is number ops - 1. */
     size_t half = (size_t)((p->ops - 1) & 1);
@@ -128,7 +129,7 @@ unsigned char *strata_plane_region(const struct strata_plane *p, int r, int regi
            (half * (size_t)p->nregions + (size_t)region) * p->region;
 }
 
-void *strata_plane_scratch(struct strata_plane *p, size_t bytes)
+STRATA_HOT void *strata_plane_scratch(struct strata_plane *p, size_t bytes)
 {
     if (bytes <= p->scratch_bytes) return p->scratch;
     /* Page-aligned, so callers can place data at any page offset; the old

@@ -25,6 +25,7 @@
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 static int coll_of(const struct strata_reduce_args *a)
 {
@@ -36,7 +37,7 @@ static int coll_of(const struct strata_reduce_args *a)
 
 /* This rank's roles for the call's root: the plane's plan, worked out when
  * the root changes. */
-static void plan_roles(struct reduce_call *c)
+STRATA_HOT static void plan_roles(struct reduce_call *c)
 {
     struct strata_plane *p = c->p;
     struct strata_reduce_plan *plan = &p->plan;
@@ -361,7 +362,7 @@ static void cico_start(struct strata_reduce_op *o, const struct strata_reduce_ar
                                                                            older regions */
 }
 
-static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)
+STRATA_HOT static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)
 {
     struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
@@ -407,7 +408,7 @@ static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)
     STRATA_OP_END(step);
 }
 
-static int cico_progress(struct strata_op *op) { return cico_steps(reduce_of(op), op); }
+STRATA_HOT static int cico_progress(struct strata_op *op) { return cico_steps(reduce_of(op), op); }
 
 /* Without a single-copy transport, the segment carries the vector in
  * rounds of one region each. */
@@ -444,7 +445,7 @@ static int nothing_to_do(struct strata_op *op)
     return MPI_SUCCESS;
 }
 
-void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
+STRATA_HOT void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
                          const struct strata_reduce_args *a)
 {
     o->a = *a;
@@ -479,7 +480,7 @@ void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
     }
 }
 
-int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)
+STRATA_HOT int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a)
 {
     /* The tiny Allreduce runs as an operation of its own here rather than
      * as a step nested in the reduction's (as strata_reduce_start makes

@@ -15,6 +15,7 @@
 #include "config/config.h"
 #include "util/colls.h"
 #include "util/log.h"
+#include "util/hot.h"
 
 /* A named choice: an override, a rule's or a test's. */
 struct named_choice {
@@ -230,7 +231,7 @@ static int rule_matches(const struct strata_rule *r, int coll, size_t block, int
            size >= r->min_ranks && size <= r->max_ranks;
 }
 
-void strata_select(struct strata_plane *p, int coll, size_t block, struct strata_choice *out)
+STRATA_HOT void strata_select(struct strata_plane *p, int coll, size_t block, struct strata_choice *out)
 {
     if (forced[coll].set && take_named(p, coll, &forced[coll], "forced by the caller", 0, out))
         return;

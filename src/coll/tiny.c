@@ -24,8 +24,9 @@
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
-static int tiny_progress(struct strata_op *op)
+STRATA_HOT static int tiny_progress(struct strata_op *op)
 {
     struct strata_tiny_op *o = (struct strata_tiny_op *)((char *)op -
                                                          offsetof(struct strata_tiny_op, op));
@@ -74,7 +75,7 @@ static int tiny_progress(struct strata_op *op)
     STRATA_OP_END(op);
 }
 
-void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *p,
+STRATA_HOT void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *p,
                                  const struct strata_reduce_args *a)
 {
     strata_op_init(&o->op, p, tiny_progress);
@@ -85,7 +86,7 @@ void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *
     o->half = (int)((p->ops - 1) & 1);
 }
 
-int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)
+STRATA_HOT int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)
 {
     struct strata_tiny_op o;
     strata_allreduce_tiny_start(&o, p, a);

@@ -1,7 +1,8 @@
 /* Per-call trees over the hierarchy, with the root as leader everywhere. */
 #include "coll/tree.h"
+#include "util/hot.h"
 
-int strata_tree_leader(const struct strata_hier *h, int root, int l, int g)
+STRATA_HOT int strata_tree_leader(const struct strata_hier *h, int root, int l, int g)
 {
     const struct strata_hier_level *L = &h->level[l];
     return L->group_of[root] == g ? root : L->leader[g];
@@ -14,7 +15,7 @@ static int stand_in(const struct strata_hier *h, int root, int l, int m)
     return strata_tree_leader(h, root, l - 1, h->level[l - 1].group_of[m]);
 }
 
-int strata_tree_participants(const struct strata_hier *h, int root, int l, int r, int *out)
+STRATA_HOT int strata_tree_participants(const struct strata_hier *h, int root, int l, int r, int *out)
 {
     const struct strata_hier_level *L = &h->level[l];
     int g = L->group_of[r], n = 0;
@@ -23,7 +24,7 @@ int strata_tree_participants(const struct strata_hier *h, int root, int l, int r
     return n;
 }
 
-int strata_tree_levels_of(const struct strata_hier *h, int root, int r)
+STRATA_HOT int strata_tree_levels_of(const struct strata_hier *h, int root, int r)
 {
     int l = 0;
     while (l < h->nlevels && stand_in(h, root, l, r) == r) {
@@ -34,7 +35,7 @@ int strata_tree_levels_of(const struct strata_hier *h, int root, int r)
     return l;
 }
 
-int strata_tree_links(const struct strata_hier *h, int root, int r, int *parent, int *children)
+STRATA_HOT int strata_tree_links(const struct strata_hier *h, int root, int r, int *parent, int *children)
 {
     int nlev = strata_tree_levels_of(h, root, r), n = 0;
     *parent = -1;

@@ -14,6 +14,7 @@
 
 #include "util/hw_types.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 static const struct strata_config_var vars[] = {
     {"STRATA_DISABLE", "0", "0 or 1",
@@ -149,7 +150,7 @@ struct strata_config *strata_config_process(void) { return &process_cfg; }
 
 void strata_config_set_parsed(void) { process_parsed = 1; }
 
-const struct strata_config *strata_config(void) { return process_parsed ? &process_cfg : NULL; }
+STRATA_HOT const struct strata_config *strata_config(void) { return process_parsed ? &process_cfg : NULL; }
 
 static int parse_int(const char *name, const char *value, long lo, long hi,
                      const char *accepts, long *out, char *err, size_t errlen)

@@ -14,6 +14,7 @@
 #include "transport/registry.h"
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 static int ctx_keyval = MPI_KEYVAL_INVALID;
 static pthread_once_t keyval_once = PTHREAD_ONCE_INIT;
@@ -311,7 +312,7 @@ static struct strata_ctx *ctx_create(MPI_Comm comm, const struct strata_runtime 
     return ctx;
 }
 
-struct strata_ctx *strata_ctx_get(MPI_Comm comm)
+STRATA_HOT struct strata_ctx *strata_ctx_get(MPI_Comm comm)
 {
     const struct strata_runtime *rt = strata_runtime_state();
     if (!rt->ready || rt->disabled || comm == MPI_COMM_NULL) return NULL;

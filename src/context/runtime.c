@@ -17,6 +17,7 @@
 #include "transport/registry.h"
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 static struct strata_runtime rt;
 static struct strata_segment accounting; /* the machine's STRATA_SHM_MAX counter */
@@ -26,7 +27,7 @@ static int self_keyval = MPI_KEYVAL_INVALID;
 /* Every rank registered for the asymmetric wake barrier (shm/wait.h). */
 static int wait_asymmetric;
 
-const struct strata_runtime *strata_runtime(void)
+STRATA_HOT const struct strata_runtime *strata_runtime(void)
 {
     return rt.ready && !rt.disabled ? &rt : NULL;
 }
@@ -360,7 +361,7 @@ int strata_runtime_attempted(void) { return attempted; }
 
 static void strata_runtime_init(int thread_level);
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
-static atomic_int started;
+_Atomic int strata_runtime_started;
 
 static void start(void)
 {
@@ -369,15 +370,16 @@ static void start(void)
     strata_runtime_init(provided);
     /* Release: a thread that sees started also sees the runtime set up
      * (pthread_once orders only the threads that call it). */
-    atomic_store_explicit(&started, 1, memory_order_release);
+    atomic_store_explicit(&strata_runtime_started, 1, memory_order_release);
 }
 
 void strata_runtime_start(void) { pthread_once(&start_once, start); }
 
-void strata_runtime_start_late(MPI_Comm comm)
+void strata_runtime_start_late_slow(MPI_Comm comm)
 {
-    /* Acquire: pairs with the release in start. */
-    if (atomic_load_explicit(&started, memory_order_acquire)) return;
+    /* Acquire: pairs with the release in start (checked again: the inline
+     * check in runtime.h may be stale by now). */
+    if (atomic_load_explicit(&strata_runtime_started, memory_order_acquire)) return;
     int initialized = 0, finalized = 0, cmp = MPI_UNEQUAL;
     if (PMPI_Initialized(&initialized) != MPI_SUCCESS || !initialized) return;
     if (PMPI_Finalized(&finalized) != MPI_SUCCESS || finalized) return;

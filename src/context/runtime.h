@@ -7,6 +7,7 @@
 
 #include <hwloc.h>
 #include <mpi.h>
+#include <stdatomic.h>
 #include <sys/types.h>
 
 #include "config/config.h"
@@ -54,8 +55,17 @@ void strata_runtime_start(void);
  * spans all of MPI_COMM_WORLD, so that every rank is in this call and the
  * set-up's agreement over the world cannot wait for a rank that is not.  A
  * collective on a smaller communicator before that goes to the host MPI.
- * Costs one atomic load once strata has started. */
-void strata_runtime_start_late(MPI_Comm comm);
+ * Costs one atomic load once strata has started: that load is inline
+ * (every intercepted call makes it, issue 14), the rest out of line. */
+extern _Atomic int strata_runtime_started;
+void strata_runtime_start_late_slow(MPI_Comm comm);
+static inline void strata_runtime_start_late(MPI_Comm comm)
+{
+    /* Acquire: pairs with the release that sets it (runtime.c), so the
+     * runtime it set up is visible. */
+    if (!atomic_load_explicit(&strata_runtime_started, memory_order_acquire))
+        strata_runtime_start_late_slow(comm);
+}
 
 /* Whether strata_runtime_init ran in this process at all, successfully or
  * not (never: MPI_Init reached the host MPI without strata). */

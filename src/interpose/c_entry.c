@@ -8,19 +8,20 @@
 
 #include "interpose/collectives.h"
 #include "interpose/rs_scan_calls.h"
+#include "util/hot.h"
 
-int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
+STRATA_HOT int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     return strata_call_bcast(buffer, count, datatype, root, comm, 0);
 }
 
-int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+STRATA_HOT int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                MPI_Op op, int root, MPI_Comm comm)
 {
     return strata_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, 0);
 }
 
-int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+STRATA_HOT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm)
 {
     return strata_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm, 0);

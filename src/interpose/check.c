@@ -9,8 +9,9 @@
 #include "config/config.h"
 #include "net/net.h"
 #include "shm/flags.h"
+#include "util/hot.h"
 
-int strata_check_enabled(void)
+STRATA_HOT int strata_check_enabled(void)
 {
     const struct strata_config *cfg = strata_config();
     return cfg && cfg->check_args;

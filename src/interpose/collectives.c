@@ -32,6 +32,7 @@
 #include "net/net.h"
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 /* The entry points serve the blocking forms and, for the operation this
  * thread is building (nonblocking.h), the nonblocking and persistent ones:
@@ -42,7 +43,7 @@
 
 /* Whether this call is counted: a persistent operation counts its
  * MPI_<coll>_init once, not every start. */
-static int counted(void)
+STRATA_HOT static int counted(void)
 {
     const struct strata_nb *nb = strata_nb_building();
     return strata_stats_enabled() && !(nb && nb->replay);
@@ -52,17 +53,19 @@ static int counted(void)
  * hand-off is reported).  Every collective entry point progresses the
  * outstanding nonblocking operations; a blocking one completes those of its
  * communicator before it starts (they come first in MPI's order). */
-static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
+STRATA_HOT static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
 {
     strata_runtime_start_late(comm);
-    strata_nb_progress();
+    /* The checks inline: with nothing outstanding (nearly always) a call
+     * costs a load, not two calls (issue 14). */
+    if (strata_nb_outstanding()) strata_nb_progress();
     struct strata_ctx *ctx = strata_ctx_get(comm);
     const char *refusal = ctx ? strata_route_refusal(ctx, coll) : strata_reason_no_context(comm);
     if (!refusal) {
         if (counted()) strata_stats_call(CALL(coll), 1);
         struct strata_nb *nb = strata_nb_building();
         if (nb) nb->ctx = ctx;
-        else strata_nb_drain(ctx);
+        else if (strata_nb_outstanding()) strata_nb_drain(ctx);
         return ctx;
     }
     strata_route_to_host(ctx, CALL(coll), refusal);
@@ -89,7 +92,7 @@ static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, 
  * (NULL: nothing) this rank leaves it to the host MPI.  With
  * STRATA_CHECK_ARGS the ranks first agree (check.h), so that a call that is
  * not the same on every rank goes to the host MPI on every rank. */
-static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+STRATA_HOT static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
                                  long long bytes, const char *why)
 {
     char disagreement[200];
@@ -106,14 +109,14 @@ static const char one_rank_copy[] = "one rank: local copy";
 static const char one_rank_nothing[] = "one rank: nothing to move";
 
 /* STRATA_STATS: one served call of coll, run by `algorithm`. */
-static void count_algorithm(enum strata_coll coll, const char *algorithm)
+STRATA_HOT static void count_algorithm(enum strata_coll coll, const char *algorithm)
 {
     if (counted()) strata_stats_algorithm(CALL(coll), algorithm);
 }
 
 /* Bytes of the type signature of count elements, or -1 if strata leaves the
  * arguments to the host MPI to judge. */
-static long long signature_bytes(long long count, MPI_Datatype type)
+STRATA_HOT static long long signature_bytes(long long count, MPI_Datatype type)
 {
     int size;
     if (count < 0 || type == MPI_DATATYPE_NULL) return -1;
@@ -125,7 +128,7 @@ static long long signature_bytes(long long count, MPI_Datatype type)
 /* signature_bytes for settle, which reads it only with STRATA_CHECK_ARGS: a
  * reduction needs it for nothing else, and MPI_Type_size is a fair share of
  * a small call's cost (issue 14). */
-static long long checked_bytes(long long count, MPI_Datatype type)
+STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
 {
     return strata_check_enabled() ? signature_bytes(count, type) : -1;
 }
@@ -157,7 +160,7 @@ static long long checked_bytes(long long count, MPI_Datatype type)
 #define HOST_NB_Alltoall PMPI_Ialltoall
 
 /* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2. */
-static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
+STRATA_HOT static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
                    struct strata_choice *ch)
 {
     /* A persistent operation decides once, at its first start. */
@@ -185,7 +188,7 @@ static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
 }
 
 /* Runs the chosen algorithm. */
-static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
+STRATA_HOT static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
                       const unsigned char *send, unsigned char *recv, size_t block, int root)
 {
     struct strata_block_args a = {send, recv, block, root, ch->k, NULL};
@@ -230,7 +233,7 @@ static int across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t byt
 /* A broadcast's `bytes` in one run at data: across nodes, or on the node's
  * plane with the algorithm chosen for them.  The only place a broadcast
  * decides between the two. */
-static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
+STRATA_HOT static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
 {
     struct strata_nb *nb = strata_nb_building();
     if (ctx->net && nb) {
@@ -252,7 +255,7 @@ static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
     return run_choice(ctx, &ch, data, data, bytes, root);
 }
 
-int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
@@ -295,7 +298,7 @@ int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int 
 }
 
 /* Fills a reduction's arguments, or returns why strata leaves the call. */
-static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
+STRATA_HOT static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
                                struct strata_reduce_how *r, char *why, size_t whylen,
                                const void *sendbuf, void *recvbuf, long long count, MPI_Datatype type,
                                MPI_Op op, int recv_used)
@@ -331,7 +334,7 @@ static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduc
 
 /* A Reduce or Allreduce (coll) across nodes, or on the node's plane: the only
  * place a reduction decides between the two. */
-static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
+STRATA_HOT static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
                       const struct strata_reduce_args *a)
 {
     size_t bytes = a->count * a->extent;
@@ -373,7 +376,7 @@ static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
     return strata_reduce(ctx->plane, a);
 }
 
-int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
@@ -399,7 +402,7 @@ int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
     return rc;
 }
 
-int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
+STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);

@@ -31,6 +31,7 @@
 #include "interpose/device_comm.h"
 #include "transport/device.h"
 #include "util/log.h"
+#include "util/hot.h"
 
 /* comm's lane, entered for device buffer p. */
 static struct strata_device_lane *enter(MPI_Comm comm, const void *p)
@@ -127,7 +128,7 @@ static int refuse_nonblocking(MPI_Comm comm, enum strata_coll coll)
 
 /* The runtime when device buffers may take part in this call, else NULL
  * (no device anywhere in the job, or strata off). */
-static const struct strata_runtime *device_job(MPI_Comm comm)
+STRATA_HOT static const struct strata_runtime *device_job(MPI_Comm comm)
 {
     strata_runtime_start_late(comm);
     const struct strata_runtime *rt = strata_runtime();
@@ -229,7 +230,7 @@ static int bcast_pieces(void *buffer, long long count, MPI_Datatype type, int ro
     return rc;
 }
 
-int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+STRATA_HOT int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large)
 {
     if (!device_job(comm)) return strata_host_bcast(buffer, count, datatype, root, comm, large);
@@ -360,7 +361,7 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
     return rc;
 }
 
-int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+STRATA_HOT int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                        MPI_Op op, int root, MPI_Comm comm, int large)
 {
     if (!device_job(comm))
@@ -368,7 +369,7 @@ int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_
     return reduce_staged(0, sendbuf, recvbuf, count, datatype, op, root, comm, large);
 }
 
-int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
+STRATA_HOT int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
     if (!device_job(comm))

@@ -26,9 +26,9 @@ static struct strata_nb *active; /* the head of every communicator's queue */
 static struct strata_nb *all;    /* every outstanding operation */
 /* Outstanding operations: read without the lock by every intercepted call
  * (the fast path when there are none); changed under it. */
-static _Atomic int outstanding;
+_Atomic int strata_nb_outstanding_count;
 
-static _Thread_local struct strata_nb *building;
+_Thread_local struct strata_nb *strata_nb_building_now __attribute__((tls_model("initial-exec")));
 static _Thread_local MPI_Request host_request = MPI_REQUEST_NULL;
 
 /* ---- The private communicators and their tags.  A tag is busy from the
@@ -67,7 +67,8 @@ static void tag_give(struct tag_pool *p, int t)
  * report and the contexts go. */
 static int at_finalize(MPI_Comm self, int keyval, void *value, void *extra)
 {
-    for (unsigned long round = 0; atomic_load_explicit(&outstanding, memory_order_acquire); round++) {
+    for (unsigned long round = 0;
+         atomic_load_explicit(&strata_nb_outstanding_count, memory_order_acquire); round++) {
         strata_nb_progress();
         strata_nb_idle(round);
     }
@@ -127,27 +128,19 @@ struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form f
     nb->call = strata_call_id(coll, form);
     nb->tag = -1;
     nb->host_req = MPI_REQUEST_NULL;
-    building = nb;
+    strata_nb_building_now = nb;
     return nb;
 }
 
-struct strata_nb *strata_nb_building(void) { return building; }
-
 enum strata_coll_form strata_nb_form(void)
 {
-    return building ? strata_call_form(building->call) : STRATA_FORM_BLOCKING;
+    return strata_nb_building_now ? strata_call_form(strata_nb_building_now->call) : STRATA_FORM_BLOCKING;
 }
 
 int strata_nb_to_host(void)
 {
-    building->to_host = 1;
+    strata_nb_building_now->to_host = 1;
     return MPI_SUCCESS;
-}
-
-int strata_nb_outstanding(void)
-{
-    /* Relaxed: a hint; whoever acts on it takes the lock. */
-    return atomic_load_explicit(&outstanding, memory_order_relaxed) != 0;
 }
 
 /* Frees what a built operation holds; unpack: its results go to the
@@ -242,7 +235,7 @@ static void complete(struct strata_nb *nb, int rc)
     }
     /* Release: the completion is published after the send (a thread seeing
      * zero may skip progress and wait in the host MPI). */
-    atomic_fetch_sub_explicit(&outstanding, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&strata_nb_outstanding_count, 1, memory_order_release);
 }
 
 void strata_nb_progress(void)
@@ -297,7 +290,7 @@ void strata_nb_drain(struct strata_ctx *ctx)
 /* Queues a built operation.  Lock held. */
 static void enqueue(struct strata_nb *nb)
 {
-    atomic_fetch_add_explicit(&outstanding, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&strata_nb_outstanding_count, 1, memory_order_relaxed);
     nb->next_all = all;
     all = nb;
     struct strata_ctx *ctx = nb->ctx;
@@ -314,7 +307,7 @@ static void enqueue(struct strata_nb *nb)
 
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out)
 {
-    building = NULL;
+    strata_nb_building_now = NULL;
     if (nb->to_host) {
         release(nb, 0);
         return 1;
@@ -355,7 +348,7 @@ int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_ou
 
 int strata_nb_post_persistent(struct strata_nb *nb)
 {
-    building = NULL;
+    strata_nb_building_now = NULL;
     pthread_once(&setup_once, setup);
     strata_nb_lock();
     enqueue(nb);
@@ -366,7 +359,7 @@ int strata_nb_post_persistent(struct strata_nb *nb)
 
 void strata_nb_abandon(struct strata_nb *nb)
 {
-    building = NULL;
+    strata_nb_building_now = NULL;
     release(nb, 0);
 }
 

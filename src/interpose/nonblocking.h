@@ -27,6 +27,7 @@
 #define STRATA_NONBLOCKING_H
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "coll/block.h"
@@ -106,8 +107,17 @@ struct strata_nb {
  * host MPI). */
 struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form form);
 
+/* The operation this thread is building (nonblocking.c sets it), read
+ * inline by every intercepted call, several times (issue 14: a call per
+ * read was a cache line of code each).  initial-exec: libstrata is linked
+ * or preloaded, never loaded by dlopen, so the variable sits at a fixed
+ * offset from the thread pointer; the default model called
+ * __tls_get_addr at every read. */
+extern _Thread_local struct strata_nb *strata_nb_building_now
+    __attribute__((tls_model("initial-exec")));
+
 /* The operation this thread is building, or NULL (a blocking call). */
-struct strata_nb *strata_nb_building(void);
+static inline struct strata_nb *strata_nb_building(void) { return strata_nb_building_now; }
 
 /* The form of the call this thread is in: STRATA_FORM_BLOCKING unless it is
  * building an operation. */
@@ -124,8 +134,17 @@ int strata_nb_to_host(void);
  * *request is MPI_REQUEST_NULL; *rc_out is what the entry point returns. */
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out);
 
-/* Whether any operation is outstanding in this process (cheap). */
-int strata_nb_outstanding(void);
+/* Outstanding operations in this process (nonblocking.c changes it under
+ * its lock). */
+extern _Atomic int strata_nb_outstanding_count;
+
+/* Whether any operation is outstanding in this process (cheap: inline, one
+ * load, for every intercepted call).  Relaxed: a hint; whoever acts on it
+ * takes the lock. */
+static inline int strata_nb_outstanding(void)
+{
+    return atomic_load_explicit(&strata_nb_outstanding_count, memory_order_relaxed) != 0;
+}
 
 /* Advances every outstanding operation as far as it goes without waiting,
  * completing those that finish.  Any thread; a thread that finds another

@@ -5,6 +5,8 @@
 
 #include <mpi.h>
 
+#include "util/hot.h"
+
 /* Which data arguments a call uses on this rank (a bit each). */
 enum { STRATA_SIDE_SEND = 1, STRATA_SIDE_RECV = 2 };
 
@@ -14,7 +16,7 @@ enum { STRATA_SIDE_SEND = 1, STRATA_SIDE_RECV = 2 };
  * where not allowed, address 0, or a signature other than `block` bytes per
  * rank (block < 0: unknown), or the two sides sharing memory.  The text
  * lives in a per-thread buffer until the next call. */
-const char *strata_reason_bad_args(int root_used, int root, int size, int sides,
+STRATA_COLD const char *strata_reason_bad_args(int root_used, int root, int size, int sides,
                                    const void *sendbuf, long long scount, MPI_Datatype stype,
                                    const void *recvbuf, long long rcount, MPI_Datatype rtype,
                                    long long block);

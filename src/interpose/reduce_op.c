@@ -11,6 +11,7 @@
 #include "interpose/route.h"
 #include "util/log.h"
 #include "util/mpi_names.h"
+#include "util/hot.h"
 
 /* "#2, user-defined": the op's creation order, the same on every rank
  * that creates its ops alike (the handle is an address in Open MPI), so
@@ -25,7 +26,7 @@ static const char *user_op_name(const struct strata_user_op *u, char *out, size_
     return out;
 }
 
-const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI_Datatype type,
+STRATA_HOT const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI_Op op, MPI_Datatype type,
                                     long long count, struct strata_reduce_args *a,
                                     struct strata_reduce_how *r, char *why, size_t len)
 {
@@ -118,7 +119,7 @@ static void copy_elements(const void *from, void *to, const struct strata_reduce
     free(packed);
 }
 
-void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_how *r,
+STRATA_HOT void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_how *r,
                             int receives)
 {
     if (!a->user) return;
@@ -143,7 +144,7 @@ void strata_reduce_op_begin(struct strata_reduce_args *a, struct strata_reduce_h
     }
 }
 
-void strata_reduce_op_end(struct strata_reduce_how *r)
+STRATA_HOT void strata_reduce_op_end(struct strata_reduce_how *r)
 {
     /* Nothing staged, no scratch: every reduction with a predefined op
      * passes here, and three calls that do nothing add up (issue 14). */

@@ -12,8 +12,9 @@
 #include "net/net.h"
 #include "config/config.h"
 #include "util/log.h"
+#include "util/hot.h"
 
-const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll coll)
+STRATA_HOT const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll coll)
 {
     if (!ctx) return "strata is off or this is not an intracommunicator";
     if (!ctx->served) return ctx->reason;
@@ -62,7 +63,7 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
     return NULL;
 }
 
-const char *strata_route_path(const struct strata_plane *p, size_t bytes)
+STRATA_HOT const char *strata_route_path(const struct strata_plane *p, size_t bytes)
 {
     size_t cico = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (bytes <= STRATA_TINY_MAX) return "tiny payload in the flag lines (Allreduce) or copy-in/copy-out";
@@ -74,7 +75,7 @@ const char *strata_route_path(const struct strata_plane *p, size_t bytes)
                : "pipelined single copy (transport cma)";
 }
 
-void strata_route_served(const struct strata_ctx *ctx, int call, const char *algorithm,
+STRATA_HOT void strata_route_served(const struct strata_ctx *ctx, int call, const char *algorithm,
                          size_t bytes)
 {
     const struct strata_config *cfg = strata_config();
@@ -128,7 +129,7 @@ static int committed(MPI_Datatype type)
     return PMPI_Send(&nothing, 1, type, MPI_PROC_NULL, 0, type_check_comm) == MPI_SUCCESS;
 }
 
-int strata_route_bad_data(const void *buf, long long count, MPI_Datatype type)
+STRATA_HOT int strata_route_bad_data(const void *buf, long long count, MPI_Datatype type)
 {
     int ni, na, nd, combiner, size;
     if (count < 0 || type == MPI_DATATYPE_NULL) return 1;

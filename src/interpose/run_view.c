@@ -7,12 +7,13 @@
 
 #include "coll/ops.h"
 #include "util/log.h"
+#include "util/hot.h"
 
 /* Whether type lists its bytes in memory order: a predefined type, or a
  * contiguous, duplicated or resized one made of such.  A hole-free layout can
  * still list its elements out of order (an indexed type with descending
  * displacements); its raw bytes are not its type signature's stream. */
-static int in_memory_order(MPI_Datatype type)
+STRATA_HOT static int in_memory_order(MPI_Datatype type)
 {
     if (strata_predefined_c_type(type)) return 1; /* named: no need to ask the host */
     int ni, na, nd, combiner;
@@ -32,7 +33,7 @@ static int in_memory_order(MPI_Datatype type)
 }
 
 /* Where count elements of type at buf lie as one run of bytes, if they do. */
-void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
+STRATA_HOT void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
 {
     if (!in_memory_order(type)) return NULL;
     MPI_Aint lb, extent, true_lb, true_extent;

@@ -7,12 +7,13 @@
 #include <stdlib.h>
 
 #include "util/log.h"
+#include "util/hot.h"
 
 static unsigned spin_polls = 256;
 
 void strata_flag_set_spin(unsigned polls) { spin_polls = polls; }
 
-unsigned strata_flag_spin(void) { return spin_polls; }
+STRATA_HOT unsigned strata_flag_spin(void) { return spin_polls; }
 
 /* After this many yields a waiter checks its peer's liveness; a yield is
  * about a microsecond when others are runnable, so this is every few ms. */

@@ -16,6 +16,7 @@
 
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 /* ThreadSanitizer does not model fences (GCC warns); every word they order
  * here is atomic, so it still sees every data race. */
@@ -36,7 +37,7 @@ void strata_wait_set_timeout_ms(unsigned ms) { timeout_ms = ms; }
 
 /* Polls every wait spins before it looks at anything (the cost of a wait
  * that ends here is today's), and the period of the looks after that. */
-#define QUICK_POLLS 256UL
+#define QUICK_POLLS STRATA_WAIT_QUICK_POLLS
 /* Yields before blocking when the machine is busy or the peer idle. */
 #define BUSY_YIELDS 8UL
 /* Yields between liveness checks while yielding (a few milliseconds). */
@@ -140,13 +141,6 @@ static void show(struct strata_waiter *w, const struct strata_wait_target *t, ui
     w->shown = t->self;
 }
 
-static void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
-
 /* Blocks on the owner's bell until it rings or the timeout: W1-W6. */
 static void block(struct strata_waiter *w, const struct strata_wait_target *t)
 {
@@ -187,19 +181,19 @@ static void yield(struct strata_waiter *w, const struct strata_wait_target *t)
     if (++w->yields % LIVENESS_EVERY == 0) strata_peer_check_alive(t->pid);
 }
 
-void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_target *t)
+STRATA_HOT void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_target *t)
 {
     unsigned long n = w->polls++;
     unsigned long spin = strata_flag_spin();
     unsigned long quick = spin < QUICK_POLLS ? spin : QUICK_POLLS;
     if (n < quick) {
-        cpu_relax();
+        strata_cpu_relax();
         return;
     }
     int can_block = adaptive && t->flag && t->owner;
     if (!can_block) {
         /* Not a flag, or STRATA_WAIT=spin: spin STRATA_SPIN polls, then yield. */
-        if (n < spin) cpu_relax();
+        if (n < spin) strata_cpu_relax();
         else yield(w, t);
         return;
     }
@@ -220,14 +214,14 @@ void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_targe
         return;
     }
     if (n < spin) {
-        cpu_relax();
+        strata_cpu_relax();
         return;
     }
     if (now_ns() - w->start_ns < block_after_ns) yield(w, t);
     else block(w, t);
 }
 
-void strata_waiter_done(struct strata_waiter *w)
+STRATA_HOT void strata_waiter_done(struct strata_waiter *w)
 {
     if (w->shown) {
         atomic_store_explicit(&w->shown->state, STRATA_RUN_BUSY, memory_order_relaxed);

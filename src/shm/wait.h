@@ -162,6 +162,38 @@ static inline void strata_waiter_init(struct strata_waiter *w)
  * time to poll again (possibly early: spurious wake-ups). */
 void strata_waiter_pause(struct strata_waiter *w, const struct strata_wait_target *t);
 
+/* Polls every wait spins before it looks at anything (step 1 above; fewer
+ * if STRATA_SPIN is smaller). */
+#define STRATA_WAIT_QUICK_POLLS 256UL
+
+static inline void strata_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
+/* Step 1 of the policy, inline on the awaited flag itself: polls *flag
+ * (acquire, as strata_flag_read) with a pause between polls until it
+ * reaches value (returns 1) or the wait has used its quick polls
+ * (returns 0; strata_waiter_pause goes on from there).  The same polls
+ * strata_waiter_pause would make, counted alike, without going back
+ * through the operation's progress step and the policy's function at each
+ * one: a short wait, the usual one of a small call, stays in this loop and
+ * sees the flag within a pause of its arrival (issue 14). */
+static inline int strata_waiter_spin_quick(struct strata_waiter *w, strata_flag *flag,
+                                           uint64_t value)
+{
+    unsigned long spin = strata_flag_spin();
+    unsigned long quick = spin < STRATA_WAIT_QUICK_POLLS ? spin : STRATA_WAIT_QUICK_POLLS;
+    while (w->polls < quick) {
+        w->polls++;
+        strata_cpu_relax();
+        if (strata_flag_read(flag) >= value) return 1;
+    }
+    return 0;
+}
+
 /* The wait is over (its flag is set): restores the published state and
  * adds the wait's counts to STRATA_STATS. */
 void strata_waiter_done(struct strata_waiter *w);

@@ -5,6 +5,8 @@
 #include <stdarg.h>
 #include <sys/types.h>
 
+#include "util/hot.h"
+
 /* The rank shown in messages (world rank once known, -1 before). */
 void strata_log_set_rank(int rank);
 
@@ -22,11 +24,11 @@ void strata_log_set_world_pids(const pid_t *pid, int world_size);
 int strata_log_world_rank(pid_t pid);
 
 /* Always printed: errors and warnings the user must see. */
-void strata_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void strata_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+STRATA_COLD void strata_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+STRATA_COLD void strata_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Printed when STRATA_VERBOSE >= level. */
-void strata_verbose(int level, const char *fmt, ...)
+STRATA_COLD void strata_verbose(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 #endif

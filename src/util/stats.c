@@ -15,6 +15,7 @@
 
 #include "util/colls.h"
 #include "util/log.h"
+#include "util/hot.h"
 
 static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_numa",
                                                "other_socket", "other_node"};
@@ -82,7 +83,7 @@ static int stats_enabled;
 
 void strata_stats_set_enabled(int on) { stats_enabled = on; }
 
-int strata_stats_enabled(void) { return stats_enabled; }
+STRATA_HOT int strata_stats_enabled(void) { return stats_enabled; }
 
 void strata_stats_bytes(int coll, enum strata_distance d, size_t bytes)
 {
