@@ -252,6 +252,17 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
         capped.max_concurrent = shape->cores;
         m = &capped;
     }
+    /* Through peers' mappings every single copy is a memcpy after a lookup:
+     * the same formulas with the mapped figures and no page pinning (the
+     * pages are the owner's, already in its page tables and ours). */
+    struct strata_model mapped;
+    if (shape->mapped) {
+        mapped = *m;
+        mapped.alpha = m->map_alpha;
+        mapped.beta = m->memcpy_beta;
+        mapped.lock = 0;
+        m = &mapped;
+    }
     switch (al->id) {
     case STRATA_ALGO_BCAST_PIPELINED: return pipelined(m, shape, n);
     case STRATA_ALGO_BCAST_DIRECT_READ: return parallel(m, p, n);
@@ -297,6 +308,42 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
     return HUGE_VAL;
 }
 
+/* ---- Which transport: map against cma. */
+
+/* The fallback's lookup may cost at most this share of what a mapped copy
+ * saves on the smallest copy: below it, a job whose buffers are all outside
+ * arenas loses less than run-to-run noise, one with arena buffers gains the
+ * whole CMA start-up and pinning. */
+#define MAP_FALLBACK_SHARE 0.05
+
+int strata_model_map_wins(const struct strata_model *m, char *why, size_t whylen)
+{
+    /* Both costs are linear in n (CMA's pinning is lock/page per byte on
+     * average): one wins at every size when it wins at n = 0 and per byte. */
+    double cma_per_byte = m->beta + m->lock / m->page;
+    double saved = m->alpha - m->map_alpha;
+    if (m->map_alpha >= m->alpha) {
+        snprintf(why, whylen, "a mapped copy starts slower than CMA (map_alpha %.3g us >= alpha "
+                 "%.3g us)", m->map_alpha, m->alpha);
+        return 0;
+    }
+    if (m->memcpy_beta >= cma_per_byte) {
+        snprintf(why, whylen, "a mapped copy is slower per byte than CMA (memcpy %.3g us/B >= "
+                 "CMA %.3g us/B with pinning)", m->memcpy_beta, cma_per_byte);
+        return 0;
+    }
+    if (m->map_lookup > MAP_FALLBACK_SHARE * saved) {
+        snprintf(why, whylen, "the lookup before each CMA copy of a buffer outside an arena "
+                 "(map_lookup %.3g us) costs more than %.0f%% of what a mapped copy saves "
+                 "(%.3g us)", m->map_lookup, 100 * MAP_FALLBACK_SHARE, saved);
+        return 0;
+    }
+    snprintf(why, whylen, "a mapped copy costs %.3g us + n*%.3g us/B against CMA's %.3g us + "
+             "n*%.3g us/B; buffers outside arenas pay %.3g us more per CMA copy",
+             m->map_alpha, m->memcpy_beta, m->alpha, cma_per_byte, m->map_lookup);
+    return 1;
+}
+
 /* ---- Defaults, and the model file. */
 
 void strata_model_defaults(struct strata_model *m)
@@ -326,6 +373,7 @@ void strata_model_defaults(struct strata_model *m)
     m->memcpy_beta = 6.2e-5; /* 16 GB/s, cold source */
     /* transport/mapped.c's figure: a lookup and a subtraction, not measured. */
     m->map_alpha = strata_transport_find("map")->cost.alpha;
+    m->map_lookup = 0.005; /* a pid table probe and a range check, hot in cache */
     m->flag = 0.24;
     /* Not measured by strata-calibrate (no MPI there): a typical cluster
      * network, InfiniBand-like 2 us and 10 GB/s; a model file sets them. */
@@ -353,6 +401,8 @@ static const struct scalar_key {
      "a private memcpy, per byte (us/byte)"},
     {"map_alpha_us", offsetof(struct strata_model, map_alpha), 1,
      "a copy through a peer's mapped arena (transport map): start-up; per byte memcpy (us)"},
+    {"map_lookup_us", offsetof(struct strata_model, map_lookup), 1,
+     "transport map: the lookup before a CMA copy of a buffer outside every arena (us)"},
     {"flag_us", offsetof(struct strata_model, flag), 1,
      "one flag hand-off between two ranks (half a cache-line ping-pong, us)"},
     {"net_alpha_us", offsetof(struct strata_model, net_alpha), 1,
@@ -480,8 +530,8 @@ int strata_model_load(struct strata_model *m, const char *path, char *err, size_
         if (i == NKEYS) {
             snprintf(why, sizeof why,
                      "unknown key \"%.64s\" (known: alpha_us, beta_us_per_byte, lock_us_per_page, "
-                     "page_bytes, gamma, gamma_fit, shm_us_per_byte, memcpy_us_per_byte, map_alpha_us, flag_us, "
-                     "net_alpha_us, net_beta_us_per_byte, machine, date, cpus)", key);
+                     "page_bytes, gamma, gamma_fit, shm_us_per_byte, memcpy_us_per_byte, map_alpha_us, "
+                     "map_lookup_us, flag_us, net_alpha_us, net_beta_us_per_byte, machine, date, cpus)", key);
             problem = why;
         } else if (seen[i]++) {
             snprintf(why, sizeof why, "%s is given twice", key);
