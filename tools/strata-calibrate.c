@@ -38,6 +38,10 @@
  *          mapping and raises a flag; another copies them out into its own
  *          cold pool and answers:
  *          shm = (round - 2 flag) / (2 * 32 KiB), the copy-in/copy-out cost.
+ *  pipe    the same pair through two regions: the writer fills round k+1
+ *          while the reader empties round k (it waits only for round k-1
+ *          to be read), as the segment-pipeline Bcast does; the steady
+ *          state per byte is shm_pipe (two copies at once, flags included).
  *  map     a worker copies 8 bytes from a cold slot of the parent's memfd
  *          (mapped by the worker, as transport map maps a peer's arena),
  *          after the transport's lookup of a pid table and a range check:
@@ -79,7 +83,7 @@
 #define STRINGIFY(x) STRINGIFY_(x)
 
 enum op { OP_QUIT, OP_NULL_CALL, OP_ONE_BYTE, OP_PAGES, OP_COPY, OP_CONCURRENT, OP_PING,
-          OP_PONG, OP_SHM_WRITE, OP_SHM_READ, OP_MAPPED };
+          OP_PONG, OP_SHM_WRITE, OP_SHM_READ, OP_MAPPED, OP_PIPE_WRITE, OP_PIPE_READ };
 
 struct command {
     enum op op;
@@ -106,6 +110,7 @@ struct shared {
     _Alignas(64) _Atomic uint64_t last;    /* a pair's leader's last value */
     int reps_done;                         /* by the leader of a pair */
     _Alignas(64) unsigned char region[SHM_ROUND];
+    _Alignas(64) unsigned char halves[2][SHM_ROUND]; /* the pipelined pair's */
     double samples[MAX_WORKERS][2][MAX_SAMPLES]; /* [worker][series][rep] */
     /* The worker lost its CPU during that rep: the sample is not the
      * machine's, but the other load's. */
@@ -340,6 +345,41 @@ static void run_shm_read(struct worker_state *ws, const struct command *c)
     }
 }
 
+/* The pipelined pair: round r goes through halves[r % 2]; the writer waits
+ * only until round r - 1 was read (the half it fills next is then free). */
+static int run_pipe_write(struct worker_state *ws, const struct command *c)
+{
+    if (need_own_pool(ws)) return -1;
+    uint64_t v = c->base;
+    int r = 0;
+    for (; r < c->reps && now_us() < c->deadline; r++) {
+        long before = switches();
+        double t0 = now_us();
+        if (r > 0) wait_ge(&sh->pong, v - 1, PAIR_SPIN_US); /* halves[r % 2] read */
+        memcpy(sh->halves[r % 2], ws->own_pool + slot((size_t)r, SHM_ROUND), SHM_ROUND);
+        atomic_store_explicit(&sh->ping, ++v, memory_order_release); /* the bytes go with it */
+        sh->samples[ws->w][0][r] = now_us() - t0;
+        sh->disturbed[ws->w][r] = switches() != before;
+    }
+    wait_ge(&sh->pong, v, PAIR_SPIN_US); /* the last round read: the pair is idle */
+    leader_done(r, v);
+    return 0;
+}
+
+static void run_pipe_read(struct worker_state *ws, const struct command *c)
+{
+    unsigned char *to = need_own_pool(ws) ? NULL : ws->own_pool;
+    long before = switches();
+    for (int r = 0; follow(&sh->ping, c->base + (uint64_t)r + 1); r++) {
+        memcpy(to ? to + slot((size_t)r, SHM_ROUND) : ws->dest, sh->halves[r % 2], SHM_ROUND);
+        atomic_store_explicit(&sh->pong, c->base + (uint64_t)r + 1,
+                              memory_order_release); /* that half free again */
+        long after = switches();
+        if (r < MAX_SAMPLES) sh->disturbed[ws->w][r] |= after != before;
+        before = after;
+    }
+}
+
 /* What transport/mapped.c does before each copy: find the owner by pid in
  * a small open-addressed table, check the range, translate. */
 struct map_peer {
@@ -424,6 +464,8 @@ static int run(struct worker_state *ws, const struct command *c)
     case OP_SHM_WRITE: return run_shm_write(ws, c);
     case OP_SHM_READ: run_shm_read(ws, c); return 0;
     case OP_MAPPED: return map_src ? run_mapped(ws, c) : -1;
+    case OP_PIPE_WRITE: return run_pipe_write(ws, c);
+    case OP_PIPE_READ: run_pipe_read(ws, c); return 0;
     case OP_QUIT: break;
     }
     return 0;
@@ -613,6 +655,8 @@ struct results {
     int map_ok;     /* a memfd could be made and mapped */
     double map_us;  /* one 8-byte copy through the mapping, lookup included */
     double map_lookup_us; /* one lookup that misses */
+    int pipe_busy;
+    double pipe_round; /* one round of the pipelined pair, steady state */
 };
 
 /* Two workers that each need a CPU at the same moment: on a busy machine
@@ -706,7 +750,10 @@ static int measure(struct results *R)
         R->map_us = median_of(0, 0, c.reps, 1);
         R->map_lookup_us = median_of(0, 1, c.reps, 1);
     }
-    return pair_median(shm_pair, 100, SHM_ROUND, &flag_value, 1, &R->shm_round, &R->shm_busy);
+    if (pair_median(shm_pair, 100, SHM_ROUND, &flag_value, 1, &R->shm_round, &R->shm_busy))
+        return -1;
+    static const enum op pipe_pair[2] = {OP_PIPE_WRITE, OP_PIPE_READ};
+    return pair_median(pipe_pair, 100, SHM_ROUND, &flag_value, 1, &R->pipe_round, &R->pipe_busy);
 }
 
 static void to_model(const struct results *R, struct strata_model *m)
@@ -721,6 +768,8 @@ static void to_model(const struct results *R, struct strata_model *m)
     if (!R->flag_busy) m->flag = R->flag;
     double shm = (R->shm_round - 2 * m->flag) / (2.0 * SHM_ROUND);
     if (!R->shm_busy && shm > 0) m->shm_beta = shm;
+    if (!R->pipe_busy && R->pipe_round > 0) m->shm_pipe_beta = R->pipe_round / (double)SHM_ROUND;
+    else m->shm_pipe_beta = 2 * m->shm_beta + m->flag / SHM_ROUND; /* not measured: no overlap */
     if (R->map_ok && R->map_us > 0) m->map_alpha = R->map_us;
     if (R->map_ok && R->map_lookup_us > 0) m->map_lookup = R->map_lookup_us;
     if (!R->cma_ok) return; /* the CMA figures stay the defaults; strata will not use CMA */
@@ -783,6 +832,9 @@ static void print_table(FILE *f, const struct results *R, const struct strata_mo
     fprintf(f, "  shm round: %zu KiB in, flag, out, flag   %8.2f us -> %.4g us/B = %.1f GB/s per copy%s\n",
             SHM_ROUND >> 10, R->shm_round, m->shm_beta, 1e-3 / m->shm_beta,
             R->shm_busy ? " (disturbed: default kept)" : "");
+    fprintf(f, "  pipelined pair: %zu KiB rounds, in and out at once %8.2f us -> %.4g us/B = %.1f "
+            "GB/s%s\n", SHM_ROUND >> 10, R->pipe_round, m->shm_pipe_beta, 1e-3 / m->shm_pipe_beta,
+            R->pipe_busy ? " (disturbed: no overlap assumed)" : "");
     if (R->map_ok)
         fprintf(f, "  8 bytes through a mapped memfd, lookup included -> map_alpha %8.3f us\n",
                 R->map_us);

@@ -27,6 +27,9 @@ struct strata_model {
     double gamma_a, gamma_b; /* fit gamma_c = a c^2 + b c, used past ngamma */
     double shm_beta;    /* one copy through the shared segment, per byte */
     double memcpy_beta; /* a private memcpy, per byte */
+    double shm_pipe_beta; /* the segment pipeline: a copy in and a copy out at
+                             once, per byte of the stream (strata-calibrate's
+                             pipelined pair; 2*shm_beta: no overlap) */
     double map_alpha;   /* a copy through a mapped peer arena: start-up (the
                            translation); per byte it is a memcpy (memcpy_beta) */
     double map_lookup;  /* transport map's lookup of a buffer outside every

@@ -110,7 +110,7 @@ static const struct strata_config_var vars[] = {
      "matching rule wins over the cost model"},
     {"STRATA_BCAST_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
      "force MPI_Bcast's algorithm: pipelined, direct-read, direct-write, knomial[:k], "
-     "scatter-allgather"},
+     "scatter-allgather, segment-pipeline"},
     {"STRATA_GATHER_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
      "force MPI_Gather's algorithm: copy-in-copy-out, parallel-write, sequential-read, "
      "throttled-write[:k]"},
