@@ -58,6 +58,12 @@ else()
   app_fault(train.all.np2 2 train -1 "verify FAILED" 5000 --steps 4)
 endif()
 
+# With the shared heap (issue 19): the applications' buffers from 4 KiB come
+# from arenas the peers map; the checksum must equal the host MPI's alone.
+app_test(asp.heap.np2 2 asp ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=4K ARGS 157)
+app_test(train.heap.np2 2 train ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=4K
+         ARGS 100K --steps 5 --batch 7)
+
 # cg (apps/cg.f90, Fortran): 47 x 47 = 2209 unknowns, a prime, so unequal
 # blocks at every rank count; its dot products' MPI_Allreduce is the
 # collective checked (every call served), its Allgather, Bcast and Gather
@@ -66,10 +72,12 @@ endif()
 if(STRATA_FORTRAN)
   if(STRATA_MPI STREQUAL "openmpi")
     app_test(cg.np2 2 cg ARGS 47)
+    app_test(cg.heap.np2 2 cg ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=4K ARGS 47)
     app_test(cg.np3 3 cg ARGS 47)
     app_test(cg.nodes2.np4 4 cg ENV STRATA_VIRTUAL_NODES=2 ARGS 47)
   else()
     app_test(cg.np2 2 cg ARGS 47)
+    app_test(cg.heap.np2 2 cg ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=4K ARGS 47)
     app_fault(cg.all.np2 2 cg -1 "verify FAILED" 31)
   endif()
 endif()

@@ -43,6 +43,10 @@ if(STRATA_MPI STREQUAL "openmpi")
   # Ranks agree on every call's arguments first (valid calls: still served).
   fuzz(check-args.np3 3 109 ENV STRATA_CHECK_ARGS=1)
   fuzz(check-args.nodes2.np4 4 110 ENV STRATA_CHECK_ARGS=1 STRATA_VIRTUAL_NODES=2)
+  # Each transport (the default, auto, runs map here): cma by name, and map
+  # with the shared heap from 16 KiB, so that large buffers are mapped.
+  fuzz(cma.np3 3 111 ENV STRATA_TRANSPORT=cma)
+  fuzz(map-heap.np3 3 112 ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=16K)
   set(FUZZ_SELF_RANKS 3)
 else()
   # MPICH never yields: 2 ranks, and 3 (two nodes need two ranks on one)
@@ -53,6 +57,8 @@ else()
   fuzz(topo2.np2 2 205 ENV ${FUZZ_TOPO2})
   fuzz(check-args.np2 2 209 ENV STRATA_CHECK_ARGS=1)
   fuzz(nodes2.np3 3 206 ENV STRATA_VIRTUAL_NODES=2 ARGS --calls 150)
+  fuzz(cma.np2 2 211 ENV STRATA_TRANSPORT=cma)
+  fuzz(map-heap.np2 2 212 ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=16K)
   set(FUZZ_SELF_RANKS 2)
 endif()
 

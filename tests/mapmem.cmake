@@ -24,3 +24,10 @@ mapmem_test(heap.np${MAPMEM_RANKS} ${MAPMEM_RANKS} ENV STRATA_SHARED_HEAP=1 STRA
             ARGS --mem=heap --expect-fallback=0)
 mapmem_test(mixed.np${MAPMEM_RANKS} ${MAPMEM_RANKS} ENV STRATA_TRANSPORT=map
             ARGS --mem=mixed --expect-fallback=1)
+
+# STRATA_TRANSPORT=auto: the cost model's choice of map or cma, and how a
+# call is priced, as strata-info --explain and STRATA_VERBOSE=1 say.
+add_test(NAME mapmem.transport-auto.np2
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/transport_auto.sh ${STRATA_RUN}
+                 $<TARGET_FILE:strata-info> ${CMAKE_CURRENT_SOURCE_DIR}/data 2)
+set_tests_properties(mapmem.transport-auto.np2 PROPERTIES TIMEOUT 120)

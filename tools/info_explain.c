@@ -108,9 +108,13 @@ static void print_model(const struct strata_model *m)
            m->shm_beta > 0 ? 1e-3 / m->shm_beta : 0, m->memcpy_beta,
            m->memcpy_beta > 0 ? 1e-3 / m->memcpy_beta : 0, m->flag);
     printf("  copy through a peer's mapped arena (transport map): map_alpha + n*memcpy_beta, "
-           "map_alpha %.3f;\n  on transport map the algorithms are chosen with the CMA "
-           "figures above (before any rank sees\n  where the others' buffers lie); a buffer in "
-           "an arena then copies at memcpy cost, others by CMA\n", m->map_alpha);
+           "map_alpha %.3f;\n  on transport map a call is priced with these figures when "
+           "every rank's buffers are in arenas\n  by agreed settings (the shared heap on at "
+           "every rank, blocks from its threshold),\n  else with the CMA figures above; a "
+           "buffer outside an arena is copied by CMA either way\n", m->map_alpha);
+    char why[256];
+    int wins = strata_model_map_wins(m, why, sizeof why);
+    printf("  map against cma: %s (%s)\n", wins ? "map wins" : "cma wins", why);
 }
 
 /* "STRATA_SCATTER_ALGORITHM" for scatter. */
@@ -194,7 +198,7 @@ static void explain(const struct explain_request *rq, int world_size)
         /* A node's communicator of that many ranks, all in one group. */
         shape = (struct strata_model_shape){ranks, 1, ranks,
                                             strata_transport_single_copy(rt->transport),
-                                            2 * strata_tuning()->cico_max, 0};
+                                            2 * strata_tuning()->cico_max, 0, 0};
         long cores = sysconf(_SC_NPROCESSORS_ONLN); /* as strata_select_shape */
         if (cores > 0 && cores < ranks) shape.cores = (int)cores;
         snprintf(shape_from, sizeof shape_from, "assumed (%s%s)",
@@ -209,12 +213,24 @@ static void explain(const struct explain_request *rq, int world_size)
     else if (rt->host_local_size < 2)
         snprintf(cma, sizeof cma, "transport %s (not probed: one rank here)", rt->transport->name);
     else snprintf(cma, sizeof cma, "transport %s", rt->transport->name);
+    /* As strata_select prices this call (the agreed shared-heap threshold). */
+    size_t mapped_min = strata_select_mapped();
+    shape.mapped = mapped_min && rq->block >= mapped_min &&
+                   (rt->transport->features & STRATA_XPORT_MAP_PEER);
     print_model(strata_select_model());
     printf("\n%s of %zu bytes%s on %d ranks\n  shape %s: %d group%s, the largest of %d ranks\n"
            "  single copy: %s; copy-in/copy-out rounds of %zu bytes\n",
            strata_coll_name(rq->coll), rq->block,
            rq->coll == STRATA_COLL_BCAST ? "" : " per rank block", shape.size, shape_from,
            shape.groups, shape.groups == 1 ? "" : "s", shape.largest_group, cma, shape.region);
+    printf("  transport chosen at MPI_Init: %s%s%s\n  copies priced as: %s\n", rt->transport->name,
+           rt->transport_choice[0] ? "; " : " (named by STRATA_TRANSPORT or STRATA_CMA)",
+           rt->transport_choice,
+           shape.mapped ? "memcpy through peers' mappings (map_alpha, memcpy_beta)"
+           : !shape.single_copy ? "copies through the segment"
+           : (rt->transport->features & STRATA_XPORT_MAP_PEER)
+               ? "CMA (transport map: no agreement that every buffer of the call is in an arena)"
+               : "CMA");
     if (shape.size == 1)
         printf("  (a single-rank communicator: strata serves every collective locally, a "
                "copy or nothing, whatever the model says below)\n");
@@ -244,7 +260,7 @@ static void explain(const struct explain_request *rq, int world_size)
  * core: the one a leader feeds segment by segment (net_bcast.c). */
 static double node_bcast_us(size_t bytes, int ranks)
 {
-    struct strata_model_shape shape = {ranks, 1, ranks, 1, 2 * strata_tuning()->cico_max, 0};
+    struct strata_model_shape shape = {ranks, 1, ranks, 1, 2 * strata_tuning()->cico_max, 0, 0};
     struct strata_prediction all[STRATA_NALGOS];
     int n = strata_select_explain(strata_select_model(), &shape, STRATA_COLL_BCAST, bytes, all,
                                   STRATA_NALGOS);

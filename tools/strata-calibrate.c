@@ -38,6 +38,19 @@
  *          mapping and raises a flag; another copies them out into its own
  *          cold pool and answers:
  *          shm = (round - 2 flag) / (2 * 32 KiB), the copy-in/copy-out cost.
+ *  pipe    the same pair through two regions: the writer fills round k+1
+ *          while the reader empties round k (it waits only for round k-1
+ *          to be read), as the segment-pipeline Bcast does; the steady
+ *          state per byte is shm_pipe (two copies at once, flags included).
+ *  map     a worker copies 8 bytes from a cold slot of the parent's memfd
+ *          (mapped by the worker, as transport map maps a peer's arena),
+ *          after the transport's lookup of a pid table and a range check:
+ *          map_alpha, the start-up of a copy through a mapping (its per
+ *          byte cost is memcpy's).  The mapping is faulted in beforehand,
+ *          as the transport keeps its mappings for the process's life.
+ *          map_lookup: the same lookup of an address outside the table's
+ *          ranges (a buffer outside every arena, copied by CMA then), in a
+ *          batch of 1000: what the fallback pays on top of CMA.
  * All measurements run in one process tree, in one go, because the host
  * moves its vCPUs between near and far placements every few seconds. */
 #include <errno.h>
@@ -70,7 +83,7 @@
 #define STRINGIFY(x) STRINGIFY_(x)
 
 enum op { OP_QUIT, OP_NULL_CALL, OP_ONE_BYTE, OP_PAGES, OP_COPY, OP_CONCURRENT, OP_PING,
-          OP_PONG, OP_SHM_WRITE, OP_SHM_READ };
+          OP_PONG, OP_SHM_WRITE, OP_SHM_READ, OP_MAPPED, OP_PIPE_WRITE, OP_PIPE_READ };
 
 struct command {
     enum op op;
@@ -97,6 +110,7 @@ struct shared {
     _Alignas(64) _Atomic uint64_t last;    /* a pair's leader's last value */
     int reps_done;                         /* by the leader of a pair */
     _Alignas(64) unsigned char region[SHM_ROUND];
+    _Alignas(64) unsigned char halves[2][SHM_ROUND]; /* the pipelined pair's */
     double samples[MAX_WORKERS][2][MAX_SAMPLES]; /* [worker][series][rep] */
     /* The worker lost its CPU during that rep: the sample is not the
      * machine's, but the other load's. */
@@ -105,6 +119,7 @@ struct shared {
 
 static struct shared *sh;
 static unsigned char *src_pool; /* the parent's; workers read it with CMA */
+static unsigned char *map_src;  /* the parent's memfd, mapped shared (NULL: none) */
 static size_t pool_bytes, page;
 static pid_t parent;
 static int cmd_fd[MAX_WORKERS], done_fd, nworkers;
@@ -330,6 +345,102 @@ static void run_shm_read(struct worker_state *ws, const struct command *c)
     }
 }
 
+/* The pipelined pair: round r goes through halves[r % 2]; the writer waits
+ * only until round r - 1 was read (the half it fills next is then free). */
+static int run_pipe_write(struct worker_state *ws, const struct command *c)
+{
+    if (need_own_pool(ws)) return -1;
+    uint64_t v = c->base;
+    int r = 0;
+    for (; r < c->reps && now_us() < c->deadline; r++) {
+        long before = switches();
+        double t0 = now_us();
+        if (r > 0) wait_ge(&sh->pong, v - 1, PAIR_SPIN_US); /* halves[r % 2] read */
+        memcpy(sh->halves[r % 2], ws->own_pool + slot((size_t)r, SHM_ROUND), SHM_ROUND);
+        atomic_store_explicit(&sh->ping, ++v, memory_order_release); /* the bytes go with it */
+        sh->samples[ws->w][0][r] = now_us() - t0;
+        sh->disturbed[ws->w][r] = switches() != before;
+    }
+    wait_ge(&sh->pong, v, PAIR_SPIN_US); /* the last round read: the pair is idle */
+    leader_done(r, v);
+    return 0;
+}
+
+static void run_pipe_read(struct worker_state *ws, const struct command *c)
+{
+    unsigned char *to = need_own_pool(ws) ? NULL : ws->own_pool;
+    long before = switches();
+    for (int r = 0; follow(&sh->ping, c->base + (uint64_t)r + 1); r++) {
+        memcpy(to ? to + slot((size_t)r, SHM_ROUND) : ws->dest, sh->halves[r % 2], SHM_ROUND);
+        atomic_store_explicit(&sh->pong, c->base + (uint64_t)r + 1,
+                              memory_order_release); /* that half free again */
+        long after = switches();
+        if (r < MAX_SAMPLES) sh->disturbed[ws->w][r] |= after != before;
+        before = after;
+    }
+}
+
+/* What transport/mapped.c does before each copy: find the owner by pid in
+ * a small open-addressed table, check the range, translate. */
+struct map_peer {
+    pid_t pid;
+    uintptr_t base;
+    size_t len;
+    unsigned char *local;
+};
+
+static unsigned char *translate(const struct map_peer *t, size_t cap, pid_t pid,
+                                const void *remote, size_t len)
+{
+    for (size_t i = (size_t)pid % cap, n = 0; n < cap; n++, i = (i + 1) % cap) {
+        if (t[i].pid == pid) {
+            uintptr_t r = (uintptr_t)remote;
+            if (r < t[i].base || r - t[i].base > t[i].len || len > t[i].len - (r - t[i].base))
+                return NULL;
+            return t[i].local + (r - t[i].base);
+        }
+        if (!t[i].pid) return NULL;
+    }
+    return NULL;
+}
+
+static int run_mapped(struct worker_state *ws, const struct command *c)
+{
+    /* The parent's mapping is inherited at the same address: "remote" and
+     * local addresses coincide, the translation still runs in full. */
+    static struct map_peer table[16];
+    table[parent % 16] = (struct map_peer){parent, (uintptr_t)map_src, pool_bytes, map_src};
+    volatile unsigned char sink = 0;
+    for (size_t i = 0; i < pool_bytes; i += page) sink += map_src[i]; /* fault in, once */
+    (void)sink;
+    for (int r = 0; r < c->reps; r++) {
+        const unsigned char *remote = map_src + slot((size_t)r, 8);
+        long before = switches();
+        double t0 = now_us();
+        unsigned char *at = translate(table, 16, parent, remote, 8);
+        if (at) memcpy(ws->dest, at, 8);
+        sh->samples[ws->w][0][r] = now_us() - t0;
+        sh->disturbed[ws->w][r] = switches() != before;
+        if (!at) return -1;
+    }
+    /* Series 1: batches of 1000 lookups that miss (the range is past the
+     * table's), per lookup. */
+    for (int r = 0; r < c->reps; r++) {
+        long before = switches();
+        double t0 = now_us();
+        uintptr_t misses = 0;
+        for (int i = 0; i < 1000; i++) {
+            /* The address varies so the compiler cannot hoist the lookup. */
+            const void *outside = (const void *)((uintptr_t)ws->dest + (uintptr_t)i * 64);
+            misses += translate(table, 16, parent, outside, 8) == NULL;
+        }
+        sh->samples[ws->w][1][r] = (now_us() - t0) / 1000;
+        sh->disturbed[ws->w][r] |= switches() != before;
+        if (misses != 1000) return -1;
+    }
+    return 0;
+}
+
 static int run(struct worker_state *ws, const struct command *c)
 {
     switch (c->op) {
@@ -352,6 +463,9 @@ static int run(struct worker_state *ws, const struct command *c)
     case OP_PONG: run_pong(ws, c); return 0;
     case OP_SHM_WRITE: return run_shm_write(ws, c);
     case OP_SHM_READ: run_shm_read(ws, c); return 0;
+    case OP_MAPPED: return map_src ? run_mapped(ws, c) : -1;
+    case OP_PIPE_WRITE: return run_pipe_write(ws, c);
+    case OP_PIPE_READ: run_pipe_read(ws, c); return 0;
     case OP_QUIT: break;
     }
     return 0;
@@ -538,6 +652,11 @@ struct results {
     int ngamma;
     double t_c[MAX_WORKERS], gamma[MAX_WORKERS];
     double shm_round;
+    int map_ok;     /* a memfd could be made and mapped */
+    double map_us;  /* one 8-byte copy through the mapping, lookup included */
+    double map_lookup_us; /* one lookup that misses */
+    int pipe_busy;
+    double pipe_round; /* one round of the pipelined pair, steady state */
 };
 
 /* Two workers that each need a CPU at the same moment: on a busy machine
@@ -625,7 +744,16 @@ static int measure(struct results *R)
         R->gamma_busy = R->ngamma < levels;
     }
 
-    return pair_median(shm_pair, 100, SHM_ROUND, &flag_value, 1, &R->shm_round, &R->shm_busy);
+    if (R->map_ok) {
+        c = (struct command){.op = OP_MAPPED, .reps = 2000};
+        if ((errno = dispatch(&c, 1, NULL))) return -1;
+        R->map_us = median_of(0, 0, c.reps, 1);
+        R->map_lookup_us = median_of(0, 1, c.reps, 1);
+    }
+    if (pair_median(shm_pair, 100, SHM_ROUND, &flag_value, 1, &R->shm_round, &R->shm_busy))
+        return -1;
+    static const enum op pipe_pair[2] = {OP_PIPE_WRITE, OP_PIPE_READ};
+    return pair_median(pipe_pair, 100, SHM_ROUND, &flag_value, 1, &R->pipe_round, &R->pipe_busy);
 }
 
 static void to_model(const struct results *R, struct strata_model *m)
@@ -640,6 +768,10 @@ static void to_model(const struct results *R, struct strata_model *m)
     if (!R->flag_busy) m->flag = R->flag;
     double shm = (R->shm_round - 2 * m->flag) / (2.0 * SHM_ROUND);
     if (!R->shm_busy && shm > 0) m->shm_beta = shm;
+    if (!R->pipe_busy && R->pipe_round > 0) m->shm_pipe_beta = R->pipe_round / (double)SHM_ROUND;
+    else m->shm_pipe_beta = 2 * m->shm_beta + m->flag / SHM_ROUND; /* not measured: no overlap */
+    if (R->map_ok && R->map_us > 0) m->map_alpha = R->map_us;
+    if (R->map_ok && R->map_lookup_us > 0) m->map_lookup = R->map_lookup_us;
     if (!R->cma_ok) return; /* the CMA figures stay the defaults; strata will not use CMA */
     m->alpha = R->t2;
     m->lock = R->lock > 0 ? R->lock : 0;
@@ -700,6 +832,20 @@ static void print_table(FILE *f, const struct results *R, const struct strata_mo
     fprintf(f, "  shm round: %zu KiB in, flag, out, flag   %8.2f us -> %.4g us/B = %.1f GB/s per copy%s\n",
             SHM_ROUND >> 10, R->shm_round, m->shm_beta, 1e-3 / m->shm_beta,
             R->shm_busy ? " (disturbed: default kept)" : "");
+    fprintf(f, "  pipelined pair: %zu KiB rounds, in and out at once %8.2f us -> %.4g us/B = %.1f "
+            "GB/s%s\n", SHM_ROUND >> 10, R->pipe_round, m->shm_pipe_beta, 1e-3 / m->shm_pipe_beta,
+            R->pipe_busy ? " (disturbed: no overlap assumed)" : "");
+    if (R->map_ok)
+        fprintf(f, "  8 bytes through a mapped memfd, lookup included -> map_alpha %8.3f us\n",
+                R->map_us);
+    if (R->map_ok)
+        fprintf(f, "  a lookup outside every arena (the CMA fallback's extra) -> map_lookup %.4f us\n",
+                R->map_lookup_us);
+    else
+        fprintf(f, "  no memfd could be mapped: map_alpha stays the built-in figure\n");
+    char why[256];
+    int wins = strata_model_map_wins(m, why, sizeof why);
+    fprintf(f, "  transport map %s transport cma: %s\n", wins ? "beats" : "does not beat", why);
     fprintf(f, "  samples kept %d, dropped %d (a process lost its CPU during them)\n", kept, dropped);
 }
 
@@ -774,6 +920,18 @@ int main(int argc, char **argv)
         fprintf(stderr, "strata-calibrate: out of memory: %s\n", strerror(errno));
         return 1;
     }
+    /* The memfd is mapped before the workers fork, so they share it as a
+     * peer maps an arena: the same pages, MAP_SHARED. */
+    int mfd = memfd_create("strata-calibrate", MFD_CLOEXEC);
+    if (mfd >= 0 && ftruncate(mfd, (off_t)pool_bytes) == 0) {
+        void *mp = mmap(NULL, pool_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+        if (mp != MAP_FAILED) {
+            map_src = mp;
+            memset(map_src, 1, pool_bytes);
+        }
+    }
+    if (mfd >= 0) close(mfd); /* the mapping keeps the memory */
+    R.map_ok = map_src != NULL;
     if (start_workers()) {
         fprintf(stderr, "strata-calibrate: cannot start workers: %s\n", strerror(errno));
         return 1;

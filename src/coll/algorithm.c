@@ -29,6 +29,10 @@ static const struct strata_algorithm table[] = {
     ALGO(STRATA_ALGO_BCAST_SCATTER_ALLGATHER, STRATA_COLL_BCAST, "scatter-allgather", CMA, NULL, 1,
      strata_bcast_scatter_allgather,
      "each rank reads 1/size of the payload from the root, then the pieces go round a ring"),
+    ALGO(STRATA_ALGO_BCAST_SEGMENT_PIPELINE, STRATA_COLL_BCAST, "segment-pipeline", 0, NULL, 1,
+     strata_bcast_segment_pipeline,
+     "through the segment in region-sized rounds, the next copied in while the last is "
+     "copied out (no single copy, even where the transport has it)"),
     ALGO(STRATA_ALGO_SCATTER_CICO, STRATA_COLL_SCATTER, "copy-in-copy-out", 0, NULL, 1,
      strata_scatter_cico, "through the shared segment, two copies, in rounds"),
     ALGO(STRATA_ALGO_SCATTER_PARALLEL_READ, STRATA_COLL_SCATTER, "parallel-read", CMA, NULL, 1,

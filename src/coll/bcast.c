@@ -164,8 +164,9 @@ static int nothing_to_do(struct strata_op *op)
     return MPI_SUCCESS;
 }
 
-STRATA_HOT void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
-                        size_t bytes, int root)
+/* Both entries: `single_copy` 0 keeps large payloads in the segment. */
+STRATA_HOT static void bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+                                   size_t bytes, int root, int single_copy)
 {
     o->data = data;
     o->bytes = bytes;
@@ -180,12 +181,24 @@ STRATA_HOT void strata_bcast_start(struct strata_bcast_op *o, struct strata_plan
     } else if (bytes <= region) {
         strata_op_init(&o->op, p, cico_progress);
         cico_start(o, data, bytes);
-    } else if (strata_plane_single_copy(p)) {
+    } else if (single_copy && strata_plane_single_copy(p)) {
         strata_op_init(&o->op, p, single_copy_progress);
         single_copy_start(o);
     } else {
         strata_op_init(&o->op, p, rounds_progress);
     }
+}
+
+STRATA_HOT void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+                                   size_t bytes, int root)
+{
+    bcast_start(o, p, data, bytes, root, 1);
+}
+
+void strata_bcast_segment_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+                                size_t bytes, int root)
+{
+    bcast_start(o, p, data, bytes, root, 0);
 }
 
 STRATA_HOT int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root)
@@ -258,4 +271,31 @@ void strata_bcast_pipelined_start(struct strata_block_op *o, struct strata_plane
 STRATA_HOT int strata_bcast_pipelined(struct strata_plane *p, const struct strata_block_args *a)
 {
     return strata_bcast_bytes(p, a->recv, a->block, a->root);
+}
+
+/* Algorithm "segment-pipeline": the rounds of the segment whatever the
+ * transport, for payloads where two copies running at once (in and out)
+ * beat one single copy (which pins every page it touches). */
+static int segment_pipeline_progress(struct strata_op *op)
+{
+    struct strata_block_op *o =
+        (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    STRATA_OP_BEGIN(op);
+    STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+    STRATA_OP_END(op);
+}
+
+void strata_bcast_segment_pipeline_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a)
+{
+    o->a = *a;
+    strata_op_init(&o->op, p, segment_pipeline_progress);
+    strata_bcast_segment_start(&o->bcast, p, a->recv, a->block, a->root);
+}
+
+int strata_bcast_segment_pipeline(struct strata_plane *p, const struct strata_block_args *a)
+{
+    struct strata_bcast_op o;
+    strata_bcast_segment_start(&o, p, a->recv, a->block, a->root);
+    return strata_op_run(&o.op);
 }

@@ -231,6 +231,10 @@ void strata_bcast_knomial_start(struct strata_block_op *o, struct strata_plane *
                                 const struct strata_block_args *a);
 void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct strata_plane *p,
                                           const struct strata_block_args *a);
+/* Through the segment in rounds whatever the transport (bcast.c). */
+int strata_bcast_segment_pipeline(struct strata_plane *p, const struct strata_block_args *a);
+void strata_bcast_segment_pipeline_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a);
 
 /* The v-collectives (vblock.c): Gatherv, Scatterv, Allgatherv and
  * Alltoallv (coll, enum strata_coll) on the data path single_copy (1, or 0

@@ -9,6 +9,7 @@ static const strata_block_start_fn starters[STRATA_NALGOS] = {
     [STRATA_ALGO_BCAST_DIRECT_WRITE] = strata_bcast_direct_write_start,
     [STRATA_ALGO_BCAST_KNOMIAL] = strata_bcast_knomial_start,
     [STRATA_ALGO_BCAST_SCATTER_ALLGATHER] = strata_bcast_scatter_allgather_start,
+    [STRATA_ALGO_BCAST_SEGMENT_PIPELINE] = strata_bcast_segment_pipeline_start,
     [STRATA_ALGO_SCATTER_CICO] = strata_scatter_cico_start,
     [STRATA_ALGO_SCATTER_PARALLEL_READ] = strata_scatter_parallel_read_start,
     [STRATA_ALGO_SCATTER_SEQUENTIAL_WRITE] = strata_scatter_sequential_write_start,

@@ -51,6 +51,13 @@ struct strata_bcast_op {
 void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
                         size_t bytes, int root);
 
+/* The same through the segment only: payloads above one region go in
+ * rounds of a region (two halves of the segment alternate, so the parent
+ * copies round k+1 in while its children copy round k out), never by the
+ * single-copy transport.  Algorithm "segment-pipeline". */
+void strata_bcast_segment_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+                                size_t bytes, int root);
+
 /* A node broadcast from this rank whose payload arrives progressively (from
  * the network): the others call strata_bcast_bytes with this rank as root
  * and pull each piece as soon as it is announced.  Open returns 0 when the

@@ -207,6 +207,21 @@ static double scatter_allgather(const struct strata_model *m, int p, double n)
            sm_barrier(m, p);
 }
 
+/* Rounds of a region through the segment with the two halves alternating:
+ * the stream costs shm_pipe per byte once full (a copy in and a copy out
+ * at once, flags included), plus the fill: one round in and out per tree
+ * level before the last level's stream starts.  Up to one region it is the
+ * copy-in/copy-out of any Bcast. */
+static double segment_pipeline(const struct strata_model *m, const struct strata_model_shape *s,
+                               double n)
+{
+    double round = (double)strata_tuning()->cico_max;
+    int depth = s->groups > 1 && s->groups < s->size ? 2 : 1;
+    double one_round = 2 * fmin(n, round) * m->shm_beta + m->flag;
+    if (n <= round) return depth * one_round;
+    return n * m->shm_pipe_beta + depth * one_round;
+}
+
 /* Small payloads go through the segment (a copy in, a copy out per tree
  * level); large ones are pulled with CMA chunk by chunk down the tree, at
  * most `throttle` readers of one chunk at once.  Taken as one copy of n at
@@ -224,7 +239,9 @@ static double pipelined(const struct strata_model *m, const struct strata_model_
     if (fanout < 1) fanout = 1;
     double level = 2 * n * m->shm_beta + m->flag;
     if (n <= (double)t->cico_max) return depth * level;
-    if (!s->single_copy) return 2 * n * m->shm_beta + ceil(n / (double)t->cico_max) * m->flag * depth;
+    /* Without single copy, rounds through the segment: segment-pipeline's
+     * code and cost. */
+    if (!s->single_copy) return segment_pipeline(m, s, n);
     int throttle = t->throttle > 0 ? t->throttle : fanout;
     int c = fanout < throttle ? fanout : throttle;
     int waves = (fanout + c - 1) / c;
@@ -252,12 +269,24 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
         capped.max_concurrent = shape->cores;
         m = &capped;
     }
+    /* Through peers' mappings every single copy is a memcpy after a lookup:
+     * the same formulas with the mapped figures and no page pinning (the
+     * pages are the owner's, already in its page tables and ours). */
+    struct strata_model mapped;
+    if (shape->mapped) {
+        mapped = *m;
+        mapped.alpha = m->map_alpha;
+        mapped.beta = m->memcpy_beta;
+        mapped.lock = 0;
+        m = &mapped;
+    }
     switch (al->id) {
     case STRATA_ALGO_BCAST_PIPELINED: return pipelined(m, shape, n);
     case STRATA_ALGO_BCAST_DIRECT_READ: return parallel(m, p, n);
     case STRATA_ALGO_BCAST_DIRECT_WRITE: return sequential(m, p, n, 0);
     case STRATA_ALGO_BCAST_KNOMIAL: return knomial(m, p, n, k);
     case STRATA_ALGO_BCAST_SCATTER_ALLGATHER: return scatter_allgather(m, p, n);
+    case STRATA_ALGO_BCAST_SEGMENT_PIPELINE: return segment_pipeline(m, shape, n);
     case STRATA_ALGO_SCATTER_PARALLEL_READ:
     case STRATA_ALGO_GATHER_PARALLEL_WRITE: return parallel(m, p, n);
     case STRATA_ALGO_SCATTER_SEQUENTIAL_WRITE:
@@ -297,6 +326,42 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
     return HUGE_VAL;
 }
 
+/* ---- Which transport: map against cma. */
+
+/* The fallback's lookup may cost at most this share of what a mapped copy
+ * saves on the smallest copy: below it, a job whose buffers are all outside
+ * arenas loses less than run-to-run noise, one with arena buffers gains the
+ * whole CMA start-up and pinning. */
+#define MAP_FALLBACK_SHARE 0.05
+
+int strata_model_map_wins(const struct strata_model *m, char *why, size_t whylen)
+{
+    /* Both costs are linear in n (CMA's pinning is lock/page per byte on
+     * average): one wins at every size when it wins at n = 0 and per byte. */
+    double cma_per_byte = m->beta + m->lock / m->page;
+    double saved = m->alpha - m->map_alpha;
+    if (m->map_alpha >= m->alpha) {
+        snprintf(why, whylen, "a mapped copy starts slower than CMA (map_alpha %.3g us >= alpha "
+                 "%.3g us)", m->map_alpha, m->alpha);
+        return 0;
+    }
+    if (m->memcpy_beta >= cma_per_byte) {
+        snprintf(why, whylen, "a mapped copy is slower per byte than CMA (memcpy %.3g us/B >= "
+                 "CMA %.3g us/B with pinning)", m->memcpy_beta, cma_per_byte);
+        return 0;
+    }
+    if (m->map_lookup > MAP_FALLBACK_SHARE * saved) {
+        snprintf(why, whylen, "the lookup before each CMA copy of a buffer outside an arena "
+                 "(map_lookup %.3g us) costs more than %.0f%% of what a mapped copy saves "
+                 "(%.3g us)", m->map_lookup, 100 * MAP_FALLBACK_SHARE, saved);
+        return 0;
+    }
+    snprintf(why, whylen, "a mapped copy costs %.3g us + n*%.3g us/B against CMA's %.3g us + "
+             "n*%.3g us/B; buffers outside arenas pay %.3g us more per CMA copy",
+             m->map_alpha, m->memcpy_beta, m->alpha, cma_per_byte, m->map_lookup);
+    return 1;
+}
+
 /* ---- Defaults, and the model file. */
 
 void strata_model_defaults(struct strata_model *m)
@@ -326,7 +391,12 @@ void strata_model_defaults(struct strata_model *m)
     m->memcpy_beta = 6.2e-5; /* 16 GB/s, cold source */
     /* transport/mapped.c's figure: a lookup and a subtraction, not measured. */
     m->map_alpha = strata_transport_find("map")->cost.alpha;
+    m->map_lookup = 0.005; /* a pid table probe and a range check, hot in cache */
     m->flag = 0.24;
+    /* Not measured on the development VM: no overlap assumed, so the
+     * segment pipeline is never the model's choice until a calibration
+     * shows its two copies overlap. */
+    m->shm_pipe_beta = 2 * m->shm_beta + m->flag / 16384; /* and a hand-off per 16 KiB round */
     /* Not measured by strata-calibrate (no MPI there): a typical cluster
      * network, InfiniBand-like 2 us and 10 GB/s; a model file sets them. */
     m->net_alpha = 2.0;
@@ -349,10 +419,14 @@ static const struct scalar_key {
     {"page_bytes", offsetof(struct strata_model, page), 0, "s: bytes per page"},
     {"shm_us_per_byte", offsetof(struct strata_model, shm_beta), 0,
      "one copy into or out of the shared segment, per byte (us/byte)"},
+    {"shm_pipe_us_per_byte", offsetof(struct strata_model, shm_pipe_beta), 0,
+     "the segment pipeline: a copy in and a copy out at once, per byte of the stream (us/byte)"},
     {"memcpy_us_per_byte", offsetof(struct strata_model, memcpy_beta), 0,
      "a private memcpy, per byte (us/byte)"},
     {"map_alpha_us", offsetof(struct strata_model, map_alpha), 1,
      "a copy through a peer's mapped arena (transport map): start-up; per byte memcpy (us)"},
+    {"map_lookup_us", offsetof(struct strata_model, map_lookup), 1,
+     "transport map: the lookup before a CMA copy of a buffer outside every arena (us)"},
     {"flag_us", offsetof(struct strata_model, flag), 1,
      "one flag hand-off between two ranks (half a cache-line ping-pong, us)"},
     {"net_alpha_us", offsetof(struct strata_model, net_alpha), 1,
@@ -480,8 +554,9 @@ int strata_model_load(struct strata_model *m, const char *path, char *err, size_
         if (i == NKEYS) {
             snprintf(why, sizeof why,
                      "unknown key \"%.64s\" (known: alpha_us, beta_us_per_byte, lock_us_per_page, "
-                     "page_bytes, gamma, gamma_fit, shm_us_per_byte, memcpy_us_per_byte, map_alpha_us, flag_us, "
-                     "net_alpha_us, net_beta_us_per_byte, machine, date, cpus)", key);
+                     "page_bytes, gamma, gamma_fit, shm_us_per_byte, shm_pipe_us_per_byte, "
+                     "memcpy_us_per_byte, map_alpha_us, map_lookup_us, flag_us, net_alpha_us, "
+                     "net_beta_us_per_byte, machine, date, cpus)", key);
             problem = why;
         } else if (seen[i]++) {
             snprintf(why, sizeof why, "%s is given twice", key);

@@ -27,8 +27,13 @@ struct strata_model {
     double gamma_a, gamma_b; /* fit gamma_c = a c^2 + b c, used past ngamma */
     double shm_beta;    /* one copy through the shared segment, per byte */
     double memcpy_beta; /* a private memcpy, per byte */
+    double shm_pipe_beta; /* the segment pipeline: a copy in and a copy out at
+                             once, per byte of the stream (strata-calibrate's
+                             pipelined pair; 2*shm_beta: no overlap) */
     double map_alpha;   /* a copy through a mapped peer arena: start-up (the
                            translation); per byte it is a memcpy (memcpy_beta) */
+    double map_lookup;  /* transport map's lookup of a buffer outside every
+                           arena, before its CMA copy: the fallback's extra */
     double flag;        /* one flag hand-off between two ranks */
     double net_alpha;   /* one message between node leaders: start-up */
     double net_beta;    /* ... per byte */
@@ -47,6 +52,9 @@ struct strata_model_shape {
     int single_copy;        /* single copy available */
     size_t region;      /* bytes of one copy-in/copy-out round */
     int cores;          /* cores the ranks share (0: as many as ranks) */
+    int mapped;         /* the copies go through peers' mappings (transport map,
+                           buffers in arenas on every rank): a copy costs
+                           map_alpha + n*memcpy_beta, no page pinning */
 };
 
 /* Contention factor with c concurrent accessors of one process. */
@@ -56,6 +64,13 @@ double strata_model_gamma(const struct strata_model *m, int c);
  * (Bcast: the payload) on a communicator of this shape. */
 double strata_model_predict(const struct strata_model *m, const struct strata_algorithm *al,
                             const struct strata_model_shape *shape, size_t block, int k);
+
+/* Whether a copy through a peer's mapping beats a CMA copy at every size
+ * by m's figures (start-up and per byte, page pinning included), with the
+ * price the map transport pays on buffers outside arenas (map_alpha on top
+ * of each CMA copy: map_lookup) small against what a mapped copy saves.
+ * 1, or 0; the reason in words either way (strata-info --explain, verbose). */
+int strata_model_map_wins(const struct strata_model *m, char *why, size_t whylen);
 
 /* Figures strata-calibrate measured on the development machine (the same
  * as tests/data/model.conf), used when no calibration file exists. */

@@ -37,6 +37,7 @@ struct selection_settings {
 static struct selection_settings settings;
 static int settings_ready;
 static struct named_choice forced[STRATA_NCOLLS];
+static size_t mapped_min; /* strata_select_set_mapped; 0: no call is priced as mapped */
 static char override_names[STRATA_NCOLLS][40]; /* "STRATA_SCATTER_ALGORITHM", ... */
 _Static_assert(STRATA_NCOLLS <= (int)(sizeof ((struct strata_plane *)0)->chosen / sizeof (struct strata_plane_choice)),
                "the plane keeps one cached choice per collective");
@@ -137,6 +138,10 @@ int strata_select_init(char *err, size_t errlen)
     return 0;
 }
 
+void strata_select_set_mapped(size_t min_bytes) { mapped_min = min_bytes; }
+
+size_t strata_select_mapped(void) { return mapped_min; }
+
 void strata_select_shape(const struct strata_plane *p, struct strata_model_shape *shape)
 {
     const struct strata_hier_level *L0 = &p->hier->level[0];
@@ -148,6 +153,7 @@ void strata_select_shape(const struct strata_plane *p, struct strata_model_shape
         if (n > shape->largest_group) shape->largest_group = n;
     }
     shape->single_copy = strata_plane_single_copy(p);
+    shape->mapped = 0; /* per call: strata_select */
     /* The machine's cores, not the fake topology's: what can really run. */
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     shape->cores = cores > 0 && cores < p->size ? (int)cores : 0;
@@ -259,6 +265,7 @@ STRATA_HOT void strata_select(struct strata_plane *p, int coll, size_t block, st
     struct strata_model_shape shape;
     struct strata_prediction all[STRATA_NALGOS];
     strata_select_shape(p, &shape);
+    shape.mapped = mapped_min && block >= mapped_min && (p->xport->features & STRATA_XPORT_MAP_PEER);
     strata_select_explain(strata_select_model(), &shape, coll, block, all, STRATA_NALGOS);
     /* Every collective has an algorithm that needs nothing (shared memory). */
     out->al = all[0].al;

@@ -48,6 +48,17 @@ int strata_select_explain(const struct strata_model *m, const struct strata_mode
 /* The shape of a plane's communicator, as the model sees it. */
 void strata_select_shape(const struct strata_plane *p, struct strata_model_shape *shape);
 
+/* Which calls the model prices as copies through peers' mappings (transport
+ * map): those whose block is at least min_bytes (0: none).  The runtime sets
+ * it at MPI_Init from values agreed over the world (the shared heap on at
+ * every rank, its threshold), so every rank prices a call alike without
+ * looking at anyone's buffer: the algorithm must be chosen before ranks see
+ * where the others' buffers lie.  A buffer that is not in an arena after all
+ * (a large stack array) is still copied correctly, by CMA: only the choice
+ * may then be slower than the best. */
+void strata_select_set_mapped(size_t min_bytes);
+size_t strata_select_mapped(void);
+
 /* Tests and benchmarks: from now on, calls of coll use "name[:k]" (NULL:
  * back to normal selection).  Collective in spirit: every rank must force
  * the same thing before the same call.  -1 with a message if unknown. */

@@ -44,8 +44,9 @@ static const struct strata_config_var vars[] = {
      "0: never use Cross-Memory Attach (everything goes through the shared "
      "segment, as STRATA_TRANSPORT=segment); 1: use it when the start-up probe says it works"},
     /* The names of src/transport/registry.c: keep both in step. */
-    {"STRATA_TRANSPORT", "cma", "cma, map or segment",
-     "the transport that moves data between the ranks of a node: cma (single copy, when "
+    {"STRATA_TRANSPORT", "auto", "auto, cma, map or segment",
+     "the transport that moves data between the ranks of a node: auto (map where the cost "
+     "model says a mapped copy beats CMA, else cma), cma (single copy, when "
      "the start-up probe says it works), map (peers' arenas mapped: MPI_Alloc_mem and "
      "shared-heap buffers copied with memcpy, others by CMA) or segment (copy in, copy out)"},
     {"STRATA_SHARED_HEAP", "0", "0 or 1",
@@ -110,7 +111,7 @@ static const struct strata_config_var vars[] = {
      "matching rule wins over the cost model"},
     {"STRATA_BCAST_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
      "force MPI_Bcast's algorithm: pipelined, direct-read, direct-write, knomial[:k], "
-     "scatter-allgather"},
+     "scatter-allgather, segment-pipeline"},
     {"STRATA_GATHER_ALGORITHM", "(cost model)", "an algorithm name, or name:k",
      "force MPI_Gather's algorithm: copy-in-copy-out, parallel-write, sequential-read, "
      "throttled-write[:k]"},
@@ -432,7 +433,8 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
             return -1;
         cfg->cma = (int)v;
     }
-    snprintf(cfg->transport, sizeof cfg->transport, "%s", cfg->cma ? "cma" : "segment");
+    /* auto: the runtime asks the cost model (map or cma) at MPI_Init. */
+    snprintf(cfg->transport, sizeof cfg->transport, "%s", cfg->cma ? "auto" : "segment");
     cfg->shared_heap_min = 64 << 10;
     if ((s = getenv("STRATA_SHARED_HEAP"))) {
         if (parse_int("STRATA_SHARED_HEAP", s, 0, 1, var_row("STRATA_SHARED_HEAP")->accepts, &v,
@@ -445,7 +447,8 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     if (parse_size("STRATA_SHARED_HEAP_MIN", 4096, 1UL << 30, &cfg->shared_heap_min, err, errlen))
         return -1;
     if ((s = getenv("STRATA_TRANSPORT"))) {
-        if (strcasecmp(s, "cma") && strcasecmp(s, "map") && strcasecmp(s, "segment")) {
+        if (strcasecmp(s, "auto") && strcasecmp(s, "cma") && strcasecmp(s, "map") &&
+            strcasecmp(s, "segment")) {
             snprintf(err, errlen, "STRATA_TRANSPORT=\"%s\" is not valid: it accepts %s", s,
                      var_row("STRATA_TRANSPORT")->accepts);
             return -1;
@@ -454,7 +457,10 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
          * transport asked for. */
         if (cfg->cma || !strcasecmp(s, "segment"))
             snprintf(cfg->transport, sizeof cfg->transport, "%s",
-                     !strcasecmp(s, "cma") ? "cma" : !strcasecmp(s, "map") ? "map" : "segment");
+                     !strcasecmp(s, "auto")  ? "auto"
+                     : !strcasecmp(s, "cma") ? "cma"
+                     : !strcasecmp(s, "map") ? "map"
+                                             : "segment");
     }
     if ((s = getenv("STRATA_THROTTLE"))) {
         if (parse_int("STRATA_THROTTLE", s, 0, 4096, var_row("STRATA_THROTTLE")->accepts, &v,

@@ -31,7 +31,8 @@ struct strata_config {
     enum strata_vnode_layout vnode_layout; /* STRATA_VIRTUAL_LAYOUT */
     int test_refuse_rank;        /* STRATA_TEST_REFUSE_RANK, -1 = off (tests only) */
     int cma;                     /* STRATA_CMA: 0 never, 1 when it works */
-    char transport[16];          /* STRATA_TRANSPORT: a name of transport/registry.h */
+    char transport[16];          /* STRATA_TRANSPORT: a name of transport/registry.h, or
+                                    "auto" (the cost model picks map or cma at MPI_Init) */
     size_t cico_max;             /* STRATA_CICO_MAX */
     size_t chunk[8];             /* STRATA_CHUNK, per level, finest first */
     int nchunk;                  /* entries given (the last repeats) */

@@ -73,6 +73,23 @@ static void choose_transport(MPI_Comm host_comm, int host_size)
 {
     const struct strata_transport *fallback = strata_transport_at(0);
     const struct strata_transport *asked = strata_transport_find(cfg->transport);
+    const struct strata_transport *map = strata_transport_find("map");
+    const struct strata_transport *cma = strata_transport_find("cma");
+    /* auto: the cost model (world rank 0's, so every rank decides alike)
+     * compares a copy through a mapping with a CMA copy.  map serves every
+     * buffer outside an arena by CMA, so it is asked for whenever its mapped
+     * copies win and its lookup costs the others little; the warning below
+     * then speaks of cma, the baseline, and a map that fails its probe falls
+     * back to cma with a verbose line only. */
+    int automatic = !strcmp(cfg->transport, "auto");
+    rt.transport_choice[0] = '\0';
+    if (automatic) {
+        char why[256];
+        int wins = strata_model_map_wins(strata_select_model(), why, sizeof why);
+        snprintf(rt.transport_choice, sizeof rt.transport_choice, "auto, by the cost model: %s (%s)",
+                 wins ? "map" : "cma", why);
+        asked = wins ? map : cma;
+    }
     if (!asked) asked = fallback; /* config.c accepts only listed names */
     /* The probe is collective over the machine: agree first which one to
      * probe, or a rank that asked for another leaves the others waiting in
@@ -87,8 +104,6 @@ static void choose_transport(MPI_Comm host_comm, int host_size)
     /* map falls back to cma (which it uses for buffers outside arenas),
      * cma to the segment; every rank walks the same chain (all_ok is
      * agreed), so the probes stay collective. */
-    const struct strata_transport *map = strata_transport_find("map");
-    const struct strata_transport *cma = strata_transport_find("cma");
     int all_ok = 0;
     for (const struct strata_transport *t = want; t && !all_ok;
          t = t == map ? cma : NULL) {
@@ -97,16 +112,37 @@ static void choose_transport(MPI_Comm host_comm, int host_size)
         if (t->probe && host_size > 1) ok = t->probe(host_comm, why, sizeof why);
         PMPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
         if (all_ok) want = t;
-        else if (t == asked || !rt.transport_why[0])
+        else if (t == asked || (automatic && t == cma) || !rt.transport_why[0])
             snprintf(rt.transport_why, sizeof rt.transport_why, "%s",
                      ok ? "it fails between other ranks of the job" : why);
     }
     rt.transport = all_ok ? want : fallback;
+    if (automatic && asked == map && rt.transport == cma) {
+        strata_verbose(1, "transport auto: map is not usable (%s): cma instead", rt.transport_why);
+        rt.transport_why[0] = '\0';
+        asked = cma;
+    } else if (automatic && asked == map && rt.transport != map) {
+        asked = cma; /* the warning names the baseline, as without auto */
+    }
     if (rt.transport != asked && rt.world_rank == 0)
         strata_warn("transport %s is not usable (%s); strata %s %s instead", asked->name,
                     rt.transport_why, rt.transport == fallback ? "copies through the" : "uses",
                     rt.transport->name);
-    strata_verbose(1, "transport: %s", rt.transport->name);
+    strata_verbose(1, "transport: %s%s%s", rt.transport->name,
+                   rt.transport_choice[0] ? "; " : "", rt.transport_choice);
+    /* Calls the model prices as mapped copies: with the shared heap asked
+     * for on every rank, buffers from its threshold on (the largest of the
+     * ranks' thresholds) are in arenas.  Agreed here, so the per-call choice
+     * is the same on every rank (coll/select.h). */
+    long heap[2] = {cfg->shared_heap && rt.transport == map, -(long)cfg->shared_heap_min},
+         heap_all[2];
+    PMPI_Allreduce(heap, heap_all, 2, MPI_LONG, MPI_MIN, MPI_COMM_WORLD); /* the largest min */
+    heap_all[1] = -heap_all[1];
+    strata_select_set_mapped(heap_all[0] ? (size_t)heap_all[1] : 0);
+    if (heap_all[0])
+        strata_verbose(1, "cost model: calls with blocks of %ld bytes or more are priced as "
+                       "copies through mappings (the shared heap is on at every rank)",
+                       heap_all[1]);
     /* Device support: loads the CUDA driver only if it is installed (and
      * STRATA_CUDA allows); without it, this rank says 0 and nothing else
      * changes. */

@@ -35,6 +35,9 @@ struct strata_runtime {
      * peers of the job, else the segment. */
     const struct strata_transport *transport;
     char transport_why[512];    /* why the one asked for is not used ("" if it is) */
+    /* STRATA_TRANSPORT=auto: what the cost model said of map against cma
+     * ("" when a transport was named). */
+    char transport_choice[320];
     /* Whether any rank of the job has a CUDA device (transport/device.h):
      * agreed at set-up, so that every rank, with or without a device of its
      * own, cuts a large Bcast/Reduce/Allreduce into the same pieces when

@@ -182,8 +182,14 @@ STRATA_HOT static void choose(struct strata_ctx *ctx, enum strata_coll coll, siz
     if (ch->rule) snprintf(why, sizeof why, "%s%d", ch->why, ch->rule);
     else if (ch->predicted_us >= 0) snprintf(why, sizeof why, "%s, %.1f us predicted", ch->why, ch->predicted_us);
     else snprintf(why, sizeof why, "%s", ch->why);
-    char desc[256];
-    snprintf(desc, sizeof desc, "%s%s (%s)", ch->al->name, k, why);
+    /* The plane's transport, and whether the model priced the call as copies
+     * through mappings (strata_select: agreed heap threshold). */
+    const struct strata_transport *t = ctx->plane->xport;
+    size_t mapped_min = strata_select_mapped();
+    int mapped = mapped_min && block >= mapped_min && (t->features & STRATA_XPORT_MAP_PEER);
+    char desc[320];
+    snprintf(desc, sizeof desc, "%s%s (%s), transport %s%s", ch->al->name, k, why, t->name,
+             mapped ? ", priced as copies through mappings" : "");
     strata_route_served(ctx, CALL(coll), desc, block);
 }
 

@@ -18,6 +18,9 @@ shift 4
 # Open MPI's vader would print "Read -1 ... errno=1" forever; UCX fails at
 # MPI_Init with its CMA transport.
 export OMPI_MCA_btl_vader_single_copy_mechanism=none UCX_TLS=self,sysv
+# The transport under test is cma itself (the default, auto, may pick map,
+# whose messages name map; its CMA fallback is refused the same way).
+export STRATA_TRANSPORT=${STRATA_TRANSPORT:-cma}
 
 start=$(date +%s)
 env "$@" timeout -k 5 120 "$run" --native -n "$ranks" "$prog" --cma-refused="$when" \
