@@ -365,6 +365,51 @@ static void persistent(MPI_Comm comm, int starts)
 }
 #endif
 
+#ifdef INIT
+/* Persistent forms whose operation cannot be kept whole at _init (a
+ * datatype with holes: packed at each start) beside one that is (in place
+ * at the root), started with new contents each time. */
+static void persistent_rebuilt(MPI_Comm comm, int starts)
+{
+    enum { N = 300 };
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    int *buf = malloc(sizeof(int) * 2 * N), *want = malloc(sizeof(int) * 2 * N);
+    int *red = malloc(sizeof(int) * N), *redwant = malloc(sizeof(int) * N);
+    MPI_Datatype every_other;
+    MPI_Type_vector(N, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int root = n - 1;
+    MPI_Request req[2];
+    INIT(Bcast)(buf, 1, every_other, root, comm, MPI_INFO_NULL, &req[0]);
+    if (r == 0)
+        INIT(Reduce)(MPI_IN_PLACE, red, N, MPI_INT, MPI_SUM, 0, comm, MPI_INFO_NULL, &req[1]);
+    else
+        INIT(Reduce)(red, NULL, N, MPI_INT, MPI_SUM, 0, comm, MPI_INFO_NULL, &req[1]);
+    for (int s = 0; s < starts; s++) {
+        for (int i = 0; i < 2 * N; i++) buf[i] = want[i] = r == root ? i * 3 + s : -1 - i;
+        for (int i = 0; i < N; i++) red[i] = redwant[i] = i + s * 7 + r * 11;
+        PMPI_Bcast(want, 1, every_other, root, comm);
+        PMPI_Allreduce(MPI_IN_PLACE, redwant, N, MPI_INT, MPI_SUM, comm);
+        MPI_Startall(2, req);
+        complete(s, 2, req, 1);
+        for (int i = 0; i < 2 * N; i++)
+            CHECK(buf[i] == want[i], "persistent holes Bcast start %d element %d: %d, want %d", s,
+                  i, buf[i], want[i]);
+        if (r == 0)
+            for (int i = 0; i < N; i++)
+                CHECK(red[i] == redwant[i], "persistent in-place Reduce start %d element %d", s, i);
+    }
+    for (int i = 0; i < 2; i++) MPI_Request_free(&req[i]);
+    MPI_Type_free(&every_other);
+    free(buf);
+    free(want);
+    free(red);
+    free(redwant);
+}
+#endif
+
 /* --threads: two threads per rank, each with operations outstanding on its
  * own communicator at once. */
 static void *thread_main(void *arg)
@@ -415,6 +460,7 @@ int main(int argc, char **argv)
 #ifdef INIT
     persistent(dup, 60);
     persistent(MPI_COMM_WORLD, 5);
+    persistent_rebuilt(dup, 20);
 #endif
     if (stats) {
         unsigned long long ib = strata_stats_local_calls(
