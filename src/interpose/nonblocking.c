@@ -10,6 +10,7 @@
 #include "config/config.h"
 #include "context/runtime.h"
 #include "interpose/persistent.h"
+#include "interpose/progress_thread.h"
 #include "interpose/route.h"
 #include "shm/flags.h"
 #include "util/log.h"
@@ -72,6 +73,7 @@ static int at_finalize(MPI_Comm self, int keyval, void *value, void *extra)
         strata_nb_progress();
         strata_nb_idle(round);
     }
+    strata_progress_thread_stop(); /* nothing outstanding: it sleeps, and ends */
     if (nb_comm != MPI_COMM_NULL) PMPI_Comm_free(&nb_comm);
     if (persist_comm != MPI_COMM_NULL) PMPI_Comm_free(&persist_comm);
     PMPI_Comm_free_keyval(&keyval);
@@ -102,6 +104,7 @@ static void setup(void)
     strata_ctx_before_free = before_ctx_free;
     /* Relaxed: a function set once (op.h). */
     atomic_store_explicit(&strata_op_idle_hook, progress_hook, memory_order_relaxed);
+    strata_progress_thread_start();
 }
 
 MPI_Comm strata_nb_persist_comm(void)
@@ -305,7 +308,10 @@ void strata_nb_drain(struct strata_ctx *ctx)
 /* Queues a built operation.  Lock held. */
 static void enqueue(struct strata_nb *nb)
 {
-    atomic_fetch_add_explicit(&outstanding, 1, memory_order_relaxed);
+    /* Relaxed: the progress thread reads it as a hint and takes the lock
+     * (held here) before it touches the queues. */
+    if (atomic_fetch_add_explicit(&outstanding, 1, memory_order_relaxed) == 0)
+        strata_progress_thread_wake();
     nb->next_all = all;
     all = nb;
     struct strata_ctx *ctx = nb->ctx;

@@ -11,10 +11,19 @@
  *   - a datatype with holes, freed right after posting;
  *   - persistent operations started many times with new contents (where the
  *     host defines them);
- *   - STRATA_STATS counts under MPI_Ibcast, ... (with --stats). */
+ *   - STRATA_STATS counts under MPI_Ibcast, ... (with --stats);
+ *   - --progress-thread (STRATA_PROGRESS=thread, MPI_THREAD_MULTIPLE): an
+ *     operation completes on a peer while this rank computes without any
+ *     MPI call (seen through a shared window, so no MPI call is needed to
+ *     see it), then the checks above with the thread racing the
+ *     application's own progress (TSan runs it); --progress-refused: the
+ *     same variable at MPI_THREAD_SINGLE is refused and everything works. */
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -430,8 +439,79 @@ static void threads(void)
     for (int i = 0; i < 2; i++) MPI_Comm_free(&comm[i]);
 }
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Rank 0 posts an Iallreduce and then makes no MPI call: every other rank
+ * waits for it and raises a flag in a shared window, which rank 0 reads
+ * with plain loads.  Only the progress thread can move rank 0's part.  The
+ * deadline is generous (a loaded machine), never a measured time. */
+static void progress_without_calls(MPI_Comm comm, int seed)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nr, ns;
+    MPI_Comm_rank(node, &nr);
+    MPI_Comm_size(node, &ns);
+    _Atomic int *flags;
+    MPI_Win win;
+    MPI_Win_allocate_shared(nr == 0 ? (MPI_Aint)(sizeof(_Atomic int) * (size_t)ns) : 0,
+                            sizeof(_Atomic int), MPI_INFO_NULL, node, &flags, &win);
+    MPI_Aint sz;
+    int disp;
+    MPI_Win_shared_query(win, 0, &sz, &disp, &flags);
+    if (nr == 0)
+        for (int i = 0; i < ns; i++) atomic_store(&flags[i], 0);
+    MPI_Barrier(node);
+    struct op a;
+    prepare(&a, ALLREDUCE, 20000, 0, seed, node);
+    MPI_Request r;
+    post(&a, node, &r);
+    if (nr == 0) {
+        double deadline = now() + 60;
+        int seen = 0;
+        while (seen < ns - 1 && now() < deadline) {
+            seen = 0;
+            for (int i = 1; i < ns; i++) seen += atomic_load(&flags[i]);
+            sched_yield(); /* computing, politely: 2 cores shared here */
+        }
+        CHECK(seen == ns - 1, "progress thread: %d of %d peers completed while rank 0 made "
+              "no MPI call for 60 s", seen, ns - 1);
+    }
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (nr != 0) atomic_store(&flags[nr], 1);
+    check(&a, node, "progress thread");
+    drop(&a);
+    MPI_Barrier(node);
+    MPI_Win_free(&win);
+    MPI_Comm_free(&node);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && (!strcmp(argv[1], "--progress-thread") || !strcmp(argv[1], "--progress-refused"))) {
+        int thread = !strcmp(argv[1], "--progress-thread"), provided;
+        MPI_Init_thread(&argc, &argv, thread ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        if (thread) {
+            CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided");
+            progress_without_calls(MPI_COMM_WORLD, 3);
+        }
+        for (int mode = 0; mode < 8; mode++) batch(MPI_COMM_WORLD, mode, mode + 20);
+        freed(MPI_COMM_WORLD, 9);
+#ifdef INIT
+        persistent(MPI_COMM_WORLD, 10);
+#endif
+        if (thread) threads();
+        test_pass("nonblocking");
+        MPI_Finalize();
+        return 0;
+    }
     int provided, want_threads = argc > 1 && !strcmp(argv[1], "--threads");
     MPI_Init_thread(&argc, &argv, want_threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
                     &provided);
