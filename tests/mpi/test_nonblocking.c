@@ -446,10 +446,14 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* Rank 0 posts an Iallreduce and then makes no MPI call: every other rank
- * waits for it and raises a flag in a shared window, which rank 0 reads
- * with plain loads.  Only the progress thread can move rank 0's part.  The
- * deadline is generous (a loaded machine), never a measured time. */
+/* Rank 0 posts an Ibarrier and an Iallreduce and then makes no MPI call;
+ * the other ranks post theirs only once they see (in a shared window, read
+ * with plain loads) that rank 0 has, so rank 0's first steps at posting
+ * cannot have finished its part: its barrier needs the others' arrival and
+ * its Allreduce starts only after that.  The others wait for both and raise
+ * a flag rank 0 reads.  Only a progress thread moves rank 0 meanwhile.  The
+ * deadline (NB_PROGRESS_DEADLINE seconds, 60 by default) is generous for a
+ * loaded machine, never a measured time. */
 static void progress_without_calls(MPI_Comm comm, int seed)
 {
     MPI_Comm node;
@@ -459,20 +463,25 @@ static void progress_without_calls(MPI_Comm comm, int seed)
     MPI_Comm_size(node, &ns);
     _Atomic int *flags;
     MPI_Win win;
-    MPI_Win_allocate_shared(nr == 0 ? (MPI_Aint)(sizeof(_Atomic int) * (size_t)ns) : 0,
+    MPI_Win_allocate_shared(nr == 0 ? (MPI_Aint)(sizeof(_Atomic int) * (size_t)(ns + 1)) : 0,
                             sizeof(_Atomic int), MPI_INFO_NULL, node, &flags, &win);
     MPI_Aint sz;
     int disp;
     MPI_Win_shared_query(win, 0, &sz, &disp, &flags);
     if (nr == 0)
-        for (int i = 0; i < ns; i++) atomic_store(&flags[i], 0);
+        for (int i = 0; i <= ns; i++) atomic_store(&flags[i], 0);
     MPI_Barrier(node);
     struct op a;
     prepare(&a, ALLREDUCE, 20000, 0, seed, node);
-    MPI_Request r;
-    post(&a, node, &r);
+    MPI_Request r[2];
+    if (nr != 0)
+        while (!atomic_load(&flags[ns])) sched_yield(); /* rank 0 has posted */
+    MPI_Ibarrier(node, &r[0]);
+    post(&a, node, &r[1]);
     if (nr == 0) {
-        double deadline = now() + 60;
+        atomic_store(&flags[ns], 1);
+        const char *e = getenv("NB_PROGRESS_DEADLINE");
+        double deadline = now() + (e ? atof(e) : 60);
         int seen = 0;
         while (seen < ns - 1 && now() < deadline) {
             seen = 0;
@@ -480,9 +489,9 @@ static void progress_without_calls(MPI_Comm comm, int seed)
             sched_yield(); /* computing, politely: 2 cores shared here */
         }
         CHECK(seen == ns - 1, "progress thread: %d of %d peers completed while rank 0 made "
-              "no MPI call for 60 s", seen, ns - 1);
+              "no MPI call", seen, ns - 1);
     }
-    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
     if (nr != 0) atomic_store(&flags[nr], 1);
     check(&a, node, "progress thread");
     drop(&a);
