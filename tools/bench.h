@@ -46,6 +46,8 @@ struct bench_options {
     int root_shift;               /* --root-shift: the root of call i is rank i % size */
     int sweep;                    /* --sweep: every collective, 8 B to 16 MiB */
     int overlap;                  /* --overlap: the nonblocking forms, post-compute-wait */
+    int nonblocking;              /* --nonblocking: --overlap, or with --noise the noisy
+                                     calls are the nonblocking forms (post + wait) */
     const char *json;
     const char *csv;
     struct bench_noise_options noise; /* --noise: max_ms > 0 */
@@ -97,6 +99,13 @@ int bench_run_noisy_row(struct bench *b, struct bench_row *r);
 
 /* bench_overlap.c: --overlap, one line per row (rank 0 prints).  Collective. */
 void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows);
+
+/* Whether bench_overlap.c posts coll's nonblocking form (the first eight). */
+int bench_nonblocking_supported(int coll);
+
+/* One nonblocking call of row r, posted and waited for at once: strata's
+ * (MPI_Ibcast, ... and MPI_Wait) or the host's (PMPI_). */
+void bench_call_nonblocking(struct bench *b, const struct bench_row *r, int strata);
 
 /* bench_table.c: rank 0's terminal output */
 void bench_format_size(size_t bytes, char *out, size_t len);

@@ -40,7 +40,8 @@
 
 static struct bench_row make_row(const struct bench *b, enum strata_coll coll, size_t bytes)
 {
-    struct bench_row r = {.coll = coll, .bytes = bytes, .count = (int)bytes, .type = MPI_BYTE};
+    struct bench_row r = {.coll = coll, .bytes = bytes, .count = (int)bytes, .type = MPI_BYTE,
+                          .nonblocking = b->opt.nonblocking};
     if (coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE ||
         coll == STRATA_COLL_REDUCE_SCATTER_BLOCK || coll == STRATA_COLL_REDUCE_SCATTER ||
         coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN) {
@@ -229,7 +230,14 @@ static int write_files(const struct bench *b, const char *command, const char *m
 int main(int argc, char **argv)
 {
     struct bench b = {0};
-    MPI_Init(&argc, &argv);
+    /* The progress thread calls the host MPI: it needs MPI_THREAD_MULTIPLE
+     * (and is refused, visibly, without). */
+    const char *progress = getenv("STRATA_PROGRESS");
+    int provided;
+    if (progress && !strcmp(progress, "thread"))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
     int rc = bench_parse_options(argc, argv, &b.opt, b.rank == 0);
@@ -256,6 +264,11 @@ int main(int argc, char **argv)
     host_mpi_name(mpi, sizeof mpi);
     if (b.rank == 0) {
         bench_print_header(&b, command, mpi);
+        if (b.opt.nonblocking && !b.opt.overlap)
+            printf("--nonblocking --noise: the noisy calls are the nonblocking forms, post + "
+                   "wait (progress: %s)\n",
+                   progress && !strcmp(progress, "thread") ? "STRATA_PROGRESS=thread"
+                                                           : "inside MPI calls only");
         if (b.opt.overlap) printf("--overlap: nonblocking forms, post + compute + wait\n");
         else if (b.opt.algorithms) bench_print_algorithm_header();
         else if (b.opt.noise.max_ms > 0) bench_noise_print_header(&b.opt.noise);
