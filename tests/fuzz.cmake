@@ -43,6 +43,10 @@ if(STRATA_MPI STREQUAL "openmpi")
   # Ranks agree on every call's arguments first (valid calls: still served).
   fuzz(check-args.np3 3 109 ENV STRATA_CHECK_ARGS=1)
   fuzz(check-args.nodes2.np4 4 110 ENV STRATA_CHECK_ARGS=1 STRATA_VIRTUAL_NODES=2)
+  # strata's side in the nonblocking and persistent forms too (issue 17).
+  fuzz(forms.np3 3 111 ARGS --forms=blocking,nonblocking,persistent)
+  fuzz(forms.nodes2.np4 4 112 ENV STRATA_VIRTUAL_NODES=2
+       ARGS --forms=nonblocking,persistent --calls 300)
   set(FUZZ_SELF_RANKS 3)
 else()
   # MPICH never yields: 2 ranks, and 3 (two nodes need two ranks on one)
@@ -53,6 +57,7 @@ else()
   fuzz(topo2.np2 2 205 ENV ${FUZZ_TOPO2})
   fuzz(check-args.np2 2 209 ENV STRATA_CHECK_ARGS=1)
   fuzz(nodes2.np3 3 206 ENV STRATA_VIRTUAL_NODES=2 ARGS --calls 150)
+  fuzz(forms.np2 2 211 ARGS --forms=blocking,nonblocking,persistent)
   set(FUZZ_SELF_RANKS 2)
 endif()
 
