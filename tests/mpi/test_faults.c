@@ -162,9 +162,10 @@ static void loop(double seconds)
             /* Both outstanding at once, completed together (issue 17):
              * the survivors notice a death through their progress loop. */
             MPI_Request req[2];
+            MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: MPICH's headers warn of it */
             MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD, &req[0]);
             MPI_Iallreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req[1]);
-            MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
+            MPI_Waitall(2, req, st);
         } else {
             MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
             MPI_Allreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
