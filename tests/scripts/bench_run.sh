@@ -175,4 +175,14 @@ refuse 'leave out --sizes' --sweep --sizes 8
 refuse 'does not combine with --noise' --sweep --noise
 refuse '--csv needs a value' --csv
 echo "ok: --sweep with --sizes or --noise, --csv without a file: refused"
+
+# --nonblocking: the overlap table of the nonblocking forms; a collective it
+# has no nonblocking form for is refused, not timed as something else.
+bench --nonblocking --sizes 4K --colls bcast,allreduce --iters 2 || fail "--nonblocking failed"
+for name in Ibcast Iallreduce; do
+  grep -Eq "^$name +4K \|" "$tmp/out" || fail "--nonblocking: no $name row"
+done
+grep -q '^progress: inside MPI calls only' "$tmp/out" || fail "--nonblocking: no progress line"
+refuse 'nonblocking forms of bcast to barrier only' --nonblocking --colls scan
+echo "ok: --nonblocking: a row per collective, the progress line; scan refused"
 echo "PASS strata-bench files, root shift, sweep"
