@@ -46,6 +46,7 @@ struct bench_options {
     int root_shift;               /* --root-shift: the root of call i is rank i % size */
     int sweep;                    /* --sweep: every collective, 8 B to 16 MiB */
     int overlap;                  /* --overlap: the nonblocking forms, post-compute-wait */
+    int persistent;               /* --persistent: MPI_Start + MPI_Wait per call */
     int nonblocking;              /* --nonblocking: --overlap, or with --noise the noisy
                                      calls are the nonblocking forms (post + wait) */
     const char *json;
@@ -99,6 +100,12 @@ int bench_run_noisy_row(struct bench *b, struct bench_row *r);
 
 /* bench_overlap.c: --overlap, one line per row (rank 0 prints).  Collective. */
 void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows);
+
+/* bench_persistent.c: --persistent, one line per row (rank 0 prints):
+ * strata's blocking call, strata's MPI_Start + MPI_Wait, the host's.
+ * Collective.  Available where the host defines persistent collectives. */
+void bench_run_persistent(struct bench *b, const struct bench_row *rows, int nrows);
+int bench_persistent_available(void);
 
 /* Whether bench_overlap.c posts coll's nonblocking form (the first eight). */
 int bench_nonblocking_supported(int coll);

@@ -29,6 +29,9 @@ void bench_usage(FILE *to)
             "                 experiment on them (post + wait; default colls bcast,reduce,\n"
             "                 allreduce).  Run with STRATA_PROGRESS=thread to time the\n"
             "                 progress thread (strata-bench then asks MPI_THREAD_MULTIPLE)\n"
+            "  --persistent   persistent forms: MPI_<coll>_init once, then per call\n"
+            "                 MPI_Start + MPI_Wait, strata's beside its blocking form and the\n"
+            "                 host's persistent form (--iters calls each, default 200)\n"
             "  --iters N      timed calls per implementation and row (default adaptive,\n"
             "                 about %.1f s per row, %d to %d calls)\n"
             "  --root-shift   rooted collectives (bcast, reduce, gather, scatter): the root of\n"
@@ -125,6 +128,12 @@ static const char *conflict(const struct bench_options *opt, int sizes_given)
     if (opt->overlap && (opt->algorithms || opt->noise.max_ms > 0 || opt->json || opt->csv))
         return "--overlap does not combine with --algorithms, --noise, --json or --csv";
     if (opt->nonblocking && opt->algorithms) return "--nonblocking does not combine with --algorithms";
+    if (opt->persistent && (opt->overlap || opt->nonblocking || opt->algorithms ||
+                            opt->noise.max_ms > 0 || opt->json || opt->csv))
+        return "--persistent does not combine with --overlap, --nonblocking, --algorithms, "
+               "--noise, --json or --csv";
+    if (opt->persistent && !bench_persistent_available())
+        return "--persistent: the host MPI defines no persistent collectives";
     if (opt->sweep && sizes_given) return "--sweep sets the sizes: leave out --sizes";
     /* A noisy row takes seconds: a sweep of them would take an hour. */
     if (opt->sweep && opt->noise.max_ms > 0) return "--sweep does not combine with --noise";
@@ -149,6 +158,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
         if (!strcmp(a, "--sweep")) { opt->sweep = 1; continue; }
         if (!strcmp(a, "--overlap")) { opt->overlap = 1; continue; }
         if (!strcmp(a, "--nonblocking")) { opt->nonblocking = 1; continue; }
+        if (!strcmp(a, "--persistent")) { opt->persistent = 1; continue; }
         int noise = bench_noise_option(argc, argv, &i, &opt->noise, verbose);
         if (noise < 0) return 2;
         if (noise) continue;
@@ -205,7 +215,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
                              sizes, BENCH_MAX_SIZES);
         return 2;
     }
-    int nb = opt->overlap || opt->nonblocking;
+    int nb = opt->overlap || opt->nonblocking || opt->persistent;
     if (!colls) {
         /* The nonblocking forms: the collectives the table has them for. */
         for (int c = 0; c < STRATA_NCOLLS; c++) opt->want[c] = !nb || bench_nonblocking_supported(c);
@@ -216,7 +226,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
     for (int c = 0; nb && c < STRATA_NCOLLS; c++)
         if (opt->want[c] && !bench_nonblocking_supported(c)) {
             if (verbose)
-                fprintf(stderr, "strata-bench: --overlap/--nonblocking time the nonblocking forms "
+                fprintf(stderr, "strata-bench: --overlap/--nonblocking/--persistent time the forms "
                                 "of bcast to barrier only, not of %s\n", bench_coll_name(c));
             return 2;
         }

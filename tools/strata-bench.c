@@ -6,7 +6,7 @@
  *                                [--csv FILE] [--algorithms]
  *                                [--noise[=MS]] [--noise-form rate|late] [--noise-rounds R]
  *                                [--noise-block S] [--noise-calls N] [--noise-seed S]
- *                                [--overlap]
+ *                                [--overlap] [--nonblocking] [--persistent]
  *
  * Both implementations are timed alternately in one process, call after
  * call, each after the same preparation; a call's time is the slowest
@@ -22,7 +22,11 @@
  *
  * --overlap times the nonblocking forms (MPI_Ibcast, ...): post and wait,
  * then post, compute and wait, and the share of the operation the
- * computation hides, strata's beside the host's (bench_overlap.c).
+ * computation hides, strata's beside the host's (bench_overlap.c);
+ * --nonblocking is that table, or with --noise the noise experiment on the
+ * nonblocking forms.  --persistent times one MPI_Start + MPI_Wait of a
+ * persistent collective against strata's blocking call and the host's
+ * persistent form (bench_persistent.c).
  *
  * --noise[=MS] is ADAPT's noise experiment (section 5.1.1): after each row's
  * quiet calls, the row again with noise (bench_noise.h).
@@ -269,25 +273,27 @@ int main(int argc, char **argv)
                    "wait (progress: %s)\n",
                    progress && !strcmp(progress, "thread") ? "STRATA_PROGRESS=thread"
                                                            : "inside MPI calls only");
-        if (b.opt.overlap) printf("--overlap: nonblocking forms, post + compute + wait\n");
+        if (b.opt.persistent) printf("--persistent: MPI_Start + MPI_Wait per call\n");
+        else if (b.opt.overlap) printf("--overlap: nonblocking forms, post + compute + wait\n");
         else if (b.opt.algorithms) bench_print_algorithm_header();
         else if (b.opt.noise.max_ms > 0) bench_noise_print_header(&b.opt.noise);
         else bench_print_table_header();
     }
-    if (b.opt.overlap) {
+    if (b.opt.overlap || b.opt.persistent) {
         struct bench_row rows[STRATA_NCOLLS * BENCH_MAX_SIZES];
         int n = 0;
         for (int c = 0; c < STRATA_NCOLLS; c++)
             for (int s = 0; b.opt.want[c] && s < (c == STRATA_COLL_BARRIER ? 1 : b.opt.nsizes); s++)
                 rows[n++] = make_row(&b, (enum strata_coll)c, b.opt.sizes[s]);
-        bench_run_overlap(&b, rows, n);
+        if (b.opt.persistent) bench_run_persistent(&b, rows, n);
+        else bench_run_overlap(&b, rows, n);
     } else if (b.opt.algorithms) {
         run_algorithm_rows(&b);
     } else {
         run_all_rows(&b);
     }
     if (b.rank == 0) {
-        if (!b.opt.algorithms && !b.opt.overlap && b.opt.noise.max_ms <= 0)
+        if (!b.opt.algorithms && !b.opt.overlap && !b.opt.persistent && b.opt.noise.max_ms <= 0)
             bench_print_rank_table(&b);
         rc = write_files(&b, command, mpi);
     }

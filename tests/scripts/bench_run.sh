@@ -183,6 +183,9 @@ for name in Ibcast Iallreduce; do
   grep -Eq "^$name +4K \|" "$tmp/out" || fail "--nonblocking: no $name row"
 done
 grep -q '^progress: inside MPI calls only' "$tmp/out" || fail "--nonblocking: no progress line"
-refuse 'nonblocking forms of bcast to barrier only' --nonblocking --colls scan
+refuse 'forms of bcast to barrier only' --nonblocking --colls scan
 echo "ok: --nonblocking: a row per collective, the progress line; scan refused"
+bench --persistent --sizes 4K --colls allreduce --iters 2 || fail "--persistent failed"
+grep -Eq "^Allreduce_init +4K \|" "$tmp/out" || fail "--persistent: no Allreduce_init row"
+echo "ok: --persistent: a row of MPI_Allreduce_init starts"
 echo "PASS strata-bench files, root shift, sweep"
