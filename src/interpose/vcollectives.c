@@ -30,6 +30,7 @@
 #include "interpose/collectives.h"
 #include "interpose/reasons.h"
 #include "interpose/route.h"
+#include "net/net.h"
 #include "util/colls.h"
 #include "util/log.h"
 
@@ -198,6 +199,16 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
         return MPI_SUCCESS;
     }
     struct strata_block_args a = {send, recv, 0, c->root, 1, &c->v};
+    if (ctx->net) {
+        char buf[320], *desc = strata_entry_across_start(c->coll, buf);
+        size_t largest = 0;
+        for (int r = 0; r < size; r++) {
+            if (c->v.in_len[r] > largest) largest = c->v.in_len[r];
+            if (c->v.out_len[r] > largest) largest = c->v.out_len[r];
+        }
+        int rc = strata_net_vblock(ctx->net, c->coll, &a, desc, sizeof buf);
+        return strata_entry_across_done(ctx, c->coll, largest, desc, rc);
+    }
     struct strata_block_op o;
     strata_vblock_start(&o, ctx->plane, c->coll, &a, -1, choose);
     int rc = strata_op_run(&o.op);
