@@ -123,6 +123,7 @@ struct strata_block_op {
     uint64_t base;
     int k, i, t, n;
     size_t j, rounds, mine;
+    uint64_t ahead;             /* Alltoall pairwise: steps 1..63 read ahead of their turn */
     const unsigned char *send;  /* what peers read (the send buffer or a private copy) */
     void *owned;                /* memory the operation frees when it completes */
     struct strata_cico_exchange x;
