@@ -101,9 +101,15 @@ if(STRATA_MPI STREQUAL "openmpi")
   # partner of node 1's leader, and of rank 2 inside its node.
   fault_kill(self-vnodes 4 3 self STRATA_VIRTUAL_NODES=2)
   fault_kill(self-vnodes-leader 4 2 self STRATA_VIRTUAL_NODES=2)
+  # Nonblocking operations outstanding when the rank dies (issue 17): the
+  # survivors' progress loop (requests.c: strata_nb_idle) checks the peers.
+  fault_kill(self-nonblocking 3 1 self --nonblocking)
+  fault_kill(self-nonblocking-flags 3 0 self STRATA_CMA=0 --bytes=20000 --nonblocking)
+  fault_kill(self-nonblocking-vnodes 4 2 self STRATA_VIRTUAL_NODES=2 --nonblocking)
 else()
   fault_kill(node 2 1 launcher)
   fault_kill(node-cma0 2 0 launcher STRATA_CMA=0)
+  fault_kill(nonblocking 2 1 launcher --nonblocking)
 endif()
 
 get_property(FAULT_TESTS DIRECTORY PROPERTY TESTS)

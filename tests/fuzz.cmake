@@ -47,6 +47,10 @@ if(STRATA_MPI STREQUAL "openmpi")
   # with the shared heap from 16 KiB, so that large buffers are mapped.
   fuzz(cma.np3 3 111 ENV STRATA_TRANSPORT=cma)
   fuzz(map-heap.np3 3 112 ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=16K)
+  # strata's side in the nonblocking and persistent forms too (issue 17).
+  fuzz(forms.np3 3 113 ARGS --forms=blocking,nonblocking,persistent)
+  fuzz(forms.nodes2.np4 4 114 ENV STRATA_VIRTUAL_NODES=2
+       ARGS --forms=nonblocking,persistent --calls 300)
   set(FUZZ_SELF_RANKS 3)
 else()
   # MPICH never yields: 2 ranks, and 3 (two nodes need two ranks on one)
@@ -59,6 +63,7 @@ else()
   fuzz(nodes2.np3 3 206 ENV STRATA_VIRTUAL_NODES=2 ARGS --calls 150)
   fuzz(cma.np2 2 211 ENV STRATA_TRANSPORT=cma)
   fuzz(map-heap.np2 2 212 ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=16K)
+  fuzz(forms.np2 2 213 ARGS --forms=blocking,nonblocking,persistent)
   set(FUZZ_SELF_RANKS 2)
 endif()
 

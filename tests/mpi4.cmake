@@ -60,6 +60,19 @@ strata_mpi_test(NAME net.nonblocking.nodes2.np4 TARGET test_nonblocking RANKS 4
 # Two threads per rank, operations outstanding on a communicator each
 # (make tsan runs threads.* under ThreadSanitizer).
 strata_mpi_test(NAME threads.nonblocking.np2 TARGET test_nonblocking RANKS 2 ARGS --threads)
+# STRATA_PROGRESS=thread: a rank that makes no MPI call still completes
+# its part, then the thread races the application's progress (make tsan
+# runs threads.*); at MPI_THREAD_SINGLE the thread is refused, visibly.
+strata_mpi_test(NAME threads.nonblocking.progress.np2 TARGET test_nonblocking RANKS 2
+                ARGS --progress-thread ENV STRATA_PROGRESS=thread)
+strata_mpi_test(NAME mpi4.nonblocking.progress-refused.np2 TARGET test_nonblocking RANKS 2
+                ARGS --progress-refused ENV STRATA_PROGRESS=thread)
 set_tests_properties(mpi4.nonblocking.np${NB_RANKS} mpi4.nonblocking.segment.np2
-                     net.nonblocking.nodes2.np4 threads.nonblocking.np2 PROPERTIES TIMEOUT 120
+                     net.nonblocking.nodes2.np4 threads.nonblocking.np2
+                     threads.nonblocking.progress.np2 PROPERTIES TIMEOUT 120
                      PASS_REGULAR_EXPRESSION "PASS nonblocking")
+# The refusal line, then the checks' PASS (the exit code is not read with
+# PASS_REGULAR_EXPRESSION: a failed check or a crash fails on its words).
+set_tests_properties(mpi4.nonblocking.progress-refused.np2 PROPERTIES TIMEOUT 120
+                     PASS_REGULAR_EXPRESSION "STRATA_PROGRESS=thread refused.*PASS nonblocking"
+                     FAIL_REGULAR_EXPRESSION "FAIL rank;Signal;signal;terminated;Abort")

@@ -49,6 +49,9 @@ struct bench_options {
     int sweep;                    /* --sweep: every collective, 8 B to 16 MiB */
     int overlap;                  /* --overlap: the nonblocking forms, post-compute-wait */
     int device;                   /* --device: device buffers, strata against manual staging */
+    int persistent;               /* --persistent: MPI_Start + MPI_Wait per call */
+    int nonblocking;              /* --nonblocking: --overlap, or with --noise the noisy
+                                     calls are the nonblocking forms (post + wait) */
     const char *json;
     const char *csv;
     struct bench_noise_options noise; /* --noise: max_ms > 0 */
@@ -108,6 +111,18 @@ void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows)
 /* bench_device.c: --device, MPI_Bcast and MPI_Allreduce on device buffers,
  * strata against manual staging and host buffers.  Collective. */
 void bench_run_device(struct bench *b);
+/* bench_persistent.c: --persistent, one line per row (rank 0 prints):
+ * strata's blocking call, strata's MPI_Start + MPI_Wait, the host's.
+ * Collective.  Available where the host defines persistent collectives. */
+void bench_run_persistent(struct bench *b, const struct bench_row *rows, int nrows);
+int bench_persistent_available(void);
+
+/* Whether bench_overlap.c posts coll's nonblocking form (the first eight). */
+int bench_nonblocking_supported(int coll);
+
+/* One nonblocking call of row r, posted and waited for at once: strata's
+ * (MPI_Ibcast, ... and MPI_Wait) or the host's (PMPI_). */
+void bench_call_nonblocking(struct bench *b, const struct bench_row *r, int strata);
 
 /* bench_table.c: rank 0's terminal output */
 void bench_format_size(size_t bytes, char *out, size_t len);

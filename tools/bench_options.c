@@ -28,6 +28,14 @@ void bench_usage(FILE *to)
             "                 strata, the application's own staging (copy to host, host MPI,\n"
             "                 copy back) and plain host buffers (--iters calls, default 20;\n"
             "                 STRATA_CUDA_LIB picks the driver, tests' fake one included)\n"
+            "  --nonblocking  the nonblocking forms: alone, the --overlap table (start-to-\n"
+            "                 completion latency and overlap%%); with --noise, ADAPT's noise\n"
+            "                 experiment on them (post + wait; default colls bcast,reduce,\n"
+            "                 allreduce).  Run with STRATA_PROGRESS=thread to time the\n"
+            "                 progress thread (strata-bench then asks MPI_THREAD_MULTIPLE)\n"
+            "  --persistent   persistent forms: MPI_<coll>_init once, then per call\n"
+            "                 MPI_Start + MPI_Wait, strata's beside its blocking form and the\n"
+            "                 host's persistent form (--iters calls each, default 200)\n"
             "  --iters N      timed calls per implementation and row (default adaptive,\n"
             "                 about %.1f s per row, %d to %d calls)\n"
             "  --root-shift   rooted collectives (bcast, reduce, gather, scatter): the root of\n"
@@ -133,6 +141,13 @@ static const char *conflict(const struct bench_options *opt, int sizes_given)
     if (opt->device && (opt->overlap || opt->algorithms || opt->noise.max_ms > 0 || opt->json ||
                         opt->csv))
         return "--device does not combine with --overlap, --algorithms, --noise, --json or --csv";
+    if (opt->nonblocking && opt->algorithms) return "--nonblocking does not combine with --algorithms";
+    if (opt->persistent && (opt->overlap || opt->nonblocking || opt->algorithms ||
+                            opt->noise.max_ms > 0 || opt->json || opt->csv))
+        return "--persistent does not combine with --overlap, --nonblocking, --algorithms, "
+               "--noise, --json or --csv";
+    if (opt->persistent && !bench_persistent_available())
+        return "--persistent: the host MPI defines no persistent collectives";
     if (opt->sweep && sizes_given) return "--sweep sets the sizes: leave out --sizes";
     /* A noisy row takes seconds: a sweep of them would take an hour. */
     if (opt->sweep && opt->noise.max_ms > 0) return "--sweep does not combine with --noise";
@@ -157,6 +172,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
         if (!strcmp(a, "--root-shift")) { opt->root_shift = 1; continue; }
         if (!strcmp(a, "--sweep")) { opt->sweep = 1; continue; }
         if (!strcmp(a, "--overlap")) { opt->overlap = 1; continue; }
+        if (!strcmp(a, "--nonblocking")) { opt->nonblocking = 1; continue; }
+        if (!strcmp(a, "--persistent")) { opt->persistent = 1; continue; }
         if (!strcmp(a, "--load-pin")) { opt->load_pin = 1; continue; }
         if (!strcmp(a, "--device")) { opt->device = 1; continue; }
         int noise = bench_noise_option(argc, argv, &i, &opt->noise, verbose);
@@ -212,6 +229,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
             opt->iters = (int)n;
         }
     }
+    if (opt->nonblocking && opt->noise.max_ms <= 0) opt->overlap = 1;
     const char *why = conflict(opt, sizes_given);
     if (why) {
         if (verbose) fprintf(stderr, "strata-bench: %s\n", why);
@@ -219,6 +237,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
     }
     if (bench_noise_check(&opt->noise, verbose)) return 2;
     if (opt->noise.max_ms > 0 && !sizes_given) sizes = BENCH_NOISE_DEFAULT_SIZES;
+    if (opt->nonblocking && opt->noise.max_ms > 0 && !colls) colls = "bcast,reduce,allreduce";
     if (opt->noise.max_ms > 0 && !colls) colls = BENCH_NOISE_DEFAULT_COLLS;
     if (opt->sweep) {
         sweep_sizes(opt);
@@ -228,11 +247,20 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
                              sizes, BENCH_MAX_SIZES);
         return 2;
     }
+    int nb = opt->overlap || opt->nonblocking || opt->persistent;
     if (!colls) {
-        for (int c = 0; c < STRATA_NCOLLS; c++) opt->want[c] = 1;
+        /* The nonblocking forms: the collectives the table has them for. */
+        for (int c = 0; c < STRATA_NCOLLS; c++) opt->want[c] = !nb || bench_nonblocking_supported(c);
     } else if (for_each_item(colls, take_coll, opt)) {
         if (verbose) fprintf(stderr, "strata-bench: bad --colls '%s'\n", colls);
         return 2;
     }
+    for (int c = 0; nb && c < STRATA_NCOLLS; c++)
+        if (opt->want[c] && !bench_nonblocking_supported(c)) {
+            if (verbose)
+                fprintf(stderr, "strata-bench: --overlap/--nonblocking/--persistent time the forms "
+                                "of bcast to barrier only, not of %s\n", bench_coll_name(c));
+            return 2;
+        }
     return 0;
 }

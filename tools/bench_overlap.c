@@ -7,12 +7,17 @@
  *             MPI), then wait
  *
  * overlap% = 100 * (pure + compute - overlap) / pure, clamped to [0, 100]:
- * the share of the operation hidden behind the computation.  strata
- * progresses its operations inside MPI calls only (no progress thread), so
- * an operation that needs several steps of a rank shows little overlap
- * here; one that completes at posting shows all.  A figure is the slowest
- * rank's mean over the iterations. */
+ * the share of the operation hidden behind the computation (OSU's figure).
+ * Without STRATA_PROGRESS=thread strata progresses its operations inside
+ * MPI calls only, so an operation that needs several steps of a rank shows
+ * little overlap here; one that completes at posting shows all.  With it
+ * (strata-bench then asks for MPI_THREAD_MULTIPLE), the progress thread
+ * moves them during the computation; the header says which.  A figure is
+ * the slowest rank's mean over the iterations.  `strata-bench --nonblocking`
+ * is this table; with --noise it is ADAPT's noise experiment on the
+ * nonblocking forms (bench_call_nonblocking). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
@@ -40,6 +45,8 @@ static const struct nb_api strata_nb_api = {MPI_Ibcast, MPI_Ireduce, MPI_Iallred
                                             MPI_Iallgather, MPI_Igather, MPI_Iscatter,
                                             MPI_Ialltoall, MPI_Ibarrier, MPI_Wait};
 
+int bench_nonblocking_supported(int coll) { return coll >= 0 && coll <= STRATA_COLL_BARRIER; }
+
 static void post(const struct nb_api *api, struct bench *b, const struct bench_row *r,
                  MPI_Request *q)
 {
@@ -54,8 +61,19 @@ static void post(const struct nb_api *api, struct bench *b, const struct bench_r
     case STRATA_COLL_GATHER: api->igather(b->send, n, t, b->recv, n, t, root, w, q); break;
     case STRATA_COLL_SCATTER: api->iscatter(b->send, n, t, b->recv, n, t, root, w, q); break;
     case STRATA_COLL_ALLTOALL: api->ialltoall(b->send, n, t, b->recv, n, t, w, q); break;
-    default: api->ibarrier(w, q); break;
+    case STRATA_COLL_BARRIER: api->ibarrier(w, q); break;
+    default: /* refused by the options (bench_nonblocking_supported) */
+        fprintf(stderr, "strata-bench: no nonblocking form of collective %d here\n", r->coll);
+        MPI_Abort(w, 2);
     }
+}
+
+void bench_call_nonblocking(struct bench *b, const struct bench_row *r, int strata)
+{
+    const struct nb_api *api = strata ? &strata_nb_api : &host_api;
+    MPI_Request q;
+    post(api, b, r, &q);
+    api->wait(&q, MPI_STATUS_IGNORE);
 }
 
 /* Computes for `us` microseconds without calling MPI (MPI_Wtime is a clock
@@ -101,6 +119,14 @@ static double overlap_pct(double pure, double comp, double total)
 void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows)
 {
     int iters = b->opt.iters ? b->opt.iters : 50;
+    if (b->rank == 0) {
+        const char *p = getenv("STRATA_PROGRESS");
+        int level = MPI_THREAD_SINGLE;
+        MPI_Query_thread(&level);
+        printf("progress: %s (thread level %s)\n",
+               p && !strcmp(p, "thread") ? "STRATA_PROGRESS=thread" : "inside MPI calls only",
+               level == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MULTIPLE");
+    }
     if (b->rank == 0)
         printf("%-10s %8s | %10s %10s %8s | %10s %10s %8s\n", "collective", "bytes",
                "strata us", "+compute", "overlap%", "host us", "+compute", "overlap%");

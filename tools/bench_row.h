@@ -30,6 +30,7 @@ struct bench_row {
     int copy_failed;
     struct bench_stats st[NVARIANTS];
     const char *refusal;          /* NULL: strata serves it */
+    int nonblocking;              /* --nonblocking --noise: the noisy calls are the I-forms */
     const char *algorithm;        /* --algorithms: the algorithm forced, or the tuned choice */
     int k;                        /* its factor (0: none) */
     int tuned;                    /* strata chose (nothing forced) */

@@ -39,7 +39,9 @@ void bench_print_noise_row(const struct bench_row *r)
 {
     char size[32];
     bench_format_size(r->bytes, size, sizeof size);
-    bench_noise_print_row(bench_coll_name(r->coll), size, r->refusal ? "native" : "strata",
+    char name[40];
+    snprintf(name, sizeof name, "%s%s", r->nonblocking ? "i" : "", bench_coll_name(r->coll));
+    bench_noise_print_row(name, size, r->refusal ? "native" : "strata",
                           &r->noise);
 }
 

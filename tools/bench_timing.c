@@ -264,7 +264,9 @@ static double time_variant(struct bench *b, struct bench_row *r, enum bench_vari
     prepare_call(b, r);
     PMPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime();
-    if (v == V_NATIVE) call_collective(&native_api, b, r);
+    /* --nonblocking --noise: the quiet figures are the nonblocking forms' too. */
+    if (b->opt.nonblocking && v != V_COPY) bench_call_nonblocking(b, r, v == V_STRATA);
+    else if (v == V_NATIVE) call_collective(&native_api, b, r);
     else if (v == V_STRATA) call_collective(&strata_api, b, r);
     else if (b->rank == 1 && bench_copy_from_root(b, r->bytes)) r->copy_failed = 1;
     return MPI_Wtime() - t0;
@@ -400,7 +402,8 @@ static double time_noisy_call(void *ctx, int impl, const struct bench_noise_draw
         bench_noise_spin_until(t0, draw->delay_s);
         *late_s = MPI_Wtime() - t0;
     }
-    call_collective(impl ? &strata_api : &native_api, b, b->noisy_row);
+    if (b->opt.nonblocking) bench_call_nonblocking(b, b->noisy_row, impl);
+    else call_collective(impl ? &strata_api : &native_api, b, b->noisy_row);
     return MPI_Wtime() - t0;
 }
 
@@ -411,7 +414,8 @@ static void loop_call(void *ctx, int impl)
 {
     struct bench *b = ctx;
     next_root(b);
-    call_collective(impl ? &strata_api : &native_api, b, b->noisy_row);
+    if (b->opt.nonblocking) bench_call_nonblocking(b, b->noisy_row, impl);
+    else call_collective(impl ? &strata_api : &native_api, b, b->noisy_row);
 }
 
 int bench_run_noisy_row(struct bench *b, struct bench_row *r)

@@ -6,7 +6,8 @@
  *                                [--csv FILE] [--algorithms]
  *                                [--noise[=MS]] [--noise-form rate|late] [--noise-rounds R]
  *                                [--noise-block S] [--noise-calls N] [--noise-seed S]
- *                                [--overlap] [--load N] [--load-kind spin|noise] [--load-pin]
+ *                                [--overlap] [--nonblocking] [--persistent]
+ *                                [--load N] [--load-kind spin|noise] [--load-pin]
  *                                [--device]
  *
  * Both implementations are timed alternately in one process, call after
@@ -23,7 +24,11 @@
  *
  * --overlap times the nonblocking forms (MPI_Ibcast, ...): post and wait,
  * then post, compute and wait, and the share of the operation the
- * computation hides, strata's beside the host's (bench_overlap.c).
+ * computation hides, strata's beside the host's (bench_overlap.c);
+ * --nonblocking is that table, or with --noise the noise experiment on the
+ * nonblocking forms.  --persistent times one MPI_Start + MPI_Wait of a
+ * persistent collective against strata's blocking call and the host's
+ * persistent form (bench_persistent.c).
  *
  * --device times MPI_Bcast and MPI_Allreduce on device buffers: strata's
  * staging against the application's own (copy to host, host MPI, copy
@@ -49,7 +54,8 @@
 
 static struct bench_row make_row(const struct bench *b, enum strata_coll coll, size_t bytes)
 {
-    struct bench_row r = {.coll = coll, .bytes = bytes, .count = (int)bytes, .type = MPI_BYTE};
+    struct bench_row r = {.coll = coll, .bytes = bytes, .count = (int)bytes, .type = MPI_BYTE,
+                          .nonblocking = b->opt.nonblocking};
     if (coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE ||
         coll == STRATA_COLL_REDUCE_SCATTER_BLOCK || coll == STRATA_COLL_REDUCE_SCATTER ||
         coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN) {
@@ -238,7 +244,14 @@ static int write_files(const struct bench *b, const char *command, const char *m
 int main(int argc, char **argv)
 {
     struct bench b = {0};
-    MPI_Init(&argc, &argv);
+    /* The progress thread calls the host MPI: it needs MPI_THREAD_MULTIPLE
+     * (and is refused, visibly, without). */
+    const char *progress = getenv("STRATA_PROGRESS");
+    int provided;
+    if (progress && !strcmp(progress, "thread"))
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    else
+        MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &b.rank);
     MPI_Comm_size(MPI_COMM_WORLD, &b.size);
     int rc = bench_parse_options(argc, argv, &b.opt, b.rank == 0);
@@ -273,7 +286,13 @@ int main(int argc, char **argv)
     host_mpi_name(mpi, sizeof mpi);
     if (b.rank == 0) {
         bench_print_header(&b, command, mpi);
+        if (b.opt.nonblocking && !b.opt.overlap)
+            printf("--nonblocking --noise: the noisy calls are the nonblocking forms, post + "
+                   "wait (progress: %s)\n",
+                   progress && !strcmp(progress, "thread") ? "STRATA_PROGRESS=thread"
+                                                           : "inside MPI calls only");
         if (b.opt.device) printf("--device: collectives on device buffers\n");
+        else if (b.opt.persistent) printf("--persistent: MPI_Start + MPI_Wait per call\n");
         else if (b.opt.overlap) printf("--overlap: nonblocking forms, post + compute + wait\n");
         else if (b.opt.algorithms) bench_print_algorithm_header();
         else if (b.opt.noise.max_ms > 0) bench_noise_print_header(&b.opt.noise);
@@ -281,13 +300,14 @@ int main(int argc, char **argv)
     }
     if (b.opt.device) {
         bench_run_device(&b);
-    } else if (b.opt.overlap) {
+    } else if (b.opt.overlap || b.opt.persistent) {
         struct bench_row rows[STRATA_NCOLLS * BENCH_MAX_SIZES];
         int n = 0;
         for (int c = 0; c < STRATA_NCOLLS; c++)
             for (int s = 0; b.opt.want[c] && s < (c == STRATA_COLL_BARRIER ? 1 : b.opt.nsizes); s++)
                 rows[n++] = make_row(&b, (enum strata_coll)c, b.opt.sizes[s]);
-        bench_run_overlap(&b, rows, n);
+        if (b.opt.persistent) bench_run_persistent(&b, rows, n);
+        else bench_run_overlap(&b, rows, n);
     } else if (b.opt.algorithms) {
         run_algorithm_rows(&b);
     } else {
@@ -295,7 +315,8 @@ int main(int argc, char **argv)
     }
     if (bench_load_stop(&b.load)) fprintf(stderr, "strata-bench: a load process was not reaped\n");
     if (b.rank == 0) {
-        if (!b.opt.algorithms && !b.opt.overlap && !b.opt.device && b.opt.noise.max_ms <= 0)
+        if (!b.opt.algorithms && !b.opt.overlap && !b.opt.device && !b.opt.persistent &&
+            b.opt.noise.max_ms <= 0)
             bench_print_rank_table(&b);
         rc = write_files(&b, command, mpi);
     }

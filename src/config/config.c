@@ -74,6 +74,10 @@ static const struct strata_config_var vars[] = {
      "runnable task and the awaited rank is not itself waiting, then yields and blocks in the "
      "kernel (futex) until the writer wakes it; spin: spin STRATA_SPIN polls, then yield, "
      "never block (rank 0's value applies to every rank)"},
+    {"STRATA_PROGRESS", "off", "off or thread",
+     "thread: one progress thread per process advances outstanding nonblocking and persistent "
+     "collectives while the application computes (needs MPI_THREAD_MULTIPLE; it sleeps while "
+     "none is outstanding and takes a core, or a share of one, while some are)"},
     {"STRATA_BLOCK_AFTER", "1000", "microseconds, 0 to 10000000",
      "adaptive waits on a quiet machine: a wait this long blocks in the kernel (a busy "
      "machine or a waiting peer makes it block after a few yields)"},
@@ -505,6 +509,15 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         else {
             snprintf(err, errlen, "STRATA_WAIT=\"%s\" is not valid: it accepts %s", s,
                      var_row("STRATA_WAIT")->accepts);
+            return -1;
+        }
+    }
+    if ((s = getenv("STRATA_PROGRESS"))) {
+        if (!strcasecmp(s, "off")) cfg->progress_thread = 0;
+        else if (!strcasecmp(s, "thread")) cfg->progress_thread = 1;
+        else {
+            snprintf(err, errlen, "STRATA_PROGRESS=\"%s\" is not valid: it accepts %s", s,
+                     var_row("STRATA_PROGRESS")->accepts);
             return -1;
         }
     }

@@ -42,6 +42,7 @@ struct strata_config {
     int spin;                    /* STRATA_SPIN, -1 = auto */
     int wait_adaptive;           /* STRATA_WAIT: 1 adaptive, 0 spin */
     int block_after_us;          /* STRATA_BLOCK_AFTER */
+    int progress_thread;         /* STRATA_PROGRESS: 1 thread, 0 off */
     size_t shm_max;              /* STRATA_SHM_MAX */
     int shared_heap;             /* STRATA_SHARED_HEAP (interpose/heap.c reads it itself) */
     size_t shared_heap_min;      /* STRATA_SHARED_HEAP_MIN */

@@ -9,6 +9,8 @@
 
 #include "config/config.h"
 #include "context/runtime.h"
+#include "interpose/persistent.h"
+#include "interpose/progress_thread.h"
 #include "interpose/route.h"
 #include "shm/flags.h"
 #include "util/log.h"
@@ -72,6 +74,7 @@ static int at_finalize(MPI_Comm self, int keyval, void *value, void *extra)
         strata_nb_progress();
         strata_nb_idle(round);
     }
+    strata_progress_thread_stop(); /* nothing outstanding: it sleeps, and ends */
     if (nb_comm != MPI_COMM_NULL) PMPI_Comm_free(&nb_comm);
     if (persist_comm != MPI_COMM_NULL) PMPI_Comm_free(&persist_comm);
     PMPI_Comm_free_keyval(&keyval);
@@ -82,7 +85,13 @@ static void progress_hook(void) { strata_nb_progress(); }
 
 /* A communicator freed with operations pending on it: they complete first
  * (its plane goes with it). */
-static void before_ctx_free(struct strata_ctx *ctx) { strata_nb_drain(ctx); }
+static void before_ctx_free(struct strata_ctx *ctx)
+{
+    strata_nb_drain(ctx);
+    strata_nb_lock();
+    strata_persist_forget_ctx_locked(ctx);
+    strata_nb_unlock();
+}
 
 static void setup(void)
 {
@@ -96,6 +105,7 @@ static void setup(void)
     strata_ctx_before_free = before_ctx_free;
     /* Relaxed: a function set once (op.h). */
     atomic_store_explicit(&strata_op_idle_hook, progress_hook, memory_order_relaxed);
+    strata_progress_thread_start();
 }
 
 MPI_Comm strata_nb_persist_comm(void)
@@ -147,6 +157,7 @@ int strata_nb_to_host(void)
  * application's buffers first (a finished operation). */
 static void release(struct strata_nb *nb, int unpack)
 {
+    if (nb->kept) return; /* its request's, until the request is freed */
     for (int i = 0; i < 2; i++) {
         if (!unpack) nb->view[i].unpack_out = 0;
         strata_run_view_close(&nb->view[i], nb->ctx ? nb->ctx->comm : MPI_COMM_SELF);
@@ -290,7 +301,10 @@ void strata_nb_drain(struct strata_ctx *ctx)
 /* Queues a built operation.  Lock held. */
 static void enqueue(struct strata_nb *nb)
 {
-    atomic_fetch_add_explicit(&strata_nb_outstanding_count, 1, memory_order_relaxed);
+    /* Relaxed: the progress thread reads it as a hint and takes the lock
+     * (held here) before it touches the queues. */
+    if (atomic_fetch_add_explicit(&strata_nb_outstanding_count, 1, memory_order_relaxed) == 0)
+        strata_progress_thread_wake();
     nb->next_all = all;
     all = nb;
     struct strata_ctx *ctx = nb->ctx;
@@ -361,6 +375,51 @@ void strata_nb_abandon(struct strata_nb *nb)
 {
     strata_nb_building_now = NULL;
     release(nb, 0);
+}
+
+struct strata_nb *strata_nb_keep(struct strata_nb *nb)
+{
+    strata_nb_building_now = NULL;
+    /* The kinds whose whole state is the arguments (a kind added later is
+     * built at each start until it is listed here). */
+    int kind_ok = 0;
+    switch (nb->kind) {
+    case STRATA_NB_NODE_BLOCK: kind_ok = nb->block_start != NULL; break;
+    case STRATA_NB_NODE_REDUCE:
+    case STRATA_NB_NODE_BARRIER:
+    case STRATA_NB_NET_BCAST:
+    case STRATA_NB_NET_REDUCE:
+    case STRATA_NB_NET_BLOCK:
+    case STRATA_NB_NET_BARRIER: kind_ok = 1; break;
+    default: break; /* nothing (one rank: data moved while building), the host's */
+    }
+    int views_ok = 1;
+    for (int i = 0; i < 2; i++) views_ok &= !nb->view[i].tmp && !nb->view[i].dup;
+    int how_ok = !nb->has_how || (!nb->how.staged && !nb->how.stage && !nb->how.user.tmp);
+    if (!(kind_ok && views_ok && how_ok)) {
+        release(nb, 0);
+        return NULL;
+    }
+    nb->kept = 1;
+    return nb;
+}
+
+struct strata_nb *strata_nb_rearm(struct strata_nb *kept)
+{
+    /* Not outstanding (MPI forbids starting an active request), so no other
+     * thread reads it: plain stores.  The union is set by start(). */
+    kept->next_in_comm = kept->next_active = kept->next_all = NULL;
+    kept->on_done = NULL;
+    kept->done_arg = NULL;
+    kept->app_freed = 0;
+    kept->host_req = MPI_REQUEST_NULL;
+    return kept;
+}
+
+void strata_nb_kept_free(struct strata_nb *kept)
+{
+    kept->kept = 0;
+    release(kept, 0);
 }
 
 MPI_Request *strata_nb_host_request(void) { return &host_request; }

@@ -56,6 +56,7 @@ enum strata_nb_kind {
 struct strata_nb {
     int call;                   /* call id (util/colls.h): what STRATA_STATS counts */
     int replay;                 /* a persistent start after the first: counted and decided before */
+    int kept;                   /* a persistent request's, reused by every start (not freed) */
     int to_host;                /* building: strata left the call to the host MPI */
     struct strata_choice choice;/* the algorithm (node plane), decided once */
     int have_choice;
@@ -190,6 +191,19 @@ int strata_nb_post_persistent(struct strata_nb *nb);
 
 /* Building a persistent start that cannot go on: frees it. */
 void strata_nb_abandon(struct strata_nb *nb);
+
+/* A persistent operation built at _init: kept for every start if it holds
+ * nothing that depends on the buffers' contents or must be redone per start
+ * (packed views, a staged datatype, a one-rank copy made while building);
+ * else abandoned: NULL.  A kept operation is not freed when it completes. */
+struct strata_nb *strata_nb_keep(struct strata_nb *nb);
+
+/* A kept operation made ready for its next start (progress state and
+ * queue links cleared; the decisions stay): returns it. */
+struct strata_nb *strata_nb_rearm(struct strata_nb *kept);
+
+/* Frees a kept operation (not outstanding). */
+void strata_nb_kept_free(struct strata_nb *kept);
 
 
 

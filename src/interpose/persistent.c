@@ -5,10 +5,17 @@
  * private duplicate of MPI_COMM_SELF, with a tag of its own for its life:
  * MPI_Start starts it and queues one operation, built as the nonblocking
  * form builds it; strata sends the message when the operation finishes.
- * The first start decides (route, algorithm) and is what STRATA_STATS
- * counts under MPI_<coll>_init; later starts reuse the algorithm.  A start
- * strata leaves to the host MPI runs the host's nonblocking form, which
- * strata's progress tests. */
+ * _init decides (route, argument checks, algorithm, tree, chunking, the
+ * composition across nodes) by building the operation once, as the
+ * nonblocking form builds it, and STRATA_STATS counts that under
+ * MPI_<coll>_init.  Where the built operation holds nothing that depends on
+ * the buffers' contents (contiguous buffers, no staged datatype), it is kept
+ * and every MPI_Start only resets its progress state and queues it again:
+ * the start costs the data movement alone.  Otherwise each start builds it
+ * again from the kept decisions (the algorithm is not chosen again, nothing
+ * is counted again).  docs/DESIGN.md, "Persistent collectives", says what is
+ * decided when.  A call strata leaves to the host MPI at _init runs the
+ * host's nonblocking form at every start, which strata's progress tests. */
 #include <mpi.h>
 #include <stdlib.h>
 
@@ -33,6 +40,8 @@ struct strata_persist {
     MPI_Comm comm;
     struct strata_choice choice;
     int have_choice, started, active, freed;
+    int host;              /* decided at _init: every start is the host's */
+    struct strata_nb *tmpl; /* built at _init, reused by every start (or NULL) */
     struct strata_persist *next;
 };
 
@@ -65,7 +74,20 @@ static void unlink_free(struct strata_persist *ps)
             break;
         }
     strata_nb_persist_tag_free_locked(ps->tag);
+    if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
     free(ps);
+}
+
+/* A communicator's context goes (nonblocking.c, lock held): the operations
+ * kept for it point to it, so starts build again (through the host's
+ * communicator handle, as any call after a free would). */
+void strata_persist_forget_ctx_locked(const struct strata_ctx *ctx)
+{
+    for (struct strata_persist *ps = table; ps; ps = ps->next)
+        if (ps->tmpl && ps->tmpl->ctx == ctx && !ps->active) {
+            strata_nb_kept_free(ps->tmpl);
+            ps->tmpl = NULL;
+        }
 }
 
 /* The message that completes the application's request.  Lock held. */
@@ -144,10 +166,22 @@ static int strata_start(const struct strata_persist *ps)
     }
 }
 
+/* One start from the operation kept at _init: its progress state reset and
+ * queued again (nothing decided, nothing counted, no argument read). */
+static int start_kept(struct strata_persist *ps)
+{
+    struct strata_nb *nb = strata_nb_rearm(ps->tmpl);
+    ps->active = 1;
+    nb->on_done = persist_finished;
+    nb->done_arg = ps;
+    return strata_nb_post_persistent(nb);
+}
+
 static int start_one(struct strata_persist *ps)
 {
     int rc = PMPI_Start(&ps->req);
     if (rc != MPI_SUCCESS) return rc;
+    if (ps->tmpl) return start_kept(ps);
     struct strata_nb *nb = strata_nb_begin(ps->coll, STRATA_FORM_PERSISTENT);
     if (!nb) {
         strata_nb_lock();
@@ -158,7 +192,8 @@ static int start_one(struct strata_persist *ps)
     nb->replay = ps->started;
     nb->choice = ps->choice;
     nb->have_choice = ps->have_choice;
-    rc = strata_start(ps);
+    /* Left to the host at _init: its nonblocking form, tested by progress. */
+    rc = ps->host ? strata_nb_to_host() : strata_start(ps);
     if (rc == MPI_SUCCESS && nb->to_host) {
         nb->to_host = 0;
         nb->kind = STRATA_NB_HOST;
@@ -219,6 +254,35 @@ int strata_persist_free(MPI_Request *request)
 #define HOST_INIT(name) PMPIX_##name##_init
 #endif
 
+/* _init's decisions: the operation is built once, as a start would build
+ * it (every rank calls _init in the same order, as for any collective, so
+ * the agreement of STRATA_CHECK_ARGS and a new communicator's context may
+ * communicate here).  A call strata leaves goes to the host at every start;
+ * an operation that holds nothing of the buffers' contents is kept whole;
+ * any other keeps its algorithm and is built again at each start.  An
+ * error strata finds in the arguments here is left for the start (which
+ * builds again and returns it, as the first start always did). */
+static void decide(struct strata_persist *ps)
+{
+    struct strata_nb *nb = strata_nb_begin(ps->coll, STRATA_FORM_PERSISTENT);
+    if (!nb) return; /* each start tries again */
+    int rc = strata_start(ps);
+    ps->started = 1; /* counted under MPI_<coll>_init now */
+    if (rc == MPI_SUCCESS && nb->to_host) {
+        ps->host = 1;
+        strata_nb_abandon(nb);
+        return;
+    }
+    if (rc != MPI_SUCCESS) {
+        ps->started = 0;
+        strata_nb_abandon(nb);
+        return;
+    }
+    ps->choice = nb->choice;
+    ps->have_choice = nb->have_choice;
+    ps->tmpl = strata_nb_keep(nb); /* NULL: abandoned, built at each start */
+}
+
 /* A new persistent request for a call of coll, or 0 with *host set when the
  * host MPI's own persistent form serves it (strata is off, or no tag is
  * left). */
@@ -238,10 +302,12 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
         return MPI_SUCCESS;
     }
     *host = 0;
+    decide(ps);
     int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, ps->tag, comm, request);
     strata_nb_lock();
     if (rc != MPI_SUCCESS) {
         strata_nb_persist_tag_free_locked(ps->tag);
+        if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
         free(ps);
     } else {
         ps->req = *request;

@@ -14,4 +14,9 @@ int strata_persist_owns(MPI_Request request, int active_only);
  * MPI_REQUEST_NULL: returns 1 then. */
 int strata_persist_free(MPI_Request *request);
 
+struct strata_ctx;
+/* A communicator's context goes (strata_nb lock held): persistent requests
+ * that kept an operation built on it build again at their next start. */
+void strata_persist_forget_ctx_locked(const struct strata_ctx *ctx);
+
 #endif

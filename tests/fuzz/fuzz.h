@@ -69,6 +69,7 @@ struct fuzz_opts {
     int keep_going;      /* go on after a mismatch */
     int require_strata;  /* fail if strata served no communicator at all */
     int expect_all;      /* check every data mover's result against the expected bytes */
+    int forms;           /* --forms: bit 0 blocking, 1 nonblocking, 2 persistent (default 1) */
     unsigned call_timeout; /* seconds a call may take before it counts as hung */
     size_t self_corrupt;  /* self-test: strata's output is damaged from this many elements */
     int self_hang;        /* self-test: world rank 1 skips strata's MPI_Barrier */
@@ -200,6 +201,8 @@ struct fuzz_call {
     enum fuzz_error error;
     int error_side;                  /* FE_COUNT, FE_TYPE: SIDE_SEND or SIDE_RECV */
     uint64_t data_seed;
+    int form;                        /* strata's side: 0 blocking, 1 MPI_I<coll> + MPI_Wait,
+                                        2 MPI_<coll>_init + MPI_Start + MPI_Wait (--forms) */
 };
 
 void fuzz_draw_init(void);

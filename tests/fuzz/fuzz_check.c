@@ -352,6 +352,83 @@ static double now(void)
 
 #define CALL(fn, ...) (strata ? MPI_##fn(__VA_ARGS__) : PMPI_##fn(__VA_ARGS__))
 
+#if !defined(STRATA_HAVE_PERSISTENT_COLL) && defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
+#include <mpi-ext.h>
+#define INIT(name) MPIX_##name##_init
+#elif defined(STRATA_HAVE_PERSISTENT_COLL)
+#define INIT(name) MPI_##name##_init
+#endif
+
+/* strata's side of a call drawn in a nonblocking or persistent form
+ * (--forms): the request, then MPI_Wait (persistent: MPI_Start between, and
+ * MPI_Request_free after).  A host without persistent collectives gets the
+ * nonblocking form.  Returns the call's error. */
+static int invoke_form(const struct fuzz_call *c, const struct exec *x, const void *csb,
+                       void *rb)
+{
+    MPI_Request q = MPI_REQUEST_NULL;
+    int rc;
+#ifdef INIT
+    if (c->form == 2) {
+        MPI_Info i = MPI_INFO_NULL;
+        switch (c->coll) {
+        case STRATA_COLL_BCAST: rc = INIT(Bcast)(rb, x->scount, x->stype, x->root, x->comm, i, &q); break;
+        case STRATA_COLL_REDUCE:
+            rc = INIT(Reduce)(csb, rb, x->scount, x->stype, x->op, x->root, x->comm, i, &q);
+            break;
+        case STRATA_COLL_ALLREDUCE:
+            rc = INIT(Allreduce)(csb, rb, x->scount, x->stype, x->op, x->comm, i, &q);
+            break;
+        case STRATA_COLL_GATHER:
+            rc = INIT(Gather)(csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->root, x->comm,
+                              i, &q);
+            break;
+        case STRATA_COLL_SCATTER:
+            rc = INIT(Scatter)(csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->root, x->comm,
+                               i, &q);
+            break;
+        case STRATA_COLL_ALLGATHER:
+            rc = INIT(Allgather)(csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm, i, &q);
+            break;
+        case STRATA_COLL_ALLTOALL:
+            rc = INIT(Alltoall)(csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm, i, &q);
+            break;
+        default: rc = INIT(Barrier)(x->comm, i, &q); break;
+        }
+        if (rc == MPI_SUCCESS) rc = MPI_Start(&q);
+        if (rc == MPI_SUCCESS) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+        CHECK(rc != MPI_SUCCESS || q != MPI_REQUEST_NULL, "a persistent request was freed by MPI_Wait");
+        if (q != MPI_REQUEST_NULL) MPI_Request_free(&q);
+        return rc;
+    }
+#endif
+    switch (c->coll) {
+    case STRATA_COLL_BCAST: rc = MPI_Ibcast(rb, x->scount, x->stype, x->root, x->comm, &q); break;
+    case STRATA_COLL_REDUCE:
+        rc = MPI_Ireduce(csb, rb, x->scount, x->stype, x->op, x->root, x->comm, &q);
+        break;
+    case STRATA_COLL_ALLREDUCE:
+        rc = MPI_Iallreduce(csb, rb, x->scount, x->stype, x->op, x->comm, &q);
+        break;
+    case STRATA_COLL_GATHER:
+        rc = MPI_Igather(csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->root, x->comm, &q);
+        break;
+    case STRATA_COLL_SCATTER:
+        rc = MPI_Iscatter(csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->root, x->comm, &q);
+        break;
+    case STRATA_COLL_ALLGATHER:
+        rc = MPI_Iallgather(csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm, &q);
+        break;
+    case STRATA_COLL_ALLTOALL:
+        rc = MPI_Ialltoall(csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm, &q);
+        break;
+    default: rc = MPI_Ibarrier(x->comm, &q); break;
+    }
+    if (rc == MPI_SUCCESS) rc = MPI_Wait(&q, MPI_STATUS_IGNORE);
+    CHECK(rc != MPI_SUCCESS || q == MPI_REQUEST_NULL, "MPI_Wait left a nonblocking request");
+    return rc;
+}
+
 /* One run of the call (strata: MPI_*, else PMPI_*); returns its error class.
  * Barrier: *early_exit says a rank left before another one entered. */
 static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, int *early_exit)
@@ -360,6 +437,12 @@ static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, i
     void *sb = buf_arg(&x->send, k), *rb = buf_arg(&x->recv, k);
     const void *csb = sb;
     if (c->coll == STRATA_COLL_BCAST) sb = rb;
+    if (strata && c->form && c->coll != STRATA_COLL_BARRIER) {
+        rc = invoke_form(c, x, csb, c->coll == STRATA_COLL_BCAST ? sb : rb);
+        int cls = rc;
+        if (rc != MPI_SUCCESS) PMPI_Error_class(rc, &cls);
+        return cls;
+    }
     switch (c->coll) {
     case STRATA_COLL_BCAST: rc = CALL(Bcast, sb, x->scount, x->stype, x->root, x->comm); break;
     case STRATA_COLL_REDUCE:
@@ -413,7 +496,7 @@ static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, i
             nanosleep(&ts, NULL);
         }
         double entered = now();
-        rc = CALL(Barrier, x->comm);
+        rc = strata && c->form ? invoke_form(c, x, NULL, NULL) : CALL(Barrier, x->comm);
         double left = now(), last_in = entered;
         if (rc == MPI_SUCCESS && x->comm != MPI_COMM_NULL) {
             PMPI_Allreduce(&entered, &last_in, 1, MPI_DOUBLE, MPI_MAX, x->comm);

@@ -312,6 +312,18 @@ void fuzz_draw(long index, struct fuzz_call *c)
     c->misalign = fuzz_base(c->base)->align == 1 ? (int)fuzz_below(&r, 8) : 0;
     c->late_rank_draw = (int)fuzz_below(&r, FUZZ_MAX_WORLD);
     c->data_seed = fuzz_hash(fuzz_opt.seed ^ 0xda7a, (uint64_t)index);
+    /* The form strata's side is called in (--forms), from a hash of its own
+     * so that the other draws of a seed stay what they were.  The first
+     * eight collectives, valid calls only: the host's blocking form is the
+     * reference, and its error class may differ from its nonblocking one. */
+    int nforms = __builtin_popcount(fuzz_opt.forms);
+    if (nforms > 1 && !c->error && c->coll <= STRATA_COLL_BARRIER) {
+        int k = (int)(fuzz_hash(fuzz_opt.seed ^ 0xf0f0, (uint64_t)index) % (uint64_t)nforms);
+        for (int f = 0; f < 3; f++)
+            if ((fuzz_opt.forms >> f) & 1 && k-- == 0) c->form = f;
+    } else if (nforms == 1 && !c->error && c->coll <= STRATA_COLL_BARRIER) {
+        c->form = __builtin_ctz((unsigned)fuzz_opt.forms);
+    }
 }
 
 static const char *error_names[FUZZ_NERRORS] = {
@@ -358,6 +370,9 @@ void fuzz_describe(const struct fuzz_call *c, size_t elems, int size, char *out,
     if (c->null_insignificant && fuzz_is_rooted(c->coll))
         n += snprintf(out + n, len - (size_t)n, ", NULL where insignificant");
     if (c->misalign) n += snprintf(out + n, len - (size_t)n, ", buffers at +%d", c->misalign);
+    if (c->form)
+        n += snprintf(out + n, len - (size_t)n, ", strata's %s form",
+                      c->form == 1 ? "nonblocking" : "persistent");
     if (c->error == FE_COUNT || c->error == FE_TYPE)
         snprintf(out + n, len - (size_t)n, ", invalid: %s as the %s", error_names[c->error],
                  c->coll == STRATA_COLL_BCAST || fuzz_is_reduction(c->coll) ? "argument"

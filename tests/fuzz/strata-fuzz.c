@@ -7,6 +7,12 @@
  *   --calls=N         calls to draw and run (default 500)
  *   --max-bytes=S     largest buffer of a call on a rank, K/M/G suffixes
  *                     (default 1M)
+ *   --forms=LIST      the forms strata's side of a call is drawn from:
+ *                     blocking, nonblocking (MPI_I<coll> + MPI_Wait),
+ *                     persistent (MPI_<coll>_init + MPI_Start + MPI_Wait +
+ *                     MPI_Request_free); the first eight collectives, valid
+ *                     calls (default blocking; the host side is always its
+ *                     blocking PMPI_ form, the reference)
  *   --colls=LIST      bcast, reduce, allreduce, allgather, gather, scatter,
  *                     alltoall, barrier, scan, exscan, reduce_scatter_block,
  *                     reduce_scatter, gatherv, scatterv, allgatherv, alltoallv
@@ -55,6 +61,7 @@ struct fuzz_opts fuzz_opt = {
     .errors = 1,
     .shrink = 1,
     .call_timeout = 120,
+    .forms = 1,
 };
 
 static const char *prog;
@@ -96,6 +103,22 @@ static void parse_colls(const char *list)
     if (!fuzz_opt.colls) usage_error("no collective in", list);
 }
 
+/* --forms=LIST: blocking, nonblocking, persistent. */
+static void parse_forms(const char *val)
+{
+    static const char *names[3] = {"blocking", "nonblocking", "persistent"};
+    char copy[128];
+    snprintf(copy, sizeof copy, "%s", val);
+    fuzz_opt.forms = 0;
+    for (char *save = NULL, *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        int f = 0;
+        while (f < 3 && strcmp(t, names[f])) f++;
+        if (f == 3) usage_error("--forms takes blocking, nonblocking, persistent, not", t);
+        fuzz_opt.forms |= 1 << f;
+    }
+    if (!fuzz_opt.forms) usage_error("--forms names no form:", val);
+}
+
 static void parse_options(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -122,6 +145,7 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(name, "--max-bytes"))
             fuzz_opt.max_bytes = (size_t)parse_number(val, "bad size");
         else if (!strcmp(name, "--colls")) parse_colls(val);
+        else if (!strcmp(name, "--forms")) parse_forms(val);
         else if (!strcmp(name, "--only")) fuzz_opt.only = (long)parse_number(val, "bad index");
         else if (!strcmp(name, "--elements"))
             fuzz_opt.elements = (long)parse_number(val, "bad element count");

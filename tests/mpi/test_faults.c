@@ -17,10 +17,12 @@
  *     results through strata's shared-memory path with CMA off (asserted).
  *     The host MPI must not use CMA itself (the script sees to it).
  *
- *   test_faults --loop=SECONDS [--bytes=B]
+ *   test_faults --loop=SECONDS [--bytes=B] [--nonblocking]
  *     Prints "PIDS p0 p1 ..." and "LOOPING", then runs checked Bcasts and
- *     Allreduces of B bytes for SECONDS: a script kills one rank meanwhile
- *     and watches what the others do.  Exits 0 if nothing happened. */
+ *     Allreduces of B bytes for SECONDS (--nonblocking: an Ibcast and an
+ *     Iallreduce outstanding together, then one Waitall): a script kills one
+ *     rank meanwhile and watches what the others do.  Exits 0 if nothing
+ *     happened. */
 #include <errno.h>
 #include <linux/capability.h>
 #include <mpi.h>
@@ -129,6 +131,8 @@ static void check_plane(MPI_Comm comm, int want_cma, const char *what)
           strata_plane_single_copy(ctx->plane) ? "on" : "off", want_cma ? "on" : "off");
 }
 
+static int nonblocking; /* --nonblocking: the loop's calls are MPI_Ibcast + MPI_Iallreduce */
+
 static void loop(double seconds)
 {
     int *pids = malloc(sizeof(int) * (size_t)size), me = (int)getpid();
@@ -154,9 +158,19 @@ static void loop(double seconds)
         if (!go) break;
         int root = iter % size;
         if (rank == root) memset(buf, iter & 0xff, bytes);
-        MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
+        if (nonblocking) {
+            /* Both outstanding at once, completed together (issue 17):
+             * the survivors notice a death through their progress loop. */
+            MPI_Request req[2];
+            MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: MPICH's headers warn of it */
+            MPI_Ibcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD, &req[0]);
+            MPI_Iallreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &req[1]);
+            MPI_Waitall(2, req, st);
+        } else {
+            MPI_Bcast(buf, (int)bytes, MPI_BYTE, root, MPI_COMM_WORLD);
+            MPI_Allreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        }
         CHECK(buf[bytes - 1] == (unsigned char)(iter & 0xff), "Bcast %d: wrong data", iter);
-        MPI_Allreduce(in, out, (int)count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         CHECK(out[count - 1] == (double)size * (double)((count - 1) % 64),
               "Allreduce %d: wrong data", iter);
     }
@@ -175,6 +189,7 @@ int main(int argc, char **argv)
         else if (!strncmp(argv[i], "--refuse-rank=", 14)) refuse_rank = atoi(argv[i] + 14);
         else if (!strncmp(argv[i], "--bytes=", 8)) bytes = strtoull(argv[i] + 8, NULL, 10);
         else if (!strncmp(argv[i], "--loop=", 7)) loop_seconds = atof(argv[i] + 7);
+        else if (!strcmp(argv[i], "--nonblocking")) nonblocking = 1;
         else {
             fprintf(stderr, "test_faults: unknown argument %s\n", argv[i]);
             return 2;

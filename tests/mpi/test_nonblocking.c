@@ -11,10 +11,19 @@
  *   - a datatype with holes, freed right after posting;
  *   - persistent operations started many times with new contents (where the
  *     host defines them);
- *   - STRATA_STATS counts under MPI_Ibcast, ... (with --stats). */
+ *   - STRATA_STATS counts under MPI_Ibcast, ... (with --stats);
+ *   - --progress-thread (STRATA_PROGRESS=thread, MPI_THREAD_MULTIPLE): an
+ *     operation completes on a peer while this rank computes without any
+ *     MPI call (seen through a shared window, so no MPI call is needed to
+ *     see it), then the checks above with the thread racing the
+ *     application's own progress (TSan runs it); --progress-refused: the
+ *     same variable at MPI_THREAD_SINGLE is refused and everything works. */
 #include <mpi.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -365,6 +374,64 @@ static void persistent(MPI_Comm comm, int starts)
 }
 #endif
 
+#ifdef INIT
+/* Persistent forms whose operation cannot be kept whole at _init (a
+ * datatype with holes: packed at each start) beside one that is (in place
+ * at the root), started with new contents each time. */
+static void persistent_rebuilt(MPI_Comm comm, int starts)
+{
+    enum { N = 300 };
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    int *buf = malloc(sizeof(int) * 2 * N), *want = malloc(sizeof(int) * 2 * N);
+    int *red = malloc(sizeof(int) * N), *redwant = malloc(sizeof(int) * N);
+    MPI_Datatype every_other;
+    MPI_Type_vector(N, 1, 2, MPI_INT, &every_other);
+    MPI_Type_commit(&every_other);
+    int root = n - 1;
+    MPI_Request req[2];
+    INIT(Bcast)(buf, 1, every_other, root, comm, MPI_INFO_NULL, &req[0]);
+    if (r == 0)
+        INIT(Reduce)(MPI_IN_PLACE, red, N, MPI_INT, MPI_SUM, 0, comm, MPI_INFO_NULL, &req[1]);
+    else
+        INIT(Reduce)(red, NULL, N, MPI_INT, MPI_SUM, 0, comm, MPI_INFO_NULL, &req[1]);
+    for (int s = 0; s < starts; s++) {
+        for (int i = 0; i < 2 * N; i++) buf[i] = want[i] = r == root ? i * 3 + s : -1 - i;
+        for (int i = 0; i < N; i++) red[i] = redwant[i] = i + s * 7 + r * 11;
+        PMPI_Bcast(want, 1, every_other, root, comm);
+        PMPI_Allreduce(MPI_IN_PLACE, redwant, N, MPI_INT, MPI_SUM, comm);
+        MPI_Startall(2, req);
+        complete(s, 2, req, 1);
+        for (int i = 0; i < 2 * N; i++)
+            CHECK(buf[i] == want[i], "persistent holes Bcast start %d element %d: %d, want %d", s,
+                  i, buf[i], want[i]);
+        if (r == 0)
+            for (int i = 0; i < N; i++)
+                CHECK(red[i] == redwant[i], "persistent in-place Reduce start %d element %d", s, i);
+    }
+    for (int i = 0; i < 2; i++) MPI_Request_free(&req[i]);
+    MPI_Type_free(&every_other);
+    /* Freed while active (MPI 4.0 allows it): the start still completes,
+     * a blocking collective on the communicator comes after it, and the
+     * operation kept at _init goes with the request. */
+    struct op a;
+    prepare(&a, ALLREDUCE, 3000, 0, 77, comm);
+    MPI_Request q;
+    INIT(Allreduce)(a.send, a.recv, a.count, MPI_INT, MPI_SUM, comm, MPI_INFO_NULL, &q);
+    MPI_Start(&q);
+    MPI_Request_free(&q);
+    CHECK(q == MPI_REQUEST_NULL, "Request_free of an active persistent request left the handle");
+    MPI_Barrier(comm);
+    check(&a, comm, "persistent freed while active");
+    drop(&a);
+    free(buf);
+    free(want);
+    free(red);
+    free(redwant);
+}
+#endif
+
 /* --threads: two threads per rank, each with operations outstanding on its
  * own communicator at once. */
 static void *thread_main(void *arg)
@@ -385,8 +452,89 @@ static void threads(void)
     for (int i = 0; i < 2; i++) MPI_Comm_free(&comm[i]);
 }
 
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Rank 0 posts an Ibarrier and an Iallreduce and then makes no MPI call;
+ * the other ranks post theirs only once they see (in a shared window, read
+ * with plain loads) that rank 0 has, so rank 0's first steps at posting
+ * cannot have finished its part: its barrier needs the others' arrival and
+ * its Allreduce starts only after that.  The others wait for both and raise
+ * a flag rank 0 reads.  Only a progress thread moves rank 0 meanwhile.  The
+ * deadline (NB_PROGRESS_DEADLINE seconds, 60 by default) is generous for a
+ * loaded machine, never a measured time. */
+static void progress_without_calls(MPI_Comm comm, int seed)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nr, ns;
+    MPI_Comm_rank(node, &nr);
+    MPI_Comm_size(node, &ns);
+    _Atomic int *flags;
+    MPI_Win win;
+    MPI_Win_allocate_shared(nr == 0 ? (MPI_Aint)(sizeof(_Atomic int) * (size_t)(ns + 1)) : 0,
+                            sizeof(_Atomic int), MPI_INFO_NULL, node, &flags, &win);
+    MPI_Aint sz;
+    int disp;
+    MPI_Win_shared_query(win, 0, &sz, &disp, &flags);
+    if (nr == 0)
+        for (int i = 0; i <= ns; i++) atomic_store(&flags[i], 0);
+    MPI_Barrier(node);
+    struct op a;
+    prepare(&a, ALLREDUCE, 20000, 0, seed, node);
+    MPI_Request r[2];
+    if (nr != 0)
+        while (!atomic_load(&flags[ns])) sched_yield(); /* rank 0 has posted */
+    MPI_Ibarrier(node, &r[0]);
+    post(&a, node, &r[1]);
+    if (nr == 0) {
+        atomic_store(&flags[ns], 1);
+        const char *e = getenv("NB_PROGRESS_DEADLINE");
+        double deadline = now() + (e ? atof(e) : 60);
+        int seen = 0;
+        while (seen < ns - 1 && now() < deadline) {
+            seen = 0;
+            for (int i = 1; i < ns; i++) seen += atomic_load(&flags[i]);
+            sched_yield(); /* computing, politely: 2 cores shared here */
+        }
+        CHECK(seen == ns - 1, "progress thread: %d of %d peers completed while rank 0 made "
+              "no MPI call", seen, ns - 1);
+    }
+    MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: MPICH's headers warn of it */
+    MPI_Waitall(2, r, st);
+    if (nr != 0) atomic_store(&flags[nr], 1);
+    check(&a, node, "progress thread");
+    drop(&a);
+    MPI_Barrier(node);
+    MPI_Win_free(&win);
+    MPI_Comm_free(&node);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && (!strcmp(argv[1], "--progress-thread") || !strcmp(argv[1], "--progress-refused"))) {
+        int thread = !strcmp(argv[1], "--progress-thread"), provided;
+        MPI_Init_thread(&argc, &argv, thread ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        if (thread) {
+            CHECK(provided == MPI_THREAD_MULTIPLE, "MPI_THREAD_MULTIPLE not provided");
+            progress_without_calls(MPI_COMM_WORLD, 3);
+        }
+        for (int mode = 0; mode < 8; mode++) batch(MPI_COMM_WORLD, mode, mode + 20);
+        freed(MPI_COMM_WORLD, 9);
+#ifdef INIT
+        persistent(MPI_COMM_WORLD, 10);
+#endif
+        if (thread) threads();
+        test_pass("nonblocking");
+        MPI_Finalize();
+        return 0;
+    }
     int provided, want_threads = argc > 1 && !strcmp(argv[1], "--threads");
     MPI_Init_thread(&argc, &argv, want_threads ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE,
                     &provided);
@@ -415,6 +563,7 @@ int main(int argc, char **argv)
 #ifdef INIT
     persistent(dup, 60);
     persistent(MPI_COMM_WORLD, 5);
+    persistent_rebuilt(dup, 20);
 #endif
     if (stats) {
         unsigned long long ib = strata_stats_local_calls(
@@ -430,7 +579,7 @@ int main(int argc, char **argv)
 #ifdef INIT
         unsigned long long pa = strata_stats_local_calls(
             strata_call_id(STRATA_COLL_ALLREDUCE, STRATA_FORM_PERSISTENT), 1);
-        CHECK(pa == 2, "MPI_Allreduce_init counted %llu, want 2 (one per request)", pa);
+        CHECK(pa == 3, "MPI_Allreduce_init counted %llu, want 3 (one per request)", pa);
 #endif
     }
     MPI_Comm_free(&dup);

@@ -175,6 +175,19 @@ refuse 'leave out --sizes' --sweep --sizes 8
 refuse 'does not combine with --noise' --sweep --noise
 refuse '--csv needs a value' --csv
 echo "ok: --sweep with --sizes or --noise, --csv without a file: refused"
+
+# --nonblocking: the overlap table of the nonblocking forms; a collective it
+# has no nonblocking form for is refused, not timed as something else.
+bench --nonblocking --sizes 4K --colls bcast,allreduce --iters 2 || fail "--nonblocking failed"
+for name in Ibcast Iallreduce; do
+  grep -Eq "^$name +4K \|" "$tmp/out" || fail "--nonblocking: no $name row"
+done
+grep -q '^progress: inside MPI calls only' "$tmp/out" || fail "--nonblocking: no progress line"
+refuse 'forms of bcast to barrier only' --nonblocking --colls scan
+echo "ok: --nonblocking: a row per collective, the progress line; scan refused"
+bench --persistent --sizes 4K --colls allreduce --iters 2 || fail "--persistent failed"
+grep -Eq "^Allreduce_init +4K \|" "$tmp/out" || fail "--persistent: no Allreduce_init row"
+echo "ok: --persistent: a row of MPI_Allreduce_init starts"
 # --load: the competitors run beside the job, are recorded, and are gone
 # after it, also when a rank is killed (they die with their parent).
 gone() { # the competitors: strata-bench processes whose parent is a strata-bench
