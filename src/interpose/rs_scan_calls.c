@@ -32,9 +32,17 @@
 #define HOST_BLOCKING(large, name, ...) PMPI_##name(__VA_ARGS__)
 #endif
 /* Building a nonblocking or persistent operation (nonblocking.h), a call
- * strata leaves is only marked: its entry point calls the host's form. */
-#define HOST_CALL(large, name, ...) \
-    (strata_nb_building() ? strata_nb_to_host() : HOST_BLOCKING(large, name, __VA_ARGS__))
+ * strata leaves is only marked: its entry point calls the host's form.  A
+ * blocking call while operations are outstanding goes through the host's
+ * nonblocking form and waits with progress (as collectives.c's). */
+#define HOST_CALL(large, name, ...)                                                          \
+    (strata_nb_building()                               ? strata_nb_to_host()                \
+     : strata_nb_outstanding() && !(large)                                                   \
+         ? strata_nb_host_wait(HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))        \
+         : HOST_BLOCKING(large, name, __VA_ARGS__))
+#define HOST_NB_Reduce_scatter_block PMPI_Ireduce_scatter_block
+#define HOST_NB_Scan PMPI_Iscan
+#define HOST_NB_Exscan PMPI_Iexscan
 
 static void served_as(struct strata_ctx *ctx, enum strata_coll coll, const char *what,
                       size_t bytes)
@@ -249,11 +257,16 @@ int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
         if (block)
             return HOST_CALL(large, Reduce_scatter_block, sendbuf, recvbuf, blockcount, datatype,
                              op, comm);
+        if (strata_nb_building()) return strata_nb_to_host();
 #ifdef STRATA_HAVE_LARGE_COUNT
         if (large)
             return PMPI_Reduce_scatter_c(sendbuf, recvbuf, (const MPI_Count *)recvcounts, datatype,
                                          op, comm);
 #endif
+        if (strata_nb_outstanding())
+            return strata_nb_host_wait(PMPI_Ireduce_scatter(sendbuf, recvbuf,
+                                                            (const int *)recvcounts, datatype, op,
+                                                            comm, strata_nb_host_request()));
         return PMPI_Reduce_scatter(sendbuf, recvbuf, (const int *)recvcounts, datatype, op, comm);
     }
     strata_reduce_op_begin(&a, rp, 1); /* user ops: whole elements (nothing staged here) */

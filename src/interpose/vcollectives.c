@@ -40,9 +40,15 @@
 #else
 #define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
 #endif
-/* Building a nonblocking or persistent operation (nonblocking.h), a call
- * strata leaves is only marked: its entry point calls the host's form. */
-#define HOST_CALL(call) (strata_nb_building() ? strata_nb_to_host() : (call))
+/* A call strata leaves.  Building a nonblocking or persistent operation
+ * (nonblocking.h), it is only marked: its entry point calls the host's
+ * form.  A blocking call (int counts) while operations are outstanding goes
+ * through the host's nonblocking form, on nonblocking.c's request, and waits
+ * with progress (as collectives.c's). */
+#define HOST_CALL(large, call, nb_call)                                                      \
+    (strata_nb_building()                   ? strata_nb_to_host()                            \
+     : !(large) && strata_nb_outstanding() ? strata_nb_host_wait(nb_call)                    \
+                                           : (call))
 
 /* One side (send or receive) of this rank: n blocks of count[j] elements
  * of type at user + displ[j] * extent, seen as byte runs len[j] at
@@ -388,10 +394,13 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
     }
     if (!ctx) {
         free(w);
-        return HOST_CALL(large ? HOST_LARGE(Gatherv, sendbuf, sendcount, sendtype, recvbuf,
+        return HOST_CALL(large,
+                         large ? HOST_LARGE(Gatherv, sendbuf, sendcount, sendtype, recvbuf,
                                             recvcounts, displs, recvtype, root, comm)
                                : PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
-                                              recvcounts, displs, recvtype, root, comm));
+                                              recvcounts, displs, recvtype, root, comm),
+                         PMPI_Igatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
+                                       displs, recvtype, root, comm, strata_nb_host_request()));
     }
     int size = ctx->size;
     struct vcall *c = vcall_new(ctx, STRATA_COLL_GATHERV, root);
@@ -432,10 +441,14 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
     }
     if (!ctx) {
         free(w);
-        return HOST_CALL(large ? HOST_LARGE(Scatterv, sendbuf, sendcounts, displs, sendtype,
+        return HOST_CALL(large,
+                         large ? HOST_LARGE(Scatterv, sendbuf, sendcounts, displs, sendtype,
                                             recvbuf, recvcount, recvtype, root, comm)
                                : PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-                                               (int)recvcount, recvtype, root, comm));
+                                               (int)recvcount, recvtype, root, comm),
+                         PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                        (int)recvcount, recvtype, root, comm,
+                                        strata_nb_host_request()));
     }
     int size = ctx->size;
     struct vcall *c = vcall_new(ctx, STRATA_COLL_SCATTERV, root);
@@ -481,10 +494,13 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
     }
     if (!ctx) {
         free(w);
-        return HOST_CALL(large ? HOST_LARGE(Allgatherv, sendbuf, sendcount, sendtype, recvbuf,
+        return HOST_CALL(large,
+                         large ? HOST_LARGE(Allgatherv, sendbuf, sendcount, sendtype, recvbuf,
                                             recvcounts, displs, recvtype, comm)
                                : PMPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
-                                                 recvcounts, displs, recvtype, comm));
+                                                 recvcounts, displs, recvtype, comm),
+                         PMPI_Iallgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
+                                          displs, recvtype, comm, strata_nb_host_request()));
     }
     int size = ctx->size;
     struct vcall *c = vcall_new(ctx, STRATA_COLL_ALLGATHERV, -1);
@@ -532,10 +548,14 @@ int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const voi
     }
     if (!ctx) {
         free(w);
-        return HOST_CALL(large ? HOST_LARGE(Alltoallv, sendbuf, sendcounts, sdispls, sendtype,
+        return HOST_CALL(large,
+                         large ? HOST_LARGE(Alltoallv, sendbuf, sendcounts, sdispls, sendtype,
                                             recvbuf, recvcounts, rdispls, recvtype, comm)
                                : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                                recvcounts, rdispls, recvtype, comm));
+                                                recvcounts, rdispls, recvtype, comm),
+                         PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm,
+                                         strata_nb_host_request()));
     }
     int size = ctx->size;
     struct vcall *c = vcall_new(ctx, STRATA_COLL_ALLTOALLV, -1);
