@@ -2,7 +2,8 @@
 # Runs one application with the host MPI alone and with strata, on the same
 # input, and compares: total time, time in the application's collective,
 # and the checksum of its result.
-#   scripts/app-compare.sh [--build DIR] [-n RANKS] [--reps R] [--timeout S] APP [ARGS...]
+#   scripts/app-compare.sh [--build DIR] [-n RANKS] [--reps R] [--timeout S]
+#                          [--load N [--load-kind spin|noise]] APP [ARGS...]
 # APP is asp, train or cg (from DIR/bin; cg is Fortran) or the path of a
 # program that prints a RESULT line like them; ARGS go to it (asp N [SEED],
 # cg M [MAXIT] for an M x M grid, train PARAMS [SEED]
@@ -11,6 +12,8 @@
 # medians.  Exit status: 0, 1 if a checksum differs from the first run's, 2
 # for bad usage, 3 if a run failed or printed no RESULT line.  STRATA_
 # variables of the environment reach the strata runs (strata-run passes them).
+# --load N: every run beside N busy processes (DIR/bin/load_beside: the same
+# competitors as strata-bench --load; spin by default, or noise).
 set -uo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -18,8 +21,10 @@ build="$here/../build/openmpi"
 ranks=2
 reps=3
 limit=600
+load=0
+load_kind=spin
 usage() {
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 number() { case "$2" in ''|*[!0-9]*) echo "app-compare: $1 takes a number" >&2; usage ;; esac; }
@@ -29,6 +34,8 @@ while [ $# -gt 0 ]; do
     -n|-np) [ $# -ge 2 ] || usage; number "$1" "$2"; ranks="$2"; shift 2 ;;
     --reps) [ $# -ge 2 ] || usage; number "$1" "$2"; reps="$2"; shift 2 ;;
     --timeout) [ $# -ge 2 ] || usage; number "$1" "$2"; limit="$2"; shift 2 ;;
+    --load) [ $# -ge 2 ] || usage; number "$1" "$2"; load="$2"; shift 2 ;;
+    --load-kind) [ $# -ge 2 ] || usage; load_kind="$2"; shift 2 ;;
     -h|--help) usage ;;
     --) shift; break ;;
     -*) echo "app-compare: unknown option $1" >&2; usage ;;
@@ -39,6 +46,12 @@ done
 [ "$reps" -ge 1 ] || { echo "app-compare: --reps must be at least 1" >&2; usage; }
 run="$build/bin/strata-run"
 [ -x "$run" ] || { echo "app-compare: no $run (build first: make)" >&2; exit 2; }
+beside=()
+if [ "$load" -gt 0 ]; then
+  case "$load_kind" in spin|noise) ;; *) echo "app-compare: --load-kind spin or noise" >&2; usage ;; esac
+  beside=("$build/bin/load_beside" "$load" "$load_kind")
+  [ -x "${beside[0]}" ] || { echo "app-compare: no ${beside[0]} (build the tests)" >&2; exit 2; }
+fi
 app="$1"
 shift
 case "$app" in */*) prog="$app" ;; *) prog="$build/bin/$app" ;; esac
@@ -57,7 +70,7 @@ run_once() {
   local kind="$1" rep="$2" flag=() out="$tmp/$1.$2.out"
   shift 2
   [ "$kind" = native ] && flag=(--native)
-  if ! timeout "$limit" "$run" "${flag[@]}" -n "$ranks" "$prog" "$@" >"$out" 2>"$tmp/err"; then
+  if ! timeout "$limit" "${beside[@]}" "$run" "${flag[@]}" -n "$ranks" "$prog" "$@" >"$out" 2>"$tmp/err"; then
     echo "app-compare: the $kind run $rep failed; its output:" >&2
     tail -n 20 "$out" "$tmp/err" >&2
     exit 3
@@ -79,7 +92,9 @@ for rep in $(seq 1 "$reps"); do
 done
 
 coll="$(awk 'NR == 1 { print $7 }' "$tmp/results")"
-echo "app-compare: $(basename "$prog") ${shift_args[*]} on $ranks ranks ($build), $reps repetitions"
+load_text=""
+[ "$load" -gt 0 ] && load_text=", beside $load $load_kind processes"
+echo "app-compare: $(basename "$prog") ${shift_args[*]} on $ranks ranks ($build), $reps repetitions$load_text"
 awk -v coll="$coll" '
   function median(list, n,   i, j, t, a) {
     split(list, a, " ")

@@ -1,9 +1,9 @@
 #!/bin/bash
 # strata beside the host MPI while other processes compete for the cores
 # (issue 15).  For every host MPI built, rank count, load and wait policy:
-# start LOAD competing processes, run strata-bench (it alternates strata and
-# the host MPI in one process, so both see the same load), stop them, and
-# print strata/host per collective and size; then a short counted run
+# run strata-bench --load LOAD (LOAD competing processes beside the job for
+# the run; it alternates strata and the host MPI in one process, so both see
+# the same load) and print strata/host per collective and size; then a short counted run
 # (STRATA_STATS) gives the waits per strata call: polls, yields, blocks,
 # context switches.  The idle case is load 0.
 #
@@ -48,31 +48,12 @@ done
 case "$kind" in spin|noise) ;; *) echo "bench-noise.sh: --kind spin or noise" >&2; exit 2 ;; esac
 mkdir -p "$out"
 cores=$(nproc)
-competitors=()
-
-start_load() { # n: start n competitors
-  for ((i = 0; i < $1; i++)); do
-    local pre=()
-    [ "$pin" = 1 ] && pre=(taskset -c $((i % cores)))
-    if [ "$kind" = spin ]; then
-      "${pre[@]}" bash -c 'while :; do :; done' &
-    else
-      "${pre[@]}" python3 -c '
-import random, time
-r = random.Random()
-while True:
-    end = time.perf_counter() + r.uniform(0, 0.005)
-    while time.perf_counter() < end: pass
-    time.sleep(r.uniform(0, 0.005))' &
-    fi
-    competitors+=($!)
-  done
+# The competitors: strata-bench --load (tools/bench_load.c) starts them after
+# its set-up, per node, and they die with it.
+load_args() { # n
+  echo --load "$1" --load-kind "$kind"
+  [ "$pin" = 1 ] && echo --load-pin
 }
-stop_load() {
-  for p in "${competitors[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  competitors=()
-}
-trap stop_load EXIT
 
 summary="$out/summary.txt"
 : >"$summary"
@@ -89,18 +70,15 @@ for mpi in $mpis; do
     for load in $loads; do
       for policy in $policies; do
         tag="$mpi-np$ranks-load$load-$kind-$policy"
-        start_load "$load"
-        sleep 0.5 # let the competitors reach the run queues
         STRATA_WAIT=$policy "$bin/strata-run" -n "$ranks" "$bin/strata-bench" --sizes "$sizes" \
-            --colls "$colls" "${iters[@]}" --csv "$out/$tag.csv" --json "$out/$tag.json" \
+            --colls "$colls" "${iters[@]}" $(load_args "$load") --csv "$out/$tag.csv" --json "$out/$tag.json" \
             >"$out/$tag.txt" 2>&1
         rc=$?
         # The counted run: few calls, STRATA_STATS on (its counting is not
         # in the timed run above).
         STRATA_WAIT=$policy STRATA_STATS="$out/$tag.stats.json" "$bin/strata-run" -n "$ranks" \
-            "$bin/strata-bench" --sizes "$sizes" --colls "$colls" --iters 20 \
+            "$bin/strata-bench" --sizes "$sizes" --colls "$colls" --iters 20 $(load_args "$load") \
             >"$out/$tag.counted.txt" 2>&1
-        stop_load
         [ $rc = 0 ] || { echo "$tag: strata-bench failed (rc $rc), see $out/$tag.txt" | tee -a "$summary"; continue; }
         python3 - "$out/$tag.csv" "$out/$tag.stats.json" "$mpi" "$ranks" "$load" "$policy" <<'EOF' | tee -a "$summary"
 import csv, json, sys

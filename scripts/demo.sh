@@ -6,6 +6,7 @@
 # speedup.png with all of them, summary.md) and ends with where those are.
 #   STRATA_BUILD_ROOT  where the builds are (default build)
 #   DEMO_SIZES         sizes to run (default 8,64K,1M,4M)
+# After each table, one row beside two busy processes (strata-bench --load 2).
 # Then the applications of DEMO_APPS (apps/: asp and train in C, cg in
 # Fortran) with and without strata through scripts/app-compare.sh, one
 # repetition each: their times and that their checksums agree.
@@ -31,6 +32,15 @@ for mpi in openmpi mpich; do
   if ! timeout 300 "$bin/strata-run" -n 2 "$bin/strata-bench" --sizes "$sizes" \
        --json "$results/demo-$mpi.json"; then
     echo "demo: strata-bench with $mpi failed" >&2
+    status=1
+  fi
+  # One row under load (issue 15): two busy processes beside the job, which
+  # then has fewer cores than ranks; strata/host there against the row above.
+  echo
+  echo "== under load, $mpi: strata-run -n 2 strata-bench --sizes 1M --colls bcast --load 2 =="
+  if ! timeout 300 "$bin/strata-run" -n 2 "$bin/strata-bench" --sizes 1M --colls bcast \
+       --load 2 --json "$results/demo-$mpi-load2.json"; then
+    echo "demo: strata-bench --load 2 with $mpi failed" >&2
     status=1
   fi
   echo

@@ -19,9 +19,20 @@ if(STRATA_MPI STREQUAL "openmpi")
   # The segment transport: the single-copy algorithms are refused, copy-in/
   # copy-out serves every size.
   vcolls(segment.np3 3 60 ENV STRATA_TRANSPORT=segment ARGS --roots=some --comms=world)
-  # Two virtual nodes: handed to the host MPI (counted, with the reason).
-  vcolls(nodes2.np4 4 60 ENV STRATA_VIRTUAL_NODES=2 ARGS --roots=some --comms=world)
+  # Across virtual nodes (src/net/net_vblock.c): Gatherv, Scatterv and
+  # Allgatherv by strata's compositions, Alltoallv handed to the host MPI
+  # (counted, with the reason).  Two nodes [0 1 2] [3 4], every root, the
+  # reversed and all-but-last communicators ([0 1 2] [3]); three nodes
+  # cyclic [0 3] [1] [2] (leaders not the lowest ranks in order, nodes of
+  # one rank); then about a MiB per block, the cost model's choice only.
+  vcolls(nodes2.np5 5 90 ENV STRATA_VIRTUAL_NODES=2 ARGS --comms=world,reversed,sub)
+  vcolls(nodes3.np4.cyclic 4 90 ENV STRATA_VIRTUAL_NODES=3 STRATA_VIRTUAL_LAYOUT=cyclic
+         ARGS --comms=world --model)
+  vcolls(large.nodes2.np3 3 90 ENV STRATA_VIRTUAL_NODES=2 ARGS --large --model --roots=some
+         --comms=world)
 else()
-  # MPICH never yields when oversubscribed: 2 ranks.
+  # MPICH never yields when oversubscribed: 2 ranks; across two virtual
+  # nodes 3 ([0 1] [2]), the cost model's choice only.
   vcolls(np2 2 60)
+  vcolls(nodes2.np3 3 90 ENV STRATA_VIRTUAL_NODES=2 ARGS --roots=some --comms=world --model)
 endif()

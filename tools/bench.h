@@ -8,7 +8,8 @@
  *   bench_timing.c    buffers, the calls, timing one row (and its noise)
  *   bench_table.c     what is printed on the terminal
  *   bench_output.c    the --json and --csv files (fields: bench-schema.json)
- *   bench_noise.c     --noise (bench_noise.h) */
+ *   bench_noise.c     --noise (bench_noise.h)
+ *   bench_load.c      --load: busy processes beside the job (bench_load.h) */
 #ifndef STRATA_TOOLS_BENCH_H
 #define STRATA_TOOLS_BENCH_H
 
@@ -19,6 +20,7 @@
 
 #include <mpi.h>
 
+#include "bench_load.h"
 #include "bench_noise.h"
 #include "bench_row.h"
 #include "interpose/route.h"
@@ -50,6 +52,9 @@ struct bench_options {
     const char *csv;
     struct bench_noise_options noise; /* --noise: max_ms > 0 */
     int pattern;                  /* --pattern: enum bench_pattern (the v-collectives) */
+    int load;                     /* --load N: busy processes per node beside the job */
+    enum bench_load_kind load_kind; /* --load-kind spin|noise */
+    int load_pin;                 /* --load-pin: competitor i on CPU i mod CPUs */
 };
 
 /* How the v-collectives' blocks differ between ranks (--pattern): block j
@@ -75,6 +80,7 @@ struct bench {
     int noise_rows;               /* rows timed with noise so far: the noise's key */
     const struct bench_row *noisy_row; /* the row the noisy calls are timing */
     int *vcounts, *vdispls;       /* [size]: the v-collectives' counts, packed displacements */
+    struct bench_load load;       /* the node's first rank: its competitors */
 };
 
 

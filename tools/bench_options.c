@@ -36,9 +36,16 @@ void bench_usage(FILE *to)
             "                 implementation (columns: first line of the file)\n"
             "  --algorithms   time every algorithm of bcast, gather, scatter, allgather and\n"
             "                 alltoall forced in turn (and strata's own choice), each beside the\n"
-            "                 host MPI, with the cost model's prediction\n",
+            "                 host MPI, with the cost model's prediction\n"
+            "  --load N       N busy processes on each node beside the job (started by its\n"
+            "                 first rank, gone when the run ends or dies; default 0)\n"
+            "  --load-kind spin|noise\n"
+            "                 spin (default): pure busy loops; noise: each busy-waits U(0, %g)\n"
+            "                 ms, then sleeps U(0, %g) ms, again and again, like OS noise\n"
+            "  --load-pin     competitor i bound to CPU i mod CPUs (default: unpinned)\n",
             BENCH_SWEEP_MIN, BENCH_SWEEP_MAX >> 20, BENCH_ROW_BUDGET_S, BENCH_MIN_ITERS,
-            BENCH_MAX_ITERS, BENCH_ROOT, BENCH_FLUSH_BYTES >> 20);
+            BENCH_MAX_ITERS, BENCH_ROOT, BENCH_FLUSH_BYTES >> 20, BENCH_LOAD_NOISE_MAX_MS,
+            BENCH_LOAD_NOISE_MAX_MS);
     bench_noise_usage(to);
     fprintf(to,
             "  (with --root-shift, the noisy calls' root moves on at every call)\n"
@@ -134,7 +141,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes_value = !strcmp(a, "--sizes") || !strcmp(a, "--colls") || !strcmp(a, "--pattern") ||
-                          !strcmp(a, "--iters") || !strcmp(a, "--json") || !strcmp(a, "--csv");
+                          !strcmp(a, "--iters") || !strcmp(a, "--json") || !strcmp(a, "--csv") ||
+                          !strcmp(a, "--load") || !strcmp(a, "--load-kind");
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
         if (!strcmp(a, "--cold")) { opt->cold = 1; continue; }
         if (!strcmp(a, "--alloc-mem")) { opt->alloc_mem = 1; continue; }
@@ -142,6 +150,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
         if (!strcmp(a, "--root-shift")) { opt->root_shift = 1; continue; }
         if (!strcmp(a, "--sweep")) { opt->sweep = 1; continue; }
         if (!strcmp(a, "--overlap")) { opt->overlap = 1; continue; }
+        if (!strcmp(a, "--load-pin")) { opt->load_pin = 1; continue; }
         int noise = bench_noise_option(argc, argv, &i, &opt->noise, verbose);
         if (noise < 0) return 2;
         if (noise) continue;
@@ -167,6 +176,21 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
                 return 2;
             }
             opt->pattern = p;
+        }
+        else if (!strcmp(a, "--load-kind")) {
+            if (bench_load_parse_kind(val, &opt->load_kind)) {
+                if (verbose) fprintf(stderr, "strata-bench: --load-kind takes spin or noise\n");
+                return 2;
+            }
+        }
+        else if (!strcmp(a, "--load")) {
+            char *end;
+            long n = strtol(val, &end, 10);
+            if (*end || end == val || n < 0 || n > BENCH_LOAD_MAX) {
+                if (verbose) fprintf(stderr, "strata-bench: --load takes 0..%d\n", BENCH_LOAD_MAX);
+                return 2;
+            }
+            opt->load = (int)n;
         }
         else if (!strcmp(a, "--json")) opt->json = val;
         else if (!strcmp(a, "--csv")) opt->csv = val;

@@ -112,6 +112,8 @@ static void json_method(FILE *f, const struct bench *b)
             bench_pattern_name(b->opt.pattern), MPI_Wtick());
     if (b->opt.noise.max_ms > 0) bench_noise_json_method(f, &b->opt.noise);
     else fprintf(f, "null");
+    fprintf(f, ",\n             \"load\": {\"processes\": %d, \"kind\": \"%s\", \"pinned\": %s}",
+            b->opt.load, bench_load_kind_name(b->opt.load_kind), b->opt.load_pin ? "true" : "false");
     fprintf(f, "},\n");
 }
 

@@ -131,6 +131,10 @@ void bench_print_header(const struct bench *b, const char *command, const char *
     else
         printf("root      : rank %d\n", BENCH_ROOT);
     if (b->opt.noise.max_ms > 0) bench_noise_print_method(&b->opt.noise);
+    if (b->opt.load > 0)
+        printf("load      : %d %s process%s per node beside the job, %s, for the whole run\n",
+               b->opt.load, bench_load_kind_name(b->opt.load_kind), b->opt.load == 1 ? "" : "es",
+               b->opt.load_pin ? "pinned (i on CPU i mod CPUs)" : "unpinned");
     printf("1 copy    : %s\n",
            b->copy_ok ? "one process_vm_readv of the bcast bytes, rank 0 -> rank 1"
            : !b->opt.want[STRATA_COLL_BCAST] || b->opt.algorithms ? "- (bcast rows only)"

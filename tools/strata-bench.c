@@ -6,7 +6,7 @@
  *                                [--csv FILE] [--algorithms]
  *                                [--noise[=MS]] [--noise-form rate|late] [--noise-rounds R]
  *                                [--noise-block S] [--noise-calls N] [--noise-seed S]
- *                                [--overlap]
+ *                                [--overlap] [--load N] [--load-kind spin|noise] [--load-pin]
  *
  * Both implementations are timed alternately in one process, call after
  * call, each after the same preparation; a call's time is the slowest
@@ -26,6 +26,10 @@
  *
  * --noise[=MS] is ADAPT's noise experiment (section 5.1.1): after each row's
  * quiet calls, the row again with noise (bench_noise.h).
+ *
+ * --load N runs N busy processes on each node beside the job for the whole
+ * run (bench_load.h): both implementations meet the same competitors, call
+ * after call.
  *
  * This file: set-up, which rows run in which order, main. */
 #include <errno.h>
@@ -250,6 +254,14 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     setup_copy_peer(&b, leader);
+    /* After the set-up, so that the competitors slow only the timed part;
+     * one set per node, as other jobs on a shared node would be. */
+    failed = b.opt.load > 0 && b.rank == leader &&
+             bench_load_start(&b.load, b.opt.load, b.opt.load_kind, b.opt.load_pin,
+                              0x5eed0000u + (uint64_t)b.rank) != 0;
+    if (failed) fprintf(stderr, "strata-bench: cannot start the load: %s\n", strerror(errno));
+    PMPI_Allreduce(&failed, &any_failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+    if (any_failed) MPI_Abort(MPI_COMM_WORLD, 1); /* the competitors die with this rank */
 
     char command[4096], mpi[MPI_MAX_LIBRARY_VERSION_STRING];
     format_command(argc, argv, command, sizeof command);
@@ -273,6 +285,7 @@ int main(int argc, char **argv)
     } else {
         run_all_rows(&b);
     }
+    if (bench_load_stop(&b.load)) fprintf(stderr, "strata-bench: a load process was not reaped\n");
     if (b.rank == 0) {
         if (!b.opt.algorithms && !b.opt.overlap && b.opt.noise.max_ms <= 0)
             bench_print_rank_table(&b);

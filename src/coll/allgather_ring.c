@@ -7,7 +7,8 @@
  *    finished that step, so each step waits for one progress flag.
  *  - ring-source-read: step i reads the block of rank - i from that rank's
  *    own buffer, which is valid from entry on: a step waits only for that
- *    rank to have entered.
+ *    rank to have entered, and while it is late the later steps whose
+ *    sources are there are read ahead (coll/read_ahead.h).
  *  - ring-source-write: step i writes this rank's block into rank + i.
  *
  * Flags (block.h): seq = base on entry (buf or acc exposed, and what peers
@@ -22,6 +23,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
+#include "coll/read_ahead.h"
 #include "util/colls.h"
 #include "util/stats.h"
 
@@ -108,6 +110,21 @@ int strata_allgather_ring_neighbour(struct strata_plane *p, const struct strata_
 }
 
 /* ---- ring-source-read */
+static int source_peer(const struct strata_block_op *o, int step)
+{
+    int size = o->op.p->size;
+    return (o->op.p->rank - step + size) % size;
+}
+
+/* Reads peer's own block into place. */
+static void read_source_block(struct strata_block_op *o, int peer)
+{
+    struct strata_plane *p = o->op.p;
+    size_t b = o->a.block;
+    strata_plane_pull(p, STRATA_COLL_ALLGATHER, peer, peer_address(p, peer, 0),
+                      o->a.recv + (size_t)peer * b, b);
+}
+
 static int source_read_progress(struct strata_op *op)
 {
     struct strata_block_op *o = block_of(op);
@@ -117,11 +134,11 @@ static int source_read_progress(struct strata_op *op)
     size_t b = a->block;
     STRATA_OP_BEGIN(op);
     for (o->i = 1; o->i < size; o->i++) {
-        STRATA_OP_AWAIT_GE(op, &p->ctl[(me - o->i + size) % size].seq, o->base,
-                           p->pid[(me - o->i + size) % size]);
-        int q = (me - o->i + size) % size;
-        strata_plane_pull(p, STRATA_COLL_ALLGATHER, q, peer_address(p, q, 0),
-                          a->recv + (size_t)q * b, b);
+        if (strata_ahead_done(o, o->i)) continue; /* read while an earlier source was late */
+        /* A late source does not hold up the blocks of those already here
+         * (coll/read_ahead.h). */
+        STRATA_AWAIT_READING_AHEAD(op, o, o->i, size, source_peer, read_source_block);
+        read_source_block(o, source_peer(o, o->i));
     }
     strata_plane_publish(p, &p->ctl[me].ack, o->base); /* done reading from everyone */
     /* Late, to overlap the others' reads: they read send, not this slot. */
@@ -142,6 +159,7 @@ void strata_allgather_ring_source_read_start(struct strata_block_op *o, struct s
         return;
     }
     strata_op_init(&o->op, p, source_read_progress);
+    o->ahead = 0;
     /* buf goes with seq; the block itself is valid from entry. */
     o->base = strata_plane_enter(p, 1, a->send ? a->send : own, NULL);
 }

@@ -8,7 +8,11 @@
  * rank's pages are pinned by several readers at once.  No per-message
  * handshake: entering the operation (seq) is the only signal a reader needs,
  * and the acks at the end keep every send buffer alive until all its readers
- * are done. */
+ * are done.
+ *
+ * A late partner (descheduled, noisy) does not hold up the others' blocks:
+ * while it waits, a rank reads ahead the later steps whose partners have
+ * entered (coll/read_ahead.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -17,6 +21,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
+#include "coll/read_ahead.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -31,23 +36,34 @@ static struct strata_block_op *block_of(struct strata_op *op)
     return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
 }
 
+static int step_peer(const struct strata_block_op *o, int step)
+{
+    int size = o->op.p->size;
+    return partner_of(o->op.p->rank, step, size, (size & (size - 1)) == 0);
+}
+
+/* Reads this rank's block of peer's send buffer into place. */
+static void read_block(struct strata_block_op *o, int peer)
+{
+    struct strata_plane *p = o->op.p;
+    size_t b = o->a.block;
+    const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
+    strata_plane_pull(p, STRATA_COLL_ALLTOALL, peer, src + (size_t)p->rank * b,
+                      o->a.recv + (size_t)peer * b, b);
+}
+
 static int pairwise_progress(struct strata_op *op)
 {
     struct strata_block_op *o = block_of(op);
     struct strata_plane *p = op->p;
-    const struct strata_block_args *a = &o->a;
-    int me = p->rank, size = p->size, pow2 = (size & (size - 1)) == 0;
-    size_t b = a->block;
+    int me = p->rank, size = p->size;
     STRATA_OP_BEGIN(op);
     for (o->t = 1; o->t < size; o->t++) {
+        if (strata_ahead_done(o, o->t)) continue; /* read while an earlier peer was late */
         /* The acquire makes the peer's buf of this operation visible; the
          * peer cannot leave the operation before this rank acknowledges. */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[partner_of(me, o->t, size, pow2)].seq, o->base,
-                           p->pid[partner_of(me, o->t, size, pow2)]);
-        int peer = partner_of(me, o->t, size, pow2);
-        const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
-        strata_plane_pull(p, STRATA_COLL_ALLTOALL, peer, src + (size_t)me * b,
-                          a->recv + (size_t)peer * b, b);
+        STRATA_AWAIT_READING_AHEAD(op, o, o->t, size, step_peer, read_block);
+        read_block(o, step_peer(o, o->t));
     }
 
     /* Release: done reading every peer's send buffer. */
@@ -77,6 +93,7 @@ void strata_alltoall_pairwise_start(struct strata_block_op *o, struct strata_pla
         return;
     }
     strata_op_init(&o->op, p, pairwise_progress);
+    o->ahead = 0;
     if (!send) {
         /* In place: incoming blocks overwrite recv while partners still read
          * their blocks from it, so they read a private copy instead (the

@@ -123,6 +123,7 @@ struct strata_block_op {
     uint64_t base;
     int k, i, t, n;
     size_t j, rounds, mine;
+    uint64_t ahead;             /* Alltoall pairwise: steps 1..63 read ahead of their turn */
     const unsigned char *send;  /* what peers read (the send buffer or a private copy) */
     void *owned;                /* memory the operation frees when it completes */
     struct strata_cico_exchange x;
@@ -243,6 +244,9 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
 /* Why the v-collectives cannot run on plane p (their layout records do not
  * fit one rank's copy-in/copy-out area), or NULL.  The same on every rank. */
 const char *strata_vblock_refusal(const struct strata_plane *p);
+/* The same for planes of `size` ranks whose copy-in/copy-out rounds hold
+ * `round` bytes (across nodes: the largest node, the smallest round). */
+const char *strata_vblock_refusal_size(int size, size_t round);
 
 /* The named algorithms of the table (algorithm.c). */
 int strata_gatherv_cico(struct strata_plane *p, const struct strata_block_args *a);

@@ -57,7 +57,12 @@ static size_t record_bytes(int size) { return (REC_HEADER + 2 * (size_t)size) * 
 
 const char *strata_vblock_refusal(const struct strata_plane *p)
 {
-    if (record_bytes(p->size) > round_bytes(p))
+    return strata_vblock_refusal_size(p->size, round_bytes(p));
+}
+
+const char *strata_vblock_refusal_size(int size, size_t round)
+{
+    if (record_bytes(size) > round)
         return "the v-collectives' layout records of this many ranks do not fit a rank's "
                "copy-in/copy-out area (raise STRATA_CICO_MAX)";
     return NULL;

@@ -30,13 +30,18 @@ const char *strata_route_refusal(const struct strata_ctx *ctx, enum strata_coll 
                      ctx->hier.nnodes);
             return why;
         }
-        if (strata_coll_is_v(coll)) {
+        if (coll == STRATA_COLL_ALLTOALLV) {
             static _Thread_local char why[200];
-            snprintf(why, sizeof why, "communicator spans %d nodes: strata serves %s inside a "
-                     "node only (no composition across nodes yet)", ctx->hier.nnodes,
-                     strata_coll_name(coll));
+            snprintf(why, sizeof why, "communicator spans %d nodes, and MPI_Alltoallv's blocks "
+                     "between nodes all cross the network: a node level would add a copy",
+                     ctx->hier.nnodes);
             return why;
         }
+        /* The node parts' layout records, on the largest node with the
+         * smallest round a node plane can have (one region of the agreed
+         * STRATA_CICO_MAX): the same bound on every rank, whatever the node. */
+        if (strata_coll_is_v(coll))
+            return strata_vblock_refusal_size(ctx->net->max_node_size, strata_tuning()->cico_max);
         /* A prefix across nodes adds whole nodes' totals in node order,
          * which is rank order only when each node's ranks are consecutive. */
         if (coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN) {

@@ -31,6 +31,7 @@
 #include "interpose/nonblocking.h"
 #include "interpose/reasons.h"
 #include "interpose/route.h"
+#include "net/net.h"
 #include "util/colls.h"
 #include "util/log.h"
 
@@ -184,6 +185,7 @@ struct vcall {
     MPI_Comm comm;
     struct strata_block_args a;     /* the node operation's */
     struct strata_block_op o;
+    struct strata_net_v_op net;     /* a nonblocking start's composition across nodes */
 };
 
 /* The v-collectives' choice, once the ranks agree on the largest block
@@ -232,7 +234,18 @@ static void vargs(struct vcall *c)
     c->a = (struct strata_block_args){send, recv, 0, c->root, 1, &c->v};
 }
 
-/* Runs a call on the node's plane (or locally on one rank). */
+/* The largest block this rank moves (across nodes: verbose output's size). */
+static size_t largest_block(const struct strata_ctx *ctx, const struct vcall *c)
+{
+    size_t largest = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        if (c->v.in_len[r] > largest) largest = c->v.in_len[r];
+        if (c->v.out_len[r] > largest) largest = c->v.out_len[r];
+    }
+    return largest;
+}
+
+/* Runs a call across nodes, on the node's plane, or locally on one rank. */
 static int vrun(struct strata_ctx *ctx, struct vcall *c)
 {
     int size = ctx->size;
@@ -245,6 +258,11 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
         strata_entry_count(c->coll, what);
         strata_route_served(ctx, strata_call_id(c->coll, strata_nb_form()), what, n);
         return MPI_SUCCESS;
+    }
+    if (ctx->net) {
+        char buf[320], *desc = strata_entry_across_start(c->coll, buf);
+        int rc = strata_net_vblock(ctx->net, c->coll, &c->a, desc, sizeof buf);
+        return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc);
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
     int rc = strata_op_run(&c->o.op);
@@ -294,20 +312,29 @@ static void vcall_end(struct vcall *c, int unpack)
 /* ---- The nonblocking and persistent forms (nonblocking.h): the call is
  * kept by the operation from its building to its end. */
 
-/* At the head of its communicator's queue: the blocking form's node
- * operation, started.  A composition across nodes (issue 16) starts here
- * beside it once it exists as a resumable operation. */
+/* At the head of its communicator's queue: the blocking form's operation,
+ * started (the composition across nodes, or the node operation). */
 static void v_nb_start(struct strata_nb *nb)
 {
     struct vcall *c = nb->owned;
-    strata_vblock_start(&c->o, nb->ctx->plane, c->coll, &c->a, -1, choose);
+    struct strata_ctx *ctx = nb->ctx;
+    if (ctx->net) {
+        strata_net_vblock_start(&c->net, ctx->net, c->coll, &c->a, nb->has_desc ? nb->desc : NULL,
+                                sizeof nb->desc);
+        nb->owned_op = &c->net.op;
+        return;
+    }
+    strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
     nb->owned_op = &c->o.op;
 }
 
 static void v_nb_finish(struct strata_nb *nb, int finished)
 {
     struct vcall *c = nb->owned;
-    if (finished && nb->owned_op) report(nb->ctx, nb->call, &c->o, !nb->replay);
+    if (nb->owned_op && nb->ctx->net)
+        free(c->net.arrays); /* NULL unless the operation ended early with an error */
+    else if (finished && nb->owned_op)
+        report(nb->ctx, nb->call, &c->o, !nb->replay);
     vcall_end(c, finished);
     nb->owned = NULL;
 }
@@ -317,20 +344,18 @@ static void v_nb_finish(struct strata_nb *nb, int finished)
 static int vfinish(struct strata_ctx *ctx, struct vcall *c)
 {
     struct strata_nb *nb = strata_nb_building();
-    if (nb && ctx->size > 1 && !ctx->net) {
+    if (nb && ctx->size > 1) {
         vargs(c);
         nb->kind = STRATA_NB_OWNED;
         nb->owned = c;
         nb->owned_start = v_nb_start;
         nb->owned_finish = v_nb_finish;
+        if (ctx->net) {
+            /* Counted now, reported when it starts (nonblocking.c). */
+            nb->has_desc = strata_entry_across_start(c->coll, nb->desc) != NULL;
+            nb->bytes = largest_block(ctx, c);
+        }
         return MPI_SUCCESS;
-    }
-    if (nb && ctx->size > 1) {
-        /* Across nodes without a resumable composition: run at posting,
-         * after the communicator's earlier operations (MPI's order). */
-        strata_verbose(1, "%s across nodes runs at posting (no resumable composition)",
-                       strata_call_name(nb->call));
-        strata_nb_drain(ctx);
     }
     int rc = vrun(ctx, c);
     vcall_end(c, 1);

@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "coll/block.h"
 #include "coll/coll.h"
@@ -184,5 +185,29 @@ struct strata_net_scan_op {
 void strata_net_scan_start(struct strata_net_scan_op *o, struct strata_net *net,
                            const struct strata_reduce_args *a, int exclusive, char *desc,
                            size_t desclen);
+
+/* Gatherv, Scatterv (a->root) and Allgatherv across nodes (net_vblock.c),
+ * coll as enum strata_coll, a as block.h's v-collective arguments (a->v:
+ * this rank's own layout, which must outlive the operation). */
+struct strata_net_v_op {
+    struct strata_op op;
+    struct strata_net *net;
+    struct strata_block_args a;
+    struct strata_vlayout nlay;     /* the node part's layout (views of arrays) */
+    int coll, rc, leader, local_root, nsize;
+    uint64_t word;                  /* this rank's length, for the lengths gather */
+    size_t *arrays;                 /* owned: node layout [4 * nsize], lens, node_at */
+    uint64_t *lens;                 /* leader: its members' lengths, node order */
+    size_t *node_at;                /* Allgatherv: [nnodes + 1] bundle starts */
+    unsigned char *transit, *bundle; /* private copies (see net_vblock.c) */
+    size_t bundle_bytes;
+    const unsigned char *send;      /* Allgatherv: this rank's block */
+    struct strata_block_op node;    /* the node parts */
+    struct strata_bcast_op bcast;   /* Allgatherv: the result inside the node */
+};
+void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, int coll,
+                             const struct strata_block_args *a, char *desc, size_t desclen);
+int strata_net_vblock(struct strata_net *net, int coll, const struct strata_block_args *a,
+                      char *desc, size_t desclen);
 
 #endif

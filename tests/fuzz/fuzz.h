@@ -45,14 +45,16 @@ static inline uint64_t fuzz_below(struct fuzz_rng *r, uint64_t n) { return fuzz_
 
 /* ---- Options ----------------------------------------------------------------- */
 
-/* The collectives the fuzzer draws: MPI_Reduce_scatter(_block) are not
- * drawn yet (their receive side is one block of a vector of blocks, which
- * the buffers below do not describe); tests/mpi/test_rs_scan.c covers them.
- * Nor are the v-collectives (per-rank count and displacement arrays the
- * draw does not make yet); tests/mpi/test_vcolls.c covers them. */
+/* The collectives the fuzzer draws: all sixteen.  The v-collectives and
+ * MPI_Reduce_scatter take their per-rank counts from a count pattern the
+ * call draws (uniform, one empty rank, a power law: fuzz_vcount), with the
+ * blocks packed in rank order. */
 #define FUZZ_COLLS                                                                          \
     (((1u << (STRATA_COLL_BARRIER + 1)) - 1) | (1u << STRATA_COLL_SCAN) |                     \
-     (1u << STRATA_COLL_EXSCAN))
+     (1u << STRATA_COLL_EXSCAN) | (1u << STRATA_COLL_REDUCE_SCATTER_BLOCK) |                  \
+     (1u << STRATA_COLL_REDUCE_SCATTER) | (1u << STRATA_COLL_GATHERV) |                       \
+     (1u << STRATA_COLL_SCATTERV) | (1u << STRATA_COLL_ALLGATHERV) |                          \
+     (1u << STRATA_COLL_ALLTOALLV))
 
 struct fuzz_opts {
     uint64_t seed;
@@ -205,9 +207,15 @@ void fuzz_draw(long index, struct fuzz_call *c);
 /* The call's root and in-place choice on a communicator of `size`. */
 int fuzz_root(const struct fuzz_call *c, int size);
 int fuzz_in_place(const struct fuzz_call *c, int size);
-/* Whether the reduction collectives / the rooted ones. */
+/* Whether the reduction collectives / the rooted ones / the v-collectives. */
 int fuzz_is_reduction(enum strata_coll coll);
 int fuzz_is_rooted(enum strata_coll coll);
+int fuzz_is_v(enum strata_coll coll);
+/* The v-collectives' and Reduce_scatter's base elements of block j of
+ * `size` (Alltoallv: j = (sender + receiver) mod size, symmetric as its in
+ * place form needs), from the call's count pattern; a multiple of c->unit. */
+size_t fuzz_vcount(const struct fuzz_call *c, size_t elems, int size, int j);
+const char *fuzz_vpattern_name(const struct fuzz_call *c);
 /* One line naming everything about the call on a communicator of `size`. */
 void fuzz_describe(const struct fuzz_call *c, size_t elems, int size, char *out, size_t len);
 
@@ -253,6 +261,7 @@ struct exec {
     int rank, size, root, in_place;
     struct buf send, recv;
     int scount, rcount;       /* the counts this rank passes */
+    int *scounts, *sdispls, *rcounts, *rdispls; /* the v-collectives', Reduce_scatter's */
     MPI_Datatype stype, rtype;
     MPI_Op op;
     MPI_Comm comm;

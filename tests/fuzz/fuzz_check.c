@@ -72,7 +72,8 @@ void fuzz_rank_layouts(const struct fuzz_call *c, int comm_rank, const struct fu
                        const struct fuzz_layout **lr)
 {
     int par = comm_rank & 1;
-    if (fuzz_is_reduction(c->coll)) par = 0;
+    /* The v-collectives: one layout per side on every rank (fuzz_draw.c). */
+    if (fuzz_is_reduction(c->coll) || fuzz_is_v(c->coll)) par = 0;
     *ls = fuzz_layout(c->base, c->shape[SIDE_SEND][par]);
     *lr = fuzz_layout(c->base, c->shape[SIDE_RECV][par]);
     if (fuzz_is_reduction(c->coll) || c->coll == STRATA_COLL_BCAST) *lr = *ls;
@@ -90,6 +91,113 @@ static void fill_input(const struct fuzz_call *c, const struct exec *x, struct b
         fuzz_fill_bytes(b->mem[ORIG] + off, count * b->l->extent, seed + off);
 }
 
+static int *int_array(int n)
+{
+    int *a = calloc((size_t)n, sizeof(int));
+    CHECK(a != NULL, "out of memory");
+    return a;
+}
+
+/* Counts of `l` elements of the blocks of fuzz_vcount (Alltoallv: this rank
+ * and j; receive: j to this rank), displacements packed in rank order;
+ * returns the total. */
+static int v_counts(const struct fuzz_call *c, size_t elems, const struct exec *x,
+                    const struct fuzz_layout *l, int pairwise, int *count, int *displ)
+{
+    int at = 0;
+    for (int j = 0; j < x->size; j++) {
+        int k = pairwise ? (x->rank + j) % x->size : j;
+        count[j] = (int)(fuzz_vcount(c, elems, x->size, k) / (size_t)l->per);
+        displ[j] = at;
+        at += count[j];
+    }
+    return at;
+}
+
+/* Reduce_scatter(_block) and the v-collectives: their counts, displacements
+ * and buffers (blocks of varying size packed in rank order, so one "block"
+ * of struct buf is the whole buffer). */
+static void build_v(const struct fuzz_call *c, size_t elems, struct exec *x,
+                    const struct fuzz_layout *ls, const struct fuzz_layout *lr, int all_in_place,
+                    int root_in_place)
+{
+    struct buf *s = &x->send, *r = &x->recv;
+    int P = x->size, me = x->rank, at_root = me == x->root, mis = c->misalign;
+    x->scounts = int_array(P), x->sdispls = int_array(P);
+    x->rcounts = int_array(P), x->rdispls = int_array(P);
+    switch (c->coll) {
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+    case STRATA_COLL_REDUCE_SCATTER: {
+        size_t cr = elems / (size_t)lr->per;
+        int total = (int)cr * P;
+        if (c->coll == STRATA_COLL_REDUCE_SCATTER)
+            total = v_counts(c, elems, x, lr, 0, x->rcounts, x->rdispls);
+        else
+            for (int j = 0; j < P; j++) x->rcounts[j] = (int)cr;
+        x->scount = (int)cr; /* Reduce_scatter_block's count */
+        x->rcount = x->rcounts[me];
+        if (all_in_place) {
+            s->pass = 2;
+            buf_alloc(r, "the receive buffer", lr, (size_t)total, 1, 1, mis);
+            fill_input(c, x, r, 0, (size_t)total);
+        } else {
+            buf_alloc(r, "the receive buffer", lr, (size_t)x->rcount, 1, 1, mis);
+            fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+            buf_alloc(s, "the send buffer", ls, (size_t)total, 1, 0, mis);
+            fill_input(c, x, s, 0, (size_t)total);
+        }
+        break;
+    }
+    case STRATA_COLL_GATHERV:
+    case STRATA_COLL_ALLGATHERV: {
+        int receives = c->coll == STRATA_COLL_ALLGATHERV || at_root;
+        int inplace_here = c->coll == STRATA_COLL_ALLGATHERV ? all_in_place : root_in_place;
+        int total = v_counts(c, elems, x, lr, 0, x->rcounts, x->rdispls);
+        x->scount = (int)(fuzz_vcount(c, elems, P, me) / (size_t)ls->per);
+        buf_alloc(r, receives ? "the receive buffer" : "the receive buffer (not the root's)",
+                  lr, receives ? (size_t)total : 0, 1, 1, mis);
+        fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+        if (!receives && c->null_insignificant) r->pass = 1;
+        if (inplace_here) {
+            s->pass = 2;
+            fill_input(c, x, r, (size_t)x->rdispls[me] * lr->extent, (size_t)x->rcounts[me]);
+        } else {
+            buf_alloc(s, "the send buffer", ls, (size_t)x->scount, 1, 0, mis);
+            fill_input(c, x, s, 0, (size_t)x->scount);
+        }
+        break;
+    }
+    case STRATA_COLL_SCATTERV: {
+        int total = v_counts(c, elems, x, ls, 0, x->scounts, x->sdispls);
+        x->rcount = (int)(fuzz_vcount(c, elems, P, me) / (size_t)lr->per);
+        buf_alloc(s, at_root ? "the send buffer" : "the send buffer (not the root's)", ls,
+                  at_root ? (size_t)total : 0, 1, 0, mis);
+        fill_input(c, x, s, 0, at_root ? (size_t)total : 0);
+        if (!at_root && c->null_insignificant) s->pass = 1;
+        if (root_in_place) {
+            r->pass = 2;
+        } else {
+            buf_alloc(r, "the receive buffer", lr, (size_t)x->rcount, 1, 1, mis);
+            fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+        }
+        break;
+    }
+    default: { /* Alltoallv */
+        int rtotal = v_counts(c, elems, x, lr, 1, x->rcounts, x->rdispls);
+        buf_alloc(r, "the receive buffer", lr, (size_t)rtotal, 1, 1, mis);
+        if (all_in_place) {
+            s->pass = 2;
+            fill_input(c, x, r, 0, (size_t)rtotal);
+        } else {
+            int stotal = v_counts(c, elems, x, ls, 1, x->scounts, x->sdispls);
+            fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+            buf_alloc(s, "the send buffer", ls, (size_t)stotal, 1, 0, mis);
+            fill_input(c, x, s, 0, (size_t)stotal);
+        }
+    }
+    }
+}
+
 /* Builds this rank's buffers and arguments for the call with `elems`. */
 static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_comm *fc,
                   struct exec *x)
@@ -105,7 +213,11 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
                                        c->coll == STRATA_COLL_SCAN ||
                                        c->coll == STRATA_COLL_EXSCAN ||
                                        c->coll == STRATA_COLL_ALLGATHER ||
-                                       c->coll == STRATA_COLL_ALLTOALL);
+                                       c->coll == STRATA_COLL_ALLTOALL ||
+                                       c->coll == STRATA_COLL_REDUCE_SCATTER_BLOCK ||
+                                       c->coll == STRATA_COLL_REDUCE_SCATTER ||
+                                       c->coll == STRATA_COLL_ALLGATHERV ||
+                                       c->coll == STRATA_COLL_ALLTOALLV);
     int root_in_place = x->in_place && at_root;
     const struct fuzz_layout *ls, *lr;
     fuzz_rank_layouts(c, fc->rank, &ls, &lr);
@@ -182,12 +294,29 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
             fill_input(c, x, s, 0, cs * (size_t)P);
         }
         break;
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+    case STRATA_COLL_REDUCE_SCATTER:
+    case STRATA_COLL_GATHERV:
+    case STRATA_COLL_SCATTERV:
+    case STRATA_COLL_ALLGATHERV:
+    case STRATA_COLL_ALLTOALLV:
+        build_v(c, elems, x, ls, lr, all_in_place, root_in_place);
+        break;
     default: break; /* Barrier */
     }
     for (int k = HOST; k <= STRATA; k++) {
         if (s->mem[ORIG]) memcpy(s->mem[k], s->mem[ORIG], s->bytes);
         if (r->mem[ORIG]) memcpy(r->mem[k], r->mem[ORIG], r->bytes);
     }
+    /* Reduce_scatter in place: the input is the whole vector in recv, the
+     * result its first block; what follows is undefined (not compared). */
+    if (all_in_place && (c->coll == STRATA_COLL_REDUCE_SCATTER_BLOCK ||
+                         c->coll == STRATA_COLL_REDUCE_SCATTER))
+        r->bytes = (size_t)x->rcount * lr->extent;
+    /* A negative count: Reduce_scatter's is in its counts array, the same
+     * on every rank. */
+    if (c->error == FE_COUNT && c->coll == STRATA_COLL_REDUCE_SCATTER)
+        x->rcounts[0] = -1 - (int)(c->root_draw % 3);
     /* An invalid argument, the same on every rank, and one every rank checks. */
     int on_send = c->error_side == SIDE_SEND;
     if (c->error == FE_COUNT) *(on_send ? &x->scount : &x->rcount) = -1 - (int)(c->root_draw % 3);
@@ -204,6 +333,10 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
 
 static void release(const struct fuzz_call *c, struct exec *x)
 {
+    free(x->scounts);
+    free(x->sdispls);
+    free(x->rcounts);
+    free(x->rdispls);
     buf_free(&x->send, c->misalign);
     buf_free(&x->recv, c->misalign);
 }
@@ -250,6 +383,28 @@ static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, i
         break;
     case STRATA_COLL_ALLTOALL:
         rc = CALL(Alltoall, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm);
+        break;
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+        rc = CALL(Reduce_scatter_block, csb, rb, x->scount, x->stype, x->op, x->comm);
+        break;
+    case STRATA_COLL_REDUCE_SCATTER:
+        rc = CALL(Reduce_scatter, csb, rb, x->rcounts, x->stype, x->op, x->comm);
+        break;
+    case STRATA_COLL_GATHERV:
+        rc = CALL(Gatherv, csb, x->scount, x->stype, rb, x->rcounts, x->rdispls, x->rtype,
+                  x->root, x->comm);
+        break;
+    case STRATA_COLL_SCATTERV:
+        rc = CALL(Scatterv, csb, x->scounts, x->sdispls, x->stype, rb, x->rcount, x->rtype,
+                  x->root, x->comm);
+        break;
+    case STRATA_COLL_ALLGATHERV:
+        rc = CALL(Allgatherv, csb, x->scount, x->stype, rb, x->rcounts, x->rdispls, x->rtype,
+                  x->comm);
+        break;
+    case STRATA_COLL_ALLTOALLV:
+        rc = CALL(Alltoallv, csb, x->scounts, x->sdispls, x->stype, rb, x->rcounts, x->rdispls,
+                  x->rtype, x->comm);
         break;
     case STRATA_COLL_BARRIER: {
         /* One rank enters late; nobody may leave before it entered. */
@@ -348,7 +503,12 @@ static void compare(const struct fuzz_call *c, size_t elems, const struct fuzz_c
     int diff = differs(r, r->mem[STRATA], "strata's", r->mem[HOST], "the host MPI's", reduction,
                        rep, len);
     out->mismatch = diff;
-    if (reduction || r->pass || !r->mem[ORIG] || (!diff && !fuzz_opt.expect_all)) return;
+    /* The expected bytes are computed for the block collectives only
+     * (fuzz_expect.c): a v-collective's mismatch is reported against the
+     * host's bytes alone. */
+    if (reduction || fuzz_is_v(c->coll) || r->pass || !r->mem[ORIG] ||
+        (!diff && !fuzz_opt.expect_all))
+        return;
     unsigned char *expected = malloc(r->bytes + 1);
     CHECK(expected != NULL, "out of memory");
     fuzz_expect_recv(c, elems, fc, x, expected);

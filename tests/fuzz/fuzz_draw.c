@@ -53,13 +53,36 @@ void fuzz_draw_init(void)
 int fuzz_is_reduction(enum strata_coll coll)
 {
     return coll == STRATA_COLL_REDUCE || coll == STRATA_COLL_ALLREDUCE ||
-           coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN;
+           coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN ||
+           coll == STRATA_COLL_REDUCE_SCATTER_BLOCK || coll == STRATA_COLL_REDUCE_SCATTER;
 }
 
 int fuzz_is_rooted(enum strata_coll coll)
 {
     return coll == STRATA_COLL_BCAST || coll == STRATA_COLL_REDUCE ||
-           coll == STRATA_COLL_GATHER || coll == STRATA_COLL_SCATTER;
+           coll == STRATA_COLL_GATHER || coll == STRATA_COLL_SCATTER ||
+           coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV;
+}
+
+int fuzz_is_v(enum strata_coll coll)
+{
+    return coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV ||
+           coll == STRATA_COLL_ALLGATHERV || coll == STRATA_COLL_ALLTOALLV;
+}
+
+static const char *vpattern_names[3] = {"uniform", "one empty rank", "power law"};
+
+static int vpattern(const struct fuzz_call *c) { return (int)((c->root_draw >> 8) % 3); }
+
+const char *fuzz_vpattern_name(const struct fuzz_call *c) { return vpattern_names[vpattern(c)]; }
+
+size_t fuzz_vcount(const struct fuzz_call *c, size_t elems, int size, int j)
+{
+    switch (vpattern(c)) {
+    case 1: return j == size / 2 ? 0 : elems;
+    case 2: return elems / c->unit / (size_t)(j + 1) * c->unit;
+    default: return elems;
+    }
 }
 
 static int has_in_place(enum strata_coll coll)
@@ -71,7 +94,8 @@ static int has_in_place(enum strata_coll coll)
 static int per_rank_blocks(enum strata_coll coll)
 {
     return coll == STRATA_COLL_GATHER || coll == STRATA_COLL_SCATTER ||
-           coll == STRATA_COLL_ALLGATHER || coll == STRATA_COLL_ALLTOALL;
+           coll == STRATA_COLL_ALLGATHER || coll == STRATA_COLL_ALLTOALL || fuzz_is_v(coll) ||
+           coll == STRATA_COLL_REDUCE_SCATTER_BLOCK || coll == STRATA_COLL_REDUCE_SCATTER;
 }
 
 int fuzz_root(const struct fuzz_call *c, int size)
@@ -108,7 +132,9 @@ static int host_rejects_type(const struct fuzz_call *c)
     int padded = t == MPI_DOUBLE_INT || t == MPI_LONG_INT || t == MPI_SHORT_INT ||
                  t == MPI_LONG_DOUBLE_INT;
     return padded && (c->coll == STRATA_COLL_GATHER || c->coll == STRATA_COLL_SCATTER ||
-                      (c->coll == STRATA_COLL_ALLTOALL && c->in_place));
+                      c->coll == STRATA_COLL_GATHERV || c->coll == STRATA_COLL_SCATTERV ||
+                      ((c->coll == STRATA_COLL_ALLTOALL || c->coll == STRATA_COLL_ALLTOALLV) &&
+                       c->in_place));
 #else
     (void)c;
     return 0;
@@ -209,9 +235,12 @@ static enum fuzz_error draw_error(struct fuzz_rng *r, enum strata_coll coll)
     /* MPICH 4.0.2 does not check the count of MPI_Reduce and MPI_Allreduce:
      * a negative one fails an assertion or crashes (found by this fuzzer). */
 #if defined(MPICH_VERSION)
-    if (coll != STRATA_COLL_BARRIER && !fuzz_is_reduction(coll))
+    if (coll != STRATA_COLL_BARRIER && !fuzz_is_reduction(coll) &&
+        coll != STRATA_COLL_ALLTOALLV)
 #else
-    if (coll != STRATA_COLL_BARRIER)
+    /* Alltoallv's counts are arrays that differ per rank: no negative
+     * count every rank passes alike. */
+    if (coll != STRATA_COLL_BARRIER && coll != STRATA_COLL_ALLTOALLV)
 #endif
         ok[n++] = FE_COUNT;
     if (coll != STRATA_COLL_BARRIER) ok[n++] = FE_TYPE;
@@ -236,8 +265,10 @@ void fuzz_draw(long index, struct fuzz_call *c)
     /* The argument every rank passes and checks: Gather's send side, Scatter's
      * receive side (the other sides count at the root only); Bcast and the
      * reductions have one count and one datatype, called "send" here. */
-    c->error_side = c->coll == STRATA_COLL_SCATTER ? SIDE_RECV
-                  : c->coll == STRATA_COLL_ALLGATHER || c->coll == STRATA_COLL_ALLTOALL
+    c->error_side = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_SCATTERV
+                      ? SIDE_RECV
+                  : c->coll == STRATA_COLL_ALLGATHER || c->coll == STRATA_COLL_ALLTOALL ||
+                          c->coll == STRATA_COLL_ALLTOALLV
                       ? (int)fuzz_below(&r, 2)
                       : SIDE_SEND;
     c->in_place = has_in_place(c->coll) && !c->error && fuzz_below(&r, 4) == 0;
@@ -262,6 +293,12 @@ void fuzz_draw(long index, struct fuzz_call *c)
         if (host_rejects_shapes(c))
             for (int side = 0; side < 2; side++)
                 for (int par = 0; par < 2; par++) c->shape[side][par] = SH_PLAIN;
+        /* The v-collectives: one layout per side on every rank.  Open MPI
+         * 4.1.4's MPI_Allgatherv hangs (PMPI_, without strata) when ranks'
+         * types differ with equal signatures (found by this fuzzer: 3 ranks,
+         * MPI_INT8_T against a vector of 4 of them, power-law counts). */
+        if (fuzz_is_v(c->coll))
+            for (int side = 0; side < 2; side++) c->shape[side][1] = c->shape[side][0];
     }
     c->unit = 1;
     for (int side = 0; side < 2; side++)
@@ -311,6 +348,9 @@ void fuzz_describe(const struct fuzz_call *c, size_t elems, int size, char *out,
         if (fuzz_is_reduction(c->coll))
             n += snprintf(out + n, len - (size_t)n, ", op %s", fuzz_op_name(c->op));
     }
+    if (fuzz_is_v(c->coll) || c->coll == STRATA_COLL_REDUCE_SCATTER)
+        n += snprintf(out + n, len - (size_t)n, ", counts %s (blocks packed in rank order)",
+                      fuzz_vpattern_name(c));
     if (fuzz_is_rooted(c->coll) && size > 0)
         n += snprintf(out + n, len - (size_t)n, ", root %d", fuzz_root(c, size));
     if (size > 0 && fuzz_in_place(c, size))

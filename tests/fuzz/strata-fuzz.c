@@ -8,7 +8,9 @@
  *   --max-bytes=S     largest buffer of a call on a rank, K/M/G suffixes
  *                     (default 1M)
  *   --colls=LIST      bcast, reduce, allreduce, allgather, gather, scatter,
- *                     alltoall, barrier, scan, exscan (default all)
+ *                     alltoall, barrier, scan, exscan, reduce_scatter_block,
+ *                     reduce_scatter, gatherv, scatterv, allgatherv, alltoallv
+ *                     (default all)
  *   --only=I          run call I alone (with the same --seed, --max-bytes,
  *                     --colls and --no-errors as the run that drew it)
  *   --elements=N      with --only: N base elements per block instead of the
@@ -358,11 +360,11 @@ static void summary(int failed)
            "an MPI"
 #endif
     );
-    printf("  %-14s %6s %9s %14s %8s %14s %11s\n", "collective", "calls", "compared",
+    printf("  %-24s %6s %9s %14s %8s %14s %11s\n", "collective", "calls", "compared",
            "strata served", "invalid", "host rejected", "host wrong");
     for (int k = 0; k < STRATA_NCOLLS; k++) {
         if (!stats[k].calls) continue;
-        printf("  %-14s %6ld %9ld %14ld %8ld %14ld %11ld\n",
+        printf("  %-24s %6ld %9ld %14ld %8ld %14ld %11ld\n",
                strata_coll_name((enum strata_coll)k), stats[k].calls, stats[k].ran,
                stats[k].served, stats[k].invalid, stats[k].host_rejected, stats[k].host_wrong);
         if (stats[k].host_accepted_invalid)

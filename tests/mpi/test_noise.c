@@ -13,25 +13,24 @@
  * --load=N: rank 0 starts N busy processes for the run; with N at least the
  *   online cores, every waiting rank must also have found the machine busy.
  * Needs STRATA_STATS set (the counters count only then). */
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_load.h"
 #include "testutil.h"
 #include "util/stats.h"
 
 #define DELAY_MS 250
 #define BIG (1 << 20)
 
-enum { C_BCAST_SMALL, C_BCAST_BIG, C_ALLREDUCE, C_ALLGATHER, C_BARRIER, NCASES };
+enum { C_BCAST_SMALL, C_BCAST_BIG, C_ALLREDUCE, C_ALLGATHER, C_ALLTOALL, C_BARRIER, NCASES };
 static const char *names[NCASES] = {"Bcast 8 B", "Bcast 1 MiB", "Allreduce 1 MiB",
-                                    "Allgather 256 KiB", "Barrier"};
+                                    "Allgather 256 KiB", "Alltoall 128 KiB", "Barrier"};
 
 static double thread_cpu_ms(void)
 {
@@ -47,10 +46,15 @@ static double value(int rank, size_t i) { return (double)((rank + 1) * 7 + (int)
 static void run(int c, int late, int rank, int size, double *buf, double *out)
 {
     size_t n = c == C_BCAST_SMALL ? 1 : c == C_ALLGATHER ? BIG / 4 / sizeof(double)
-                                                            : BIG / sizeof(double);
+                                    : c == C_ALLTOALL ? BIG / 8 / sizeof(double)
+                                                      : BIG / sizeof(double);
     for (size_t i = 0; i < n; i++) buf[i] = c == C_BCAST_SMALL || c == C_BCAST_BIG
                                                 ? (rank == late ? value(late, i) : -1.0)
                                                 : value(rank, i);
+    /* Alltoall: block j of rank r holds value(r * size + j, i) (size <= 8). */
+    if (c == C_ALLTOALL)
+        for (int j = 0; j < size; j++)
+            for (size_t i = 0; i < n; i++) buf[(size_t)j * n + i] = value(rank * size + j, i);
     switch (c) {
     case C_BCAST_SMALL:
     case C_BCAST_BIG:
@@ -75,6 +79,15 @@ static void run(int c, int late, int rank, int size, double *buf, double *out)
                 CHECK(out[(size_t)r * n + i] == value(r, i), "%s: rank %d's element %zu",
                       names[c], r, i);
         break;
+    case C_ALLTOALL:
+        /* With a late rank, pairwise reads the others' blocks ahead of turn. */
+        CHECK(MPI_Alltoall(buf, (int)n, MPI_DOUBLE, out, (int)n, MPI_DOUBLE, MPI_COMM_WORLD) ==
+                  MPI_SUCCESS, "Alltoall");
+        for (int r = 0; r < size; r++)
+            for (size_t i = 0; i < n; i++)
+                CHECK(out[(size_t)r * n + i] == value(r * size + rank, i),
+                      "%s: rank %d's element %zu", names[c], r, i);
+        break;
     case C_BARRIER:
         CHECK(MPI_Barrier(MPI_COMM_WORLD) == MPI_SUCCESS, "Barrier");
         break;
@@ -98,16 +111,11 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     CHECK(strata_stats_enabled(), "run me with STRATA_STATS set (the counters are off)");
-    pid_t busy[64];
-    int nbusy = 0;
+    CHECK(size <= 8, "at most 8 ranks (the Alltoall blocks fill the buffer)");
+    /* The competitors of strata-bench --load (they die with this rank). */
+    struct bench_load busy = {0};
     if (rank == 0)
-        for (; nbusy < load && nbusy < 64; nbusy++) {
-            busy[nbusy] = fork();
-            CHECK(busy[nbusy] >= 0, "fork");
-            if (busy[nbusy] == 0)
-                for (volatile unsigned long x = 0;; x++) {
-                }
-        }
+        CHECK(bench_load_start(&busy, load, BENCH_LOAD_SPIN, 0, 1) == 0, "cannot start the load");
     double *buf = malloc(BIG), *out = malloc((size_t)size * BIG);
     CHECK(buf && out, "out of memory");
     /* Once without delay: the first call of a communicator sets strata up
@@ -145,10 +153,7 @@ int main(int argc, char **argv)
     if (!spin && waited && load >= cores)
         CHECK(strata_stats_local_wait(STRATA_WAIT_BUSY) > busy_before,
               "%d busy processes on %ld cores, and no wait found the machine busy", load, cores);
-    for (int i = 0; i < nbusy; i++) {
-        kill(busy[i], SIGKILL);
-        waitpid(busy[i], NULL, 0);
-    }
+    CHECK(bench_load_stop(&busy) == 0, "a load process was not reaped");
     free(buf);
     free(out);
     test_pass(spin ? "noise (spin)" : load ? "noise (loaded)" : "noise");

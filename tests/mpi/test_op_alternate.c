@@ -10,7 +10,8 @@
  *
  * Every converted operation (bcast, barrier, allreduce-tiny, reduce, allreduce,
  * and "block": every block algorithm with a resumable form; across virtual
- * nodes net-bcast, net-barrier, net-block (Gather, Scatter, Allgather),
+ * nodes net-bcast, net-barrier, net-block (Gather, Scatter, Allgather, and
+ * Gatherv, Scatterv, Allgatherv on uniform layouts),
  * net-reduce and net-allreduce, the compositions; reduce-scatter, scan,
  * exscan and their net- forms) at every size of the list (by
  * default sizes on both sides of the copy-in/copy-out limit, so that both the
@@ -74,10 +75,14 @@ struct slot {
         struct strata_scan_op scan;
         struct strata_net_rs_op net_rs;
         struct strata_net_scan_op net_scan;
+        struct strata_net_v_op net_v;
     } u;
     size_t *counts;  /* Reduce_scatter: every rank's block */
     int bcoll;                         /* COLL_BLOCK, COLL_NET_BLOCK: enum strata_coll */
     const struct strata_algorithm *al; /* COLL_BLOCK: the block algorithm */
+    int vcoll;                         /* COLL_NET_BLOCK: run as this v-collective (0: none) */
+    size_t *lay;                       /* ... its layout, uniform: [4 * size] */
+    struct strata_vlayout vl;
     unsigned char *bsend;              /* ... its send buffer */
     int *send;       /* reductions: this rank's operand (count ints) */
     size_t count;
@@ -210,7 +215,25 @@ static void start(struct slot *s)
                                       .k = s->coll == COLL_BLOCK ? s->al->k_default : 1};
         if (s->bcoll == STRATA_COLL_ALLGATHER || s->bcoll == STRATA_COLL_ALLTOALL)
             a.root = -1;
-        if (s->coll == COLL_NET_BLOCK) {
+        if (s->coll == COLL_NET_BLOCK && s->vcoll) {
+            /* The v-composition on the uniform layout: the block result. */
+            size_t n = (size_t)s->size, *l = s->lay = calloc(4 * n, sizeof(size_t));
+            CHECK(l, "out of memory");
+            s->vl = (struct strata_vlayout){l, l + n, l + 2 * n, l + 3 * n};
+            for (int q = 0; q < s->size; q++) {
+                int gather = s->vcoll != STRATA_COLL_SCATTERV;
+                int all = s->vcoll == STRATA_COLL_ALLGATHERV;
+                if (gather && (all || q == s->root)) l[q] = s->bytes; /* out_len */
+                if (gather && (all || s->rank == s->root))
+                    l[2 * n + q] = s->bytes, l[3 * n + q] = (size_t)q * s->bytes;
+                if (!gather && s->rank == s->root)
+                    l[q] = s->bytes, l[n + q] = (size_t)q * s->bytes;
+                if (!gather && q == s->root) l[2 * n + q] = s->bytes;
+            }
+            a.v = &s->vl;
+            strata_net_vblock_start(&s->u.net_v, s->ctx->net, s->vcoll, &a, NULL, 0);
+            s->op = &s->u.net_v.op;
+        } else if (s->coll == COLL_NET_BLOCK) {
             strata_net_block_start(&s->u.net_block, s->ctx->net, s->bcoll, &a, NULL, 0);
             s->op = &s->u.net_block.op;
         } else {
@@ -319,7 +342,9 @@ static void check(struct slot *s, const char *what)
                   s->buf[i], want[i]);
         free(want);
         free(s->bsend);
+        free(s->lay);
         s->bsend = NULL;
+        s->lay = NULL;
         break;
     }
     case COLL_NET_BARRIER:
@@ -511,13 +536,16 @@ int main(int argc, char **argv)
             printf("PASS %s %s alternated on two communicators\n", strata_coll_name(al->coll),
                    al->name);
     }
-    /* Across nodes: Gather, Scatter and Allgather compositions. */
-    const int net_block_colls[3] = {STRATA_COLL_GATHER, STRATA_COLL_SCATTER,
-                                    STRATA_COLL_ALLGATHER};
-    for (int ci = 0; (colls & (1u << COLL_NET_BLOCK)) && ci < 3; ci++) {
+    /* Across nodes: Gather, Scatter and Allgather compositions, then
+     * Gatherv, Scatterv and Allgatherv's (net_vblock.c) on uniform layouts. */
+    const int net_block_colls[6] = {STRATA_COLL_GATHER, STRATA_COLL_SCATTER,
+                                    STRATA_COLL_ALLGATHER, STRATA_COLL_GATHERV,
+                                    STRATA_COLL_SCATTERV, STRATA_COLL_ALLGATHERV};
+    for (int ci = 0; (colls & (1u << COLL_NET_BLOCK)) && ci < 6; ci++) {
         for (int si = 0; si < 3; si++) {
             a.coll = b.coll = COLL_NET_BLOCK;
-            a.bcoll = b.bcoll = net_block_colls[ci];
+            a.vcoll = b.vcoll = ci < 3 ? 0 : net_block_colls[ci];
+            a.bcoll = b.bcoll = net_block_colls[ci % 3];
             a.bytes = b.bytes = blocks[si];
             a.root = si % 2 ? a.size - 1 : 0;
             b.root = b.size / 2;
@@ -525,7 +553,7 @@ int main(int argc, char **argv)
             b.seed = a.seed + 5;
             char what[160];
             snprintf(what, sizeof what, "across nodes %s, %zu-byte blocks, roots %d/%d",
-                     strata_coll_name(a.bcoll), a.bytes, a.root, b.root);
+                     strata_coll_name(net_block_colls[ci]), a.bytes, a.root, b.root);
             pending += alternate(&a, &b, wrank, what);
             cases++;
         }

@@ -175,4 +175,38 @@ refuse 'leave out --sizes' --sweep --sizes 8
 refuse 'does not combine with --noise' --sweep --noise
 refuse '--csv needs a value' --csv
 echo "ok: --sweep with --sizes or --noise, --csv without a file: refused"
+# --load: the competitors run beside the job, are recorded, and are gone
+# after it, also when a rank is killed (they die with their parent).
+gone() { # the competitors: strata-bench processes whose parent is a strata-bench
+  local left
+  left=$(ps -eo pid=,ppid=,args= | awk -v b="$bench" '$3 == b { pid[$1] = $2 }
+         END { for (p in pid) if (pid[p] in pid) n++; print n + 0 }')
+  [ "$left" = 0 ]
+}
+bench --sizes 8 --colls bcast --iters 3 --load 2 --load-kind noise --json "$tmp/l.json" ||
+  fail "strata-bench --load 2 failed"
+grep -q '^load      : 2 noise processes per node' "$tmp/out" || fail "the header does not show the load"
+python3 "$here/bench_schema_check.py" "$schema" "$tmp/l.json" >"$tmp/check" 2>&1 ||
+  { cat "$tmp/check"; fail "the --load JSON does not match $schema"; }
+python3 -c 'import json, sys; l = json.load(open(sys.argv[1]))["method"]["load"]
+sys.exit(l != {"processes": 2, "kind": "noise", "pinned": False})' "$tmp/l.json" ||
+  fail "method.load is not 2 noise processes"
+gone || fail "load processes left after the run"
+"$run" --native -n "$ranks" "$bench" --sizes 4M --colls bcast --iters 100000 --load 2 \
+  >/dev/null 2>&1 &
+job=$!
+for _ in $(seq 100); do
+  ranks_up=$(ps -eo pid=,ppid=,args= | awk -v b="$bench" '$3 == b { pid[$1] = $2 }
+             END { for (p in pid) if (pid[p] in pid) n++; print n + 0 }')
+  [ "$ranks_up" -ge 2 ] && break
+  sleep 0.1
+done
+[ "$ranks_up" -ge 2 ] || { kill "$job"; fail "the load never started"; }
+# SIGKILL every rank (a strata-bench whose parent is not one): no clean-up runs.
+ps -eo pid=,ppid=,args= | awk -v b="$bench" '$3 == b { pid[$1] = $2 }
+  END { for (p in pid) if (!(pid[p] in pid)) print p }' | xargs -r kill -KILL
+wait "$job" 2>/dev/null
+for _ in $(seq 50); do gone && break; sleep 0.1; done
+gone || fail "load processes left after the ranks were killed"
+echo "ok: --load: header, JSON, nothing left after the run or after SIGKILL of the ranks"
 echo "PASS strata-bench files, root shift, sweep"

@@ -1,0 +1,491 @@
+/* Gatherv, Scatterv and Allgatherv across nodes, two levels, with nobody
+ * using counts it was not given.
+ *
+ * As for the block collectives (net_block.c), each node's blocks cross the
+ * network as one bundle: the node's blocks one after the other in the
+ * node's rank order, with no gaps.  What a v-collective adds is that the
+ * bundle's layout (each member's length) is known only where the standard
+ * puts the counts:
+ *
+ *  Gatherv    the root knows every length, every other rank its own.  A
+ *             node other than the root's first gathers its members' lengths
+ *             to its leader (a node Gatherv of one 8-byte word per rank),
+ *             then the data (a node Gatherv into the bundle), and the
+ *             leader streams the bundle to the root.  The root, which
+ *             knows every bundle's length, posts the receives first,
+ *             gathers its own node straight into the user's buffer, then
+ *             puts each received block at its displacement.
+ *  Scatterv   the mirror image: the root packs every other node's bundle
+ *             and streams it to that node's leader, which learns the
+ *             bundle's length from its members (the same lengths gather)
+ *             and scatters it inside the node; the root's node scatters
+ *             straight from the user's buffer.
+ *  Allgatherv every rank knows every length (the standard gives recvcounts
+ *             to all).  Each leader gathers its node's bundle into a
+ *             node-ordered copy of the whole result, leaders exchange
+ *             bundles all with all, the leader broadcasts the whole copy
+ *             inside its node, and every rank puts each block at its own
+ *             displacement.
+ *
+ * The node parts are the node engine's (vblock.c), its algorithm chosen
+ * there by the cost model from the largest block of the node, identical on
+ * the node's ranks.  Alltoallv stays with the host MPI across nodes (route.c):
+ * as for Alltoall, its traffic between nodes all crosses the network and a
+ * node level would only add a copy.
+ *
+ * Resumable operations (coll/op.h): node parts are sub-operations, the
+ * leaders' streams (engine.h) advance one pass per step. */
+#include "net/net.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/select.h"
+#include "util/colls.h"
+#include "util/log.h"
+
+enum { TAG_GATHERV = 11, TAG_SCATTERV = 12, TAG_ALLGATHERV = 13 };
+
+static struct strata_net_v_op *v_of(struct strata_op *op)
+{
+    return (struct strata_net_v_op *)((char *)op - offsetof(struct strata_net_v_op, op));
+}
+
+static void *alloc_or_abort(struct strata_net *net, size_t bytes)
+{
+    void *m = malloc(bytes ? bytes : 1);
+    if (!m) {
+        strata_error("out of memory for a v-collective across nodes");
+        PMPI_Abort(net->comm, 1);
+    }
+    return m;
+}
+
+static unsigned char *staging_or_abort(struct strata_net *net, enum strata_net_buffer which,
+                                       size_t bytes)
+{
+    unsigned char *t = strata_net_staging(net, which, bytes ? bytes : 1);
+    if (!t) {
+        strata_error("out of memory for %zu bytes of a v-collective across nodes", bytes);
+        PMPI_Abort(net->comm, 1);
+    }
+    return t;
+}
+
+static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag, void *buf,
+                         size_t bytes)
+{
+    const struct strata_tuning *tu = strata_tuning();
+    if (strata_engine_add(&net->engine, is_send, peer, tag, buf, bytes, tu->net_segment,
+                          is_send ? tu->net_sends : tu->net_recvs) < 0) {
+        strata_error("out of memory starting a v-collective across nodes");
+        PMPI_Abort(net->comm, 1);
+    }
+    if (is_send) strata_stream_ready(&net->engine, net->engine.nstreams - 1, bytes);
+}
+
+/* Runs the engine until every stream completed, one pass per step ("not
+ * yet" when nothing moved, so the run loop's spin-then-yield applies). */
+#define AWAIT_ENGINE(op, e)                                                                \
+    for (;;) {                                                                             \
+        int moved_, rc_ = strata_engine_progress(e, &moved_);                             \
+        if (rc_ != MPI_SUCCESS) return rc_;                                                \
+        if (strata_engine_complete(e)) break;                                              \
+        if (moved_) {                                                                      \
+            (op)->waits++;                                                                 \
+        } else {                                                                           \
+            (op)->waiting_for = strata_engine_waiting_for(e);                              \
+            STRATA_OP_YIELD(op);                                                           \
+        }                                                                                  \
+    }
+
+/* The node engine's choice, once the node's ranks agree on their largest
+ * block (as the entry point's, on the node's plane). */
+static void choose(struct strata_block_op *o)
+{
+    struct strata_choice ch;
+    strata_select(o->op.p, o->v.coll, o->v.agreed, &ch);
+    o->v.al = ch.al;
+    o->v.single_copy = (ch.al->needs & STRATA_NEEDS_SINGLE_COPY) != 0;
+    o->k = ch.k;
+    o->v.predicted_us = ch.predicted_us;
+    o->v.why = ch.why;
+    o->v.rule = ch.rule;
+}
+
+/* This rank's node layout: four [node size] arrays, zeroed. */
+static void node_layout_clear(struct strata_net_v_op *o)
+{
+    memset(o->arrays, 0, 4 * (size_t)o->nsize * sizeof(size_t));
+}
+
+/* Starts a node v-collective on the layout in o->arrays. */
+static void node_start(struct strata_net_v_op *o, int coll, const unsigned char *send,
+                       unsigned char *recv)
+{
+    size_t *arr = o->arrays, n = (size_t)o->nsize;
+    o->nlay = (struct strata_vlayout){arr, arr + n, arr + 2 * n, arr + 3 * n};
+    struct strata_block_args a = {send, recv, 0, o->local_root, 1, &o->nlay};
+    strata_vblock_start(&o->node, o->net->node_plane, coll, &a, -1, choose);
+}
+
+static size_t *out_len(struct strata_net_v_op *o) { return o->arrays; }
+static size_t *out_off(struct strata_net_v_op *o) { return o->arrays + o->nsize; }
+static size_t *in_len(struct strata_net_v_op *o) { return o->arrays + 2 * (size_t)o->nsize; }
+static size_t *in_off(struct strata_net_v_op *o) { return o->arrays + 3 * (size_t)o->nsize; }
+
+/* The rank of node n's i-th member. */
+static int member(const struct strata_net *net, int n, int i)
+{
+    return net->members[net->node_start[n] + i];
+}
+
+/* Bytes of node n's bundle, from lengths every rank of the call was given
+ * (the root's, or Allgatherv's recvcounts). */
+static size_t bundle_bytes(const struct strata_net *net, const size_t *len, int n)
+{
+    size_t b = 0;
+    for (int i = net->node_start[n]; i < net->node_start[n + 1]; i++) b += len[net->members[i]];
+    return b;
+}
+
+/* ---- Lengths: a node Gatherv of one word per rank to the leader, into
+ * o->lens ([node size], the leader's). */
+static void lengths_start(struct strata_net_v_op *o)
+{
+    node_layout_clear(o);
+    out_len(o)[o->local_root] = sizeof o->word;
+    if (o->leader == o->net->rank)
+        for (int i = 0; i < o->nsize; i++) {
+            in_len(o)[i] = sizeof o->word;
+            in_off(o)[i] = (size_t)i * sizeof o->word;
+        }
+    node_start(o, STRATA_COLL_GATHERV, (const unsigned char *)&o->word,
+               o->leader == o->net->rank ? (unsigned char *)o->lens : NULL);
+}
+
+/* ---- Gatherv */
+
+static int gatherv_progress(struct strata_op *op)
+{
+    struct strata_net_v_op *o = v_of(op);
+    struct strata_net *net = o->net;
+    struct strata_engine *e = &net->engine;
+    const struct strata_vlayout *v = o->a.v;
+    int root = o->a.root, me = net->my_node, at_root = net->rank == root;
+    STRATA_OP_BEGIN(op);
+    if (o->rc != MPI_SUCCESS) return o->rc; /* the start's first engine pass failed */
+    if (!at_root && net->node_plane && me != net->node_of[root]) {
+        lengths_start(o);
+        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    }
+    if (net->node_plane) {
+        node_layout_clear(o);
+        out_len(o)[o->local_root] = v->out_len[root];
+        out_off(o)[o->local_root] = v->out_off[root];
+        if (at_root) {
+            for (int i = 0; i < o->nsize; i++) {
+                in_len(o)[i] = v->in_len[member(net, me, i)];
+                in_off(o)[i] = v->in_off[member(net, me, i)];
+            }
+        } else if (net->rank == o->leader) {
+            size_t at = 0;
+            for (int i = 0; i < o->nsize; i++) {
+                in_len(o)[i] = (size_t)o->lens[i];
+                in_off(o)[i] = at;
+                at += (size_t)o->lens[i];
+            }
+            o->bundle = staging_or_abort(net, STRATA_NET_TRANSIT, at);
+            o->bundle_bytes = at;
+        }
+        /* The root in place: its block is already at its displacement. */
+        node_start(o, STRATA_COLL_GATHERV, o->a.send,
+                   at_root ? o->a.recv : net->rank == o->leader ? o->bundle : NULL);
+        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    } else if (at_root) {
+        if (o->a.send && v->in_len[root])
+            memcpy(o->a.recv + v->in_off[root], o->a.send + v->out_off[root], v->in_len[root]);
+    } else {
+        /* Alone on its node: the bundle is this rank's block. */
+        o->bundle_bytes = v->out_len[root];
+        o->bundle = o->bundle_bytes ? (unsigned char *)o->a.send + v->out_off[root] : NULL;
+    }
+    if (net->rank == o->leader && !at_root) {
+        strata_engine_reset(e, net->dup);
+        strata_engine_count_as(e, STRATA_COLL_GATHERV);
+        add_or_abort(net, 1, root, TAG_GATHERV, o->bundle, o->bundle_bytes);
+    }
+    if (net->rank == o->leader) {
+        AWAIT_ENGINE(op, e);
+        if (at_root) {
+            /* Each block from the node-ordered bundles to its displacement. */
+            size_t at = 0;
+            for (int n = 0; n < net->nnodes; n++) {
+                if (n == me) continue;
+                for (int i = 0; i < strata_net_node_size(net, n); i++) {
+                    int q = member(net, n, i);
+                    if (v->in_len[q]) memcpy(o->a.recv + v->in_off[q], o->transit + at, v->in_len[q]);
+                    at += v->in_len[q];
+                }
+            }
+        }
+    }
+    free(o->arrays); /* freed by the operation: one run by steps has no caller that frees */
+    o->arrays = NULL;
+    STRATA_OP_END(op);
+}
+
+static int gatherv_start(struct strata_net_v_op *o)
+{
+    struct strata_net *net = o->net;
+    const struct strata_vlayout *v = o->a.v;
+    int root = o->a.root, me = net->my_node;
+    if (net->rank != root) return MPI_SUCCESS;
+    /* The root receives every other node's bundle into private memory,
+     * node after node; receives first, so bundles land while its node
+     * gathers. */
+    size_t total = 0;
+    for (int n = 0; n < net->nnodes; n++)
+        if (n != me) total += bundle_bytes(net, v->in_len, n);
+    o->transit = staging_or_abort(net, STRATA_NET_TRANSIT, total);
+    struct strata_engine *e = &net->engine;
+    strata_engine_reset(e, net->dup);
+    strata_engine_count_as(e, STRATA_COLL_GATHERV);
+    size_t at = 0;
+    for (int n = 0; n < net->nnodes; n++) {
+        if (n == me) continue;
+        size_t b = bundle_bytes(net, v->in_len, n);
+        add_or_abort(net, 0, strata_net_leader(net, n, root), TAG_GATHERV, o->transit + at, b);
+        at += b;
+    }
+    int moved;
+    return strata_engine_progress(e, &moved); /* the receives are posted */
+}
+
+/* ---- Scatterv */
+
+static int scatterv_progress(struct strata_op *op)
+{
+    struct strata_net_v_op *o = v_of(op);
+    struct strata_net *net = o->net;
+    struct strata_engine *e = &net->engine;
+    const struct strata_vlayout *v = o->a.v;
+    int root = o->a.root, me = net->my_node, at_root = net->rank == root;
+    STRATA_OP_BEGIN(op);
+    if (o->rc != MPI_SUCCESS) return o->rc; /* the start's first engine pass failed */
+    if (!at_root && me != net->node_of[root]) {
+        if (net->node_plane) {
+            lengths_start(o);
+            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        }
+        if (net->rank == o->leader) {
+            size_t total = 0;
+            if (net->node_plane)
+                for (int i = 0; i < o->nsize; i++) total += (size_t)o->lens[i];
+            else
+                total = v->in_len[root];
+            /* Alone on its node, the bundle lands in the user's buffer. */
+            o->bundle = net->node_plane ? staging_or_abort(net, STRATA_NET_TRANSIT, total)
+                        : total ? o->a.recv + v->in_off[root]
+                                : NULL;
+            o->bundle_bytes = total;
+            strata_engine_reset(e, net->dup);
+            strata_engine_count_as(e, STRATA_COLL_SCATTERV);
+            add_or_abort(net, 0, root, TAG_SCATTERV, o->bundle, total);
+            AWAIT_ENGINE(op, e);
+        }
+    }
+    if (net->node_plane) {
+        node_layout_clear(o);
+        in_len(o)[o->local_root] = v->in_len[root];
+        in_off(o)[o->local_root] = v->in_off[root];
+        const unsigned char *send = NULL;
+        if (at_root) {
+            for (int i = 0; i < o->nsize; i++) {
+                out_len(o)[i] = v->out_len[member(net, me, i)];
+                out_off(o)[i] = v->out_off[member(net, me, i)];
+            }
+            send = o->a.send;
+        } else if (net->rank == o->leader) {
+            size_t at = 0;
+            for (int i = 0; i < o->nsize; i++) {
+                out_len(o)[i] = (size_t)o->lens[i];
+                out_off(o)[i] = at;
+                at += (size_t)o->lens[i];
+            }
+            send = o->bundle;
+        }
+        /* The root in place: recv NULL, its block stays where it is. */
+        node_start(o, STRATA_COLL_SCATTERV, send, o->a.recv);
+        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    } else if (at_root && o->a.recv && v->in_len[root]) {
+        memcpy(o->a.recv + v->in_off[root], o->a.send + v->out_off[root], v->in_len[root]);
+    }
+    if (at_root) AWAIT_ENGINE(op, e);
+    free(o->arrays); /* as in gatherv_progress */
+    o->arrays = NULL;
+    STRATA_OP_END(op);
+}
+
+static int scatterv_start(struct strata_net_v_op *o)
+{
+    struct strata_net *net = o->net;
+    const struct strata_vlayout *v = o->a.v;
+    int root = o->a.root, me = net->my_node;
+    if (net->rank != root) return MPI_SUCCESS;
+    /* The root packs every other node's bundle, node after node, and
+     * streams each while its own node scatters. */
+    size_t total = 0;
+    for (int n = 0; n < net->nnodes; n++)
+        if (n != me) total += bundle_bytes(net, v->out_len, n);
+    o->transit = staging_or_abort(net, STRATA_NET_TRANSIT, total);
+    struct strata_engine *e = &net->engine;
+    strata_engine_reset(e, net->dup);
+    strata_engine_count_as(e, STRATA_COLL_SCATTERV);
+    size_t at = 0;
+    for (int n = 0; n < net->nnodes; n++) {
+        if (n == me) continue;
+        size_t start = at;
+        for (int i = 0; i < strata_net_node_size(net, n); i++) {
+            int q = member(net, n, i);
+            if (v->out_len[q]) memcpy(o->transit + at, o->a.send + v->out_off[q], v->out_len[q]);
+            at += v->out_len[q];
+        }
+        add_or_abort(net, 1, strata_net_leader(net, n, root), TAG_SCATTERV, o->transit + start,
+                     at - start);
+    }
+    int moved;
+    return strata_engine_progress(e, &moved);
+}
+
+/* ---- Allgatherv */
+
+static int allgatherv_progress(struct strata_op *op)
+{
+    struct strata_net_v_op *o = v_of(op);
+    struct strata_net *net = o->net;
+    struct strata_engine *e = &net->engine;
+    const struct strata_vlayout *v = o->a.v;
+    int me = net->my_node, leader = net->rank == o->leader;
+    STRATA_OP_BEGIN(op);
+    /* This rank's block: in place, at its own displacement. */
+    o->send = o->a.send ? o->a.send + v->out_off[0] : o->a.recv + v->in_off[net->rank];
+    if (net->node_plane) {
+        node_layout_clear(o);
+        out_len(o)[o->local_root] = v->in_len[net->rank];
+        if (leader) {
+            size_t at = o->node_at[me];
+            for (int i = 0; i < o->nsize; i++) {
+                in_len(o)[i] = v->in_len[member(net, me, i)];
+                in_off(o)[i] = at;
+                at += in_len(o)[i];
+            }
+        }
+        node_start(o, STRATA_COLL_GATHERV, o->send, leader ? o->transit : NULL);
+        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    } else if (v->in_len[net->rank]) {
+        memcpy(o->transit + o->node_at[me], o->send, v->in_len[net->rank]);
+    }
+    if (leader) {
+        strata_engine_reset(e, net->dup);
+        strata_engine_count_as(e, STRATA_COLL_ALLGATHERV);
+        for (int n = 0; n < net->nnodes; n++) {
+            if (n == me) continue;
+            int peer = strata_net_leader(net, n, -1);
+            add_or_abort(net, 0, peer, TAG_ALLGATHERV, o->transit + o->node_at[n],
+                         o->node_at[n + 1] - o->node_at[n]);
+            add_or_abort(net, 1, peer, TAG_ALLGATHERV, o->transit + o->node_at[me],
+                         o->node_at[me + 1] - o->node_at[me]);
+        }
+        AWAIT_ENGINE(op, e);
+    }
+    if (net->node_plane && o->node_at[net->nnodes]) {
+        strata_bcast_start(&o->bcast, net->node_plane, o->transit, o->node_at[net->nnodes],
+                           o->local_root);
+        STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+    }
+    /* Every block from the node-ordered copy to its displacement (this
+     * rank's own too: the same bytes, unless it is in place already). */
+    for (int n = 0; n < net->nnodes; n++) {
+        size_t at = o->node_at[n];
+        for (int i = 0; i < strata_net_node_size(net, n); i++) {
+            int q = member(net, n, i);
+            if (v->in_len[q] && !(q == net->rank && !o->a.send))
+                memcpy(o->a.recv + v->in_off[q], o->transit + at, v->in_len[q]);
+            at += v->in_len[q];
+        }
+    }
+    free(o->arrays); /* as in gatherv_progress */
+    o->arrays = NULL;
+    STRATA_OP_END(op);
+}
+
+static void allgatherv_start(struct strata_net_v_op *o)
+{
+    struct strata_net *net = o->net;
+    /* node_at[n]: where node n's bundle starts in the node-ordered copy. */
+    o->node_at[0] = 0;
+    for (int n = 0; n < net->nnodes; n++)
+        o->node_at[n + 1] = o->node_at[n] + bundle_bytes(net, o->a.v->in_len, n);
+    o->transit = staging_or_abort(net, STRATA_NET_TRANSIT, o->node_at[net->nnodes]);
+}
+
+void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, int coll,
+                             const struct strata_block_args *a, char *desc, size_t desclen)
+{
+    int rooted = coll != STRATA_COLL_ALLGATHERV;
+    o->net = net;
+    o->a = *a;
+    o->coll = coll;
+    o->rc = MPI_SUCCESS;
+    o->transit = o->bundle = NULL;
+    o->bundle_bytes = 0;
+    o->leader = strata_net_leader(net, net->my_node, rooted ? a->root : -1);
+    o->local_root = net->node_rank[o->leader];
+    o->nsize = strata_net_node_size(net, net->my_node);
+    o->word = 0;
+    /* The four node-layout arrays, this rank's word of the lengths gather,
+     * the leader's gathered words, and (Allgatherv) the bundles' starts. */
+    size_t n = (size_t)o->nsize, words = 4 * n + n + (size_t)net->nnodes + 1;
+    o->arrays = alloc_or_abort(net, words * sizeof(size_t));
+    o->lens = (uint64_t *)(o->arrays + 4 * n);
+    o->node_at = o->arrays + 5 * n;
+    switch (coll) {
+    case STRATA_COLL_GATHERV:
+        o->word = a->v->out_len[a->root];
+        strata_op_init(&o->op, net->node_plane, gatherv_progress);
+        o->rc = gatherv_start(o);
+        break;
+    case STRATA_COLL_SCATTERV:
+        o->word = a->v->in_len[a->root];
+        strata_op_init(&o->op, net->node_plane, scatterv_progress);
+        o->rc = scatterv_start(o);
+        break;
+    default:
+        strata_op_init(&o->op, net->node_plane, allgatherv_progress);
+        allgatherv_start(o);
+        break;
+    }
+    if (desc) {
+        const char *how = coll == STRATA_COLL_GATHERV
+            ? "node Gatherv of lengths and data to each leader, bundles streamed to the root"
+            : coll == STRATA_COLL_SCATTERV
+            ? "bundles streamed from the root, node Gatherv of lengths and node Scatterv"
+            : "node Gatherv to each leader, leaders exchange bundles all with all, node "
+              "broadcast of the whole result";
+        snprintf(desc, desclen, "across nodes: two levels over %d nodes, %s", net->nnodes, how);
+    }
+}
+
+int strata_net_vblock(struct strata_net *net, int coll, const struct strata_block_args *a,
+                      char *desc, size_t desclen)
+{
+    struct strata_net_v_op o;
+    strata_net_vblock_start(&o, net, coll, a, desc, desclen);
+    int rc = strata_op_run(&o.op);
+    free(o.arrays); /* NULL unless the operation ended early with an error */
+    return rc;
+}
