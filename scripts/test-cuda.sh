@@ -36,12 +36,26 @@ for b in "$top"/openmpi "$top"/mpich; do
   [ "${b##*/}" = openmpi ] && n=3
   for nodes in 1 2; do
     echo "test-cuda: ${b##*/}, $n ranks, $nodes node(s)"
-    if ! env -u STRATA_CUDA_LIB STRATA_CUDA_CHUNK=64K STRATA_VIRTUAL_NODES=$nodes \
-         STRATA_MODEL="$PWD/tests/data/model.conf" TEST_DEVICE_ONE_PER_NODE=$((nodes > 1 && n == 2)) \
-         timeout 300 "$b/bin/strata-run" --native -n $n "$b/bin/test_device"; then
-      echo "test-cuda: FAILED (${b##*/}, $n ranks, $nodes node(s))"
+    for prog in test_device test_device_v; do
+      if ! env -u STRATA_CUDA_LIB STRATA_CUDA_CHUNK=64K STRATA_VIRTUAL_NODES=$nodes \
+           STRATA_MODEL="$PWD/tests/data/model.conf" TEST_DEVICE_ONE_PER_NODE=$((nodes > 1 && n == 2)) \
+           timeout 300 "$b/bin/strata-run" --native -n $n "$b/bin/$prog"; then
+        echo "test-cuda: FAILED ($prog, ${b##*/}, $n ranks, $nodes node(s))"
+        status=1
+      fi
+    done
+  done
+  # The GPU kernels of libstrata_cuda.so against the CPU loops (must choose the
+  # plugin: "gpu"), when nvcc built it.
+  if [ -f "$b/lib/libstrata_cuda.so" ]; then
+    echo "test-cuda: ${b##*/}, GPU reduction kernels"
+    if ! env -u STRATA_CUDA_LIB STRATA_MODEL="$PWD/tests/data/model.conf" \
+         timeout 300 "$b/bin/strata-run" --native -n 1 "$b/bin/test_device_reduce" gpu; then
+      echo "test-cuda: FAILED (GPU reduction kernels, ${b##*/})"
       status=1
     fi
-  done
+  else
+    echo "test-cuda: ${b##*/} has no libstrata_cuda.so (no nvcc at build): GPU kernels not tested"
+  fi
 done
 exit $status

@@ -54,3 +54,58 @@ add_test(NAME device.fault.copy
 set_tests_properties(device.fault.copy PROPERTIES TIMEOUT 60
   PASS_REGULAR_EXPRESSION "device transport: copying [^\n]* failed: CUDA_ERROR_INVALID_VALUE"
   ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda>;STRATA_CUDA_CHUNK=64K;FAKECUDA_FAIL_COPY_AFTER=200")
+
+# The device reducers (coll/device_reduce.h) against PMPI_Reduce_local, every
+# predefined op and type, through the dispatch the collectives use.  On the
+# fake driver the dispatch must choose the CPU reducer (the GPU plugin is
+# never handed the fake's memory).
+strata_test_program(test_device_reduce mpi/test_device_reduce.c)
+target_link_libraries(test_device_reduce PRIVATE ${CMAKE_DL_LIBS})
+add_dependencies(test_device_reduce fakecuda)
+strata_mpi_test(NAME device.reduce.kernels TARGET test_device_reduce RANKS 1 ARGS cpu
+                ENV STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda> FAKECUDA_DELAY_US=0)
+set_tests_properties(device.reduce.kernels PROPERTIES TIMEOUT 60)
+
+# The GPU plugin, when nvcc built it: it loads with every symbol resolved and
+# refuses cleanly where there is no GPU (it never runs a kernel here).
+if(STRATA_HAVE_CUDA_PLUGIN)
+  add_executable(test_cuda_plugin unit/test_cuda_plugin.c)
+  target_include_directories(test_cuda_plugin PRIVATE ${CMAKE_SOURCE_DIR}/src)
+  target_link_libraries(test_cuda_plugin PRIVATE ${CMAKE_DL_LIBS})
+  add_dependencies(test_cuda_plugin strata_cuda)
+  add_test(NAME device.plugin.loads COMMAND test_cuda_plugin ${CMAKE_BINARY_DIR}/lib/libstrata_cuda.so)
+  set_tests_properties(device.plugin.loads PROPERTIES TIMEOUT 30)
+endif()
+
+# The eight newer collectives on device buffers (interpose/device_vcalls.c),
+# against the host MPI on host copies.
+strata_test_program(test_device_v mpi/test_device_v.c)
+target_link_libraries(test_device_v PRIVATE ${CMAKE_DL_LIBS})
+add_dependencies(test_device_v fakecuda)
+function(device_v_test name ranks)
+  strata_mpi_test(NAME device.v.${name} TARGET test_device_v RANKS ${ranks}
+                  ENV STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda> FAKECUDA_DELAY_US=5 ${ARGN})
+  set_tests_properties(device.v.${name} PROPERTIES TIMEOUT 90)
+endfunction()
+if(STRATA_MPI STREQUAL "openmpi")
+  device_v_test(node.np3 3)
+  device_v_test(nodes2.np4 4 STRATA_VIRTUAL_NODES=2)
+else()
+  device_v_test(node.np2 2)
+  device_v_test(nodes2.np3 3 STRATA_VIRTUAL_NODES=2)
+endif()
+
+# strata-bench --device runs on the fake device: every row printed, three
+# ways each (figures are not checked: no timings in pass/fail tests); and it
+# says plainly when no driver loads.
+add_test(NAME device.bench.fake
+         COMMAND ${STRATA_RUN} --native -n 2 $<TARGET_FILE:strata-bench> --device
+                 --sizes 8,100K --iters 2)
+set_tests_properties(device.bench.fake PROPERTIES TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "MPI_Bcast +8 [^\n]*\nMPI_Bcast +102400 [^\n]*\nMPI_Allreduce +8 [^\n]*\nMPI_Allreduce +102400 "
+  ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda>")
+add_test(NAME device.bench.no-driver
+         COMMAND ${STRATA_RUN} --native -n 2 $<TARGET_FILE:strata-bench> --device --sizes 8)
+set_tests_properties(device.bench.no-driver PROPERTIES TIMEOUT 60
+  PASS_REGULAR_EXPRESSION "--device: SKIPPED, no device on every rank"
+  ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_CUDA_LIB=libstrata-no-such-driver.so")

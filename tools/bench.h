@@ -48,6 +48,7 @@ struct bench_options {
     int root_shift;               /* --root-shift: the root of call i is rank i % size */
     int sweep;                    /* --sweep: every collective, 8 B to 16 MiB */
     int overlap;                  /* --overlap: the nonblocking forms, post-compute-wait */
+    int device;                   /* --device: device buffers, strata against manual staging */
     const char *json;
     const char *csv;
     struct bench_noise_options noise; /* --noise: max_ms > 0 */
@@ -106,6 +107,10 @@ int bench_run_noisy_row(struct bench *b, struct bench_row *r);
 
 /* bench_overlap.c: --overlap, one line per row (rank 0 prints).  Collective. */
 void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows);
+
+/* bench_device.c: --device, MPI_Bcast and MPI_Allreduce on device buffers,
+ * strata against manual staging and host buffers.  Collective. */
+void bench_run_device(struct bench *b);
 
 /* bench_table.c: rank 0's terminal output */
 void bench_format_size(size_t bytes, char *out, size_t len);

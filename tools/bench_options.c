@@ -24,6 +24,10 @@ void bench_usage(FILE *to)
             "  --overlap      the nonblocking forms (MPI_Ibcast, ...): post + wait, then\n"
             "                 post + compute + wait, and the share hidden (overlap%%), strata\n"
             "                 beside the host MPI (--iters calls each, default 50)\n"
+            "  --device       MPI_Bcast and MPI_Allreduce (of --colls) on device buffers:\n"
+            "                 strata, the application's own staging (copy to host, host MPI,\n"
+            "                 copy back) and plain host buffers (--iters calls, default 20;\n"
+            "                 STRATA_CUDA_LIB picks the driver, tests' fake one included)\n"
             "  --iters N      timed calls per implementation and row (default adaptive,\n"
             "                 about %.1f s per row, %d to %d calls)\n"
             "  --root-shift   rooted collectives (bcast, reduce, gather, scatter): the root of\n"
@@ -126,6 +130,9 @@ static const char *conflict(const struct bench_options *opt, int sizes_given)
     if (opt->noise.max_ms > 0 && opt->algorithms) return "--noise does not combine with --algorithms";
     if (opt->overlap && (opt->algorithms || opt->noise.max_ms > 0 || opt->json || opt->csv))
         return "--overlap does not combine with --algorithms, --noise, --json or --csv";
+    if (opt->device && (opt->overlap || opt->algorithms || opt->noise.max_ms > 0 || opt->json ||
+                        opt->csv))
+        return "--device does not combine with --overlap, --algorithms, --noise, --json or --csv";
     if (opt->sweep && sizes_given) return "--sweep sets the sizes: leave out --sizes";
     /* A noisy row takes seconds: a sweep of them would take an hour. */
     if (opt->sweep && opt->noise.max_ms > 0) return "--sweep does not combine with --noise";
@@ -151,6 +158,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
         if (!strcmp(a, "--sweep")) { opt->sweep = 1; continue; }
         if (!strcmp(a, "--overlap")) { opt->overlap = 1; continue; }
         if (!strcmp(a, "--load-pin")) { opt->load_pin = 1; continue; }
+        if (!strcmp(a, "--device")) { opt->device = 1; continue; }
         int noise = bench_noise_option(argc, argv, &i, &opt->noise, verbose);
         if (noise < 0) return 2;
         if (noise) continue;

@@ -7,6 +7,7 @@
  *                                [--noise[=MS]] [--noise-form rate|late] [--noise-rounds R]
  *                                [--noise-block S] [--noise-calls N] [--noise-seed S]
  *                                [--overlap] [--load N] [--load-kind spin|noise] [--load-pin]
+ *                                [--device]
  *
  * Both implementations are timed alternately in one process, call after
  * call, each after the same preparation; a call's time is the slowest
@@ -23,6 +24,10 @@
  * --overlap times the nonblocking forms (MPI_Ibcast, ...): post and wait,
  * then post, compute and wait, and the share of the operation the
  * computation hides, strata's beside the host's (bench_overlap.c).
+ *
+ * --device times MPI_Bcast and MPI_Allreduce on device buffers: strata's
+ * staging against the application's own (copy to host, host MPI, copy
+ * back) and against host buffers (bench_device.c).
  *
  * --noise[=MS] is ADAPT's noise experiment (section 5.1.1): after each row's
  * quiet calls, the row again with noise (bench_noise.h).
@@ -268,12 +273,15 @@ int main(int argc, char **argv)
     host_mpi_name(mpi, sizeof mpi);
     if (b.rank == 0) {
         bench_print_header(&b, command, mpi);
-        if (b.opt.overlap) printf("--overlap: nonblocking forms, post + compute + wait\n");
+        if (b.opt.device) printf("--device: collectives on device buffers\n");
+        else if (b.opt.overlap) printf("--overlap: nonblocking forms, post + compute + wait\n");
         else if (b.opt.algorithms) bench_print_algorithm_header();
         else if (b.opt.noise.max_ms > 0) bench_noise_print_header(&b.opt.noise);
         else bench_print_table_header();
     }
-    if (b.opt.overlap) {
+    if (b.opt.device) {
+        bench_run_device(&b);
+    } else if (b.opt.overlap) {
         struct bench_row rows[STRATA_NCOLLS * BENCH_MAX_SIZES];
         int n = 0;
         for (int c = 0; c < STRATA_NCOLLS; c++)
@@ -287,7 +295,7 @@ int main(int argc, char **argv)
     }
     if (bench_load_stop(&b.load)) fprintf(stderr, "strata-bench: a load process was not reaped\n");
     if (b.rank == 0) {
-        if (!b.opt.algorithms && !b.opt.overlap && b.opt.noise.max_ms <= 0)
+        if (!b.opt.algorithms && !b.opt.overlap && !b.opt.device && b.opt.noise.max_ms <= 0)
             bench_print_rank_table(&b);
         rc = write_files(&b, command, mpi);
     }

@@ -34,6 +34,7 @@
 #include "interpose/route.h"
 #include "net/net_tree.h"
 #include "strata.h"
+#include "coll/device_reduce.h"
 #include "transport/device.h"
 #include "interpose/heap.h"
 #include "shm/arena.h"
@@ -179,11 +180,15 @@ int main(int argc, char **argv)
         /* Device buffers (transport/device.h): rank 0's driver; the job's
          * verdict was agreed at MPI_Init. */
         printf("\nDevice memory (CUDA, STRATA_CUDA_LIB): %s\n", strata_device_why());
-        if (rt->device_world)
-            printf("  device buffers are staged through pinned host memory; a large MPI_Bcast "
-                   "with device buffers on every rank uses CUDA IPC inside nodes (tried per call, "
-                   "host staging if a rank cannot map its peer); reductions on the CPU (no GPU "
-                   "kernel plugin)\n");
+        if (rt->device_world) {
+            printf("  device buffers are staged through pinned host memory (all sixteen blocking "
+                   "collectives); a large MPI_Bcast with device buffers on every rank uses CUDA "
+                   "IPC inside nodes (tried per call, host staging if a rank cannot map its "
+                   "peer); reductions inside collectives run on the staged host copies (CPU); "
+                   "nonblocking and persistent calls on device buffers are refused "
+                   "(MPI_ERR_BUFFER)\n");
+            printf("  device reducer (STRATA_CUDA_PLUGIN): %s\n", strata_device_reducer_why());
+        }
         else
             printf("  no rank of this job has a device: collectives behave as without device "
                    "support\n");

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "transport/device_reduce.h"
 #include "util/log.h"
 
 /* dst may alias a, so only b is restrict: the compiler vectorises with a
@@ -113,6 +114,16 @@ enum kind {
     K_FLOG, K_P_REAL2, K_P_DOUBLE2, K_NONE
 };
 
+/* The device reducers number kinds and operations as this file does
+ * (transport/device_reduce.h): checked here, where both are seen. */
+#define SAME(k) _Static_assert((int)K_##k == (int)STRATA_DK_##k, "kind " #k " numbered alike");
+SAME(I8) SAME(U8) SAME(I16) SAME(U16) SAME(I32) SAME(U32) SAME(I64) SAME(U64) SAME(F32)
+SAME(F64) SAME(F80) SAME(C32) SAME(C64) SAME(C80) SAME(BOOL) SAME(BYTE) SAME(P_FLOAT)
+SAME(P_DOUBLE) SAME(P_LONG) SAME(P_INT) SAME(P_SHORT) SAME(P_LDOUBLE) SAME(FLOG) SAME(P_REAL2)
+SAME(P_DOUBLE2)
+_Static_assert((int)K_NONE == (int)STRATA_DK_COUNT, "as many kinds as the device reducers");
+#undef SAME
+
 /* The element kind of a signed or unsigned C integer of `size` bytes. */
 static enum kind int_kind(size_t size, int is_signed)
 {
@@ -178,6 +189,11 @@ int strata_predefined_c_type(MPI_Datatype type) { return kind_of(type) != K_NONE
 
 enum op_index { O_SUM, O_PROD, O_MAX, O_MIN, O_LAND, O_LOR, O_LXOR, O_BAND, O_BOR, O_BXOR,
                 O_MINLOC, O_MAXLOC, O_NONE };
+#define SAME(o) _Static_assert((int)O_##o == (int)STRATA_DOP_##o, "op " #o " numbered alike");
+SAME(SUM) SAME(PROD) SAME(MAX) SAME(MIN) SAME(LAND) SAME(LOR) SAME(LXOR) SAME(BAND) SAME(BOR)
+SAME(BXOR) SAME(MINLOC) SAME(MAXLOC)
+_Static_assert((int)O_NONE == (int)STRATA_DOP_COUNT, "as many ops as the device reducers");
+#undef SAME
 
 static const strata_reduce_fn kernels[K_NONE][O_NONE] = {
     [K_I8] = INT_ROW(i8),   [K_U8] = INT_ROW(u8),   [K_I16] = INT_ROW(i16),
@@ -333,15 +349,47 @@ static void fortran_kinds_init(void)
                           ".true./.false. is not one strata's kernels follow");
 }
 
-static strata_reduce_fn fortran_kernel(enum op_index o, MPI_Datatype type)
+/* The kind of a Fortran type under operation o, K_NONE if not served. */
+static enum kind fortran_kind_of(enum op_index o, MPI_Datatype type)
 {
     for (size_t i = 0; i < NFORTRAN; i++) {
         if (type != fortran_types[i].type) continue;
-        if (!(fortran_types[i].ops & M(o))) return NULL;
+        if (!(fortran_types[i].ops & M(o))) return K_NONE;
         pthread_once(&fortran_once, fortran_kinds_init);
-        return fortran_kind[i] == K_NONE ? NULL : kernels[fortran_kind[i]][o];
+        return fortran_kind[i];
     }
-    return NULL;
+    return K_NONE;
+}
+
+static strata_reduce_fn fortran_kernel(enum op_index o, MPI_Datatype type)
+{
+    enum kind k = fortran_kind_of(o, type);
+    return k == K_NONE ? NULL : kernels[k][o];
+}
+
+int strata_reduce_classify(MPI_Op op, MPI_Datatype type, int *dop, int *dkind)
+{
+    enum op_index o = op_of(op);
+    if (o == O_NONE) return -1;
+    enum kind k = kind_of(type);
+    if (k == K_NONE) k = fortran_kind_of(o, type);
+    if (k == K_NONE || !kernels[k][o]) return -1;
+    *dop = (int)o;
+    *dkind = (int)k;
+    return 0;
+}
+
+strata_reduce_fn strata_reduce_kernel_at(int dop, int dkind)
+{
+    if (dop < 0 || dop >= O_NONE || dkind < 0 || dkind >= K_NONE) return NULL;
+    return kernels[dkind][dop];
+}
+
+void strata_reduce_logical_words(int32_t *false_word, int32_t *true_word)
+{
+    pthread_once(&fortran_once, fortran_kinds_init);
+    *false_word = flog_false;
+    *true_word = flog_true;
 }
 
 strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type)

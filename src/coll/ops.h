@@ -8,6 +8,7 @@
 
 #include <mpi.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* dst[i] = a[i] op b[i] for i < count elements.  dst may be a (combining
  * into an accumulator) but neither may overlap b.  Three operands let the
@@ -22,5 +23,16 @@ strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type);
  * cheaper than asking the host (MPI_Type_get_envelope), which the entry
  * points do per call otherwise.  0 says nothing about other types. */
 int strata_predefined_c_type(MPI_Datatype type);
+
+/* (op, type) as the device reducers number them (transport/device_reduce.h:
+ * enum strata_dev_op, enum strata_dev_kind): 0, or -1 when strata has no
+ * CPU kernel for the pair (then no device reducer is asked either). */
+int strata_reduce_classify(MPI_Op op, MPI_Datatype type, int *dop, int *dkind);
+/* The CPU kernel of a classified pair, or NULL. */
+strata_reduce_fn strata_reduce_kernel_at(int dop, int dkind);
+/* Fortran LOGICAL's .false. and .true. words as the host encodes them
+ * (probed once; both 0 where the probe refused LOGICAL kernels, which
+ * strata_reduce_classify then never names). */
+void strata_reduce_logical_words(int32_t *false_word, int32_t *true_word);
 
 #endif

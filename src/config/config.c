@@ -128,6 +128,10 @@ static const struct strata_config_var vars[] = {
     {"STRATA_CUDA_LIB", "libcuda.so.1",
      "the path or name of a CUDA driver library (not empty, at most 511 characters)",
      "the driver strata loads (tests point it at tests/fake_cuda's libfakecuda.so)"},
+    {"STRATA_CUDA_PLUGIN", "(libstrata_cuda.so beside libstrata)",
+     "a path, or none (not empty, at most 511 characters)",
+     "the GPU reduction plugin strata loads when the CUDA driver is a real one with a device; "
+     "none: reductions of device data run on the CPU"},
     {"STRATA_CUDA_CHUNK", "1M", "a size, 4K to 1G",
      "device buffers are staged in pieces this big, each piece's copy overlapping the "
      "collective on the previous one (same value on every rank)"},
@@ -412,6 +416,15 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
             return -1;
         }
         snprintf(cfg->cuda_lib, sizeof cfg->cuda_lib, "%s", s);
+    }
+    cfg->cuda_plugin[0] = '\0'; /* empty: beside libstrata */
+    if ((s = getenv("STRATA_CUDA_PLUGIN"))) {
+        if (!*s || strlen(s) >= sizeof cfg->cuda_plugin) {
+            snprintf(err, errlen, "STRATA_CUDA_PLUGIN=\"%.600s\" is not valid: it accepts %s", s,
+                     var_row("STRATA_CUDA_PLUGIN")->accepts);
+            return -1;
+        }
+        snprintf(cfg->cuda_plugin, sizeof cfg->cuda_plugin, "%s", s);
     }
     if ((s = getenv("STRATA_CMA"))) {
         if (parse_int("STRATA_CMA", s, 0, 1, var_row("STRATA_CMA")->accepts, &v, err, errlen))

@@ -55,6 +55,7 @@ struct strata_config {
     int cuda;                    /* STRATA_CUDA: 0 never, 1 when a device is present */
     char cuda_lib[512];          /* STRATA_CUDA_LIB: the driver library to load */
     size_t cuda_chunk;           /* STRATA_CUDA_CHUNK: staging pipeline chunk */
+    char cuda_plugin[512];       /* STRATA_CUDA_PLUGIN: "" beside libstrata, a path, or none */
 };
 
 /* One row of the documented variable table (strata-info prints it). */

@@ -50,6 +50,20 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
 int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
                           const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large);
+/* The v-collectives on host memory only (vcollectives.c), behind the
+ * staging of device buffers (device_vcalls.c). */
+int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const void *recvcounts, const void *displs,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large);
+int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
+                         MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large);
+int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, const void *recvcounts, const void *displs,
+                           MPI_Datatype recvtype, MPI_Comm comm, int large);
+int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
+                          MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large);
 /* The same calls on host memory only (collectives.c): strata's algorithms or
  * the host MPI.  strata_call_* (device_calls.c) hand calls to them, staging
  * device buffers through host memory first. */

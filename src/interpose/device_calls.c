@@ -155,8 +155,8 @@ static void say_staging(void)
      * published with it. */
     if (atomic_exchange_explicit(&said, 1, memory_order_relaxed)) return;
     strata_verbose(1, "device buffers: staged through pinned host memory in pieces of %zu "
-                      "bytes; reductions of device data run on the CPU (no GPU kernels in this "
-                      "path)",
+                      "bytes; reductions of staged data run on the CPU; a large Allreduce with "
+                      "device buffers on every rank is reduced on the device through CUDA IPC",
                    chunk_bytes());
 }
 
@@ -373,6 +373,17 @@ int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
 {
     if (!device_job(comm))
         return strata_host_allreduce(sendbuf, recvbuf, count, datatype, op, comm, large);
+    /* Above one piece, on an intracommunicator, blocking: the reduction on
+     * the device through CUDA IPC when every rank qualifies (every rank
+     * passes the same count, type and form, so all of them ask). */
+    int size, rc;
+    long long bytes = count;
+    if (!is_inter(comm) && !strata_nb_building() && count > 0 &&
+        datatype != MPI_DATATYPE_NULL && PMPI_Type_size(datatype, &size) == MPI_SUCCESS &&
+        (bytes *= size) > (long long)chunk_bytes() &&
+        strata_device_allreduce_ipc(sendbuf, recvbuf, count, datatype, op, comm, (size_t)bytes,
+                                    &rc))
+        return rc;
     return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large);
 }
 

@@ -28,6 +28,18 @@ struct strata_device_lane *strata_device_comm_enter(MPI_Comm comm, const void *p
  * only where every rank of comm does. */
 void strata_device_comm_split(struct strata_device_comm *dc, MPI_Comm comm);
 
+/* device_ipc_reduce.c: an Allreduce above one piece when every rank's send
+ * and receive buffers are each one contiguous run of device memory that
+ * CUDA IPC can export, and (op, type) has a reduction kernel (agreed here:
+ * collective over comm).  Each node leader reduces its node's buffers on the
+ * device through IPC with the device reducer, the leaders combine across
+ * nodes through pinned host memory, the peers copy the result from their
+ * leader.  Returns 1 when it served the call (result in *rc), 0 when it did
+ * not (nothing written). */
+int strata_device_allreduce_ipc(const void *sendbuf, void *recvbuf, long long count,
+                                MPI_Datatype type, MPI_Op op, MPI_Comm comm, size_t bytes,
+                                int *rc);
+
 #endif
 
 /* device_ipc.c: a broadcast above one piece when every rank's buffer is one

@@ -1,5 +1,7 @@
-/* The entry points of MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan
- * and MPI_Exscan (C, large-count and Fortran forms all come here).
+/* The host-memory paths of MPI_Reduce_scatter_block, MPI_Reduce_scatter,
+ * MPI_Scan and MPI_Exscan (strata_host_*: C, large-count and Fortran forms
+ * all come here, through device_vcalls.c's staging; the C entry points are
+ * in c_entry.c).
  *
  * The route depends only on what every rank passes alike: the op and the
  * datatype handle (the standard requires them to match), and Reduce_scatter's
@@ -203,7 +205,7 @@ static int rs_run(struct strata_ctx *ctx, enum strata_coll coll, struct strata_r
     return strata_reduce_scatter(ctx->plane, &rs);
 }
 
-int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
                                long long blockcount, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, int large)
 {
@@ -283,7 +285,7 @@ int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
 
 /* ---- Scan and Exscan ---- */
 
-int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, int exclusive, int large)
 {
     enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
@@ -337,30 +339,4 @@ int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
     }
     strata_reduce_op_end(rp);
     return rc;
-}
-
-/* ---- The C entry points (int counts) ---- */
-
-int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return strata_call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, 0);
-}
-
-int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
-{
-    return strata_call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, 0);
-}
-
-int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-             MPI_Comm comm)
-{
-    return strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, 0);
-}
-
-int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm)
-{
-    return strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, 0);
 }

@@ -16,4 +16,12 @@ int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
 int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, int exclusive, int large);
 
+/* The same on host memory only (rs_scan_calls.c), behind the staging of
+ * device buffers (device_vcalls.c). */
+int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+                               long long blockcount, MPI_Datatype datatype, MPI_Op op,
+                               MPI_Comm comm, int large);
+int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, int exclusive, int large);
+
 #endif

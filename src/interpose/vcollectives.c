@@ -1,6 +1,7 @@
-/* The v-collectives' entry points: MPI_Gatherv, MPI_Scatterv,
- * MPI_Allgatherv and MPI_Alltoallv (their _c forms in large_count.c, the
- * Fortran ones in fortran/calls.def).
+/* The v-collectives' host-memory paths (strata_host_*): MPI_Gatherv,
+ * MPI_Scatterv, MPI_Allgatherv and MPI_Alltoallv, reached through
+ * device_vcalls.c's staging from the C entry points (c_entry.c), their _c
+ * forms (large_count.c) and the Fortran ones (fortran/calls.def).
  *
  * The route of a call depends only on what every rank passes alike (the
  * communicator, the root) and on this rank's own arguments being valid, as
@@ -404,7 +405,7 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
 
 /* ---- MPI_Gatherv */
 
-int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, const void *recvcounts, const void *displs,
                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
 {
@@ -451,7 +452,7 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
 
 /* ---- MPI_Scatterv */
 
-int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
+int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
                          MPI_Datatype sendtype, void *recvbuf, long long recvcount,
                          MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
 {
@@ -497,7 +498,7 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
 
 /* ---- MPI_Allgatherv */
 
-int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                            void *recvbuf, const void *recvcounts, const void *displs,
                            MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
@@ -548,7 +549,7 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
 
 /* ---- MPI_Alltoallv */
 
-int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
+int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
                           const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
@@ -601,38 +602,4 @@ int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const voi
         memcpy(c->out_off, c->in_off, (size_t)size * sizeof(size_t));
     }
     return vfinish(ctx, c);
-}
-
-/* ---- The C entry points (int counts) */
-
-int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                MPI_Comm comm)
-{
-    return strata_call_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                               recvtype, root, comm, 0);
-}
-
-int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
-                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                 int root, MPI_Comm comm)
-{
-    return strata_call_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm, 0);
-}
-
-int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                   MPI_Comm comm)
-{
-    return strata_call_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                  recvtype, comm, 0);
-}
-
-int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return strata_call_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, 0);
 }

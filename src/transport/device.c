@@ -23,6 +23,7 @@ static struct {
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static int available;
+static int fake; /* the driver is tests/fake_cuda's (it exports strata_fake_cuda) */
 static char why[768] = "device support not looked at yet";
 
 static const char *error_name(CUresult err)
@@ -64,7 +65,11 @@ static void load(void)
     char name[128] = "?";
     CUdevice dev;
     if (cu.cuDeviceGet(&dev, 0) == 0) cu.cuDeviceGetName(name, sizeof name, dev);
-    snprintf(why, sizeof why, "%s: %d device%s (%s)", lib, n, n > 1 ? "s" : "", name);
+    /* The test driver marks itself: its "device memory" is host memory
+     * behind PROT_NONE, which GPU code must never be handed. */
+    fake = dlsym(h, "strata_fake_cuda") != NULL;
+    snprintf(why, sizeof why, "%s: %d device%s (%s)%s", lib, n, n > 1 ? "s" : "", name,
+             fake ? ", the test driver" : "");
     available = 1;
     /* The library stays loaded for the life of the process: the driver
      * cannot be unloaded safely while contexts live. */
@@ -74,6 +79,12 @@ int strata_device_available(void)
 {
     pthread_once(&once, load);
     return available;
+}
+
+int strata_device_real(void)
+{
+    pthread_once(&once, load);
+    return available && !fake;
 }
 
 const char *strata_device_why(void)
@@ -258,6 +269,8 @@ void strata_device_sync(struct strata_device_lane *lane)
     CUresult rc = cu.cuStreamSynchronize(lane->stream);
     if (rc) failed("cuStreamSynchronize", rc);
 }
+
+void *strata_device_stream(struct strata_device_lane *lane) { return lane->stream; }
 
 /* ---- IPC ---- */
 

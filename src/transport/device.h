@@ -19,6 +19,9 @@
  * strata-info ("libcuda.so.1: 1 device (NVIDIA ...)" or why none). */
 int strata_device_available(void);
 const char *strata_device_why(void);
+/* Whether that driver is a real one (not tests/fake_cuda): only then may
+ * GPU code (the reduction plugin) be handed device addresses. */
+int strata_device_real(void);
 
 /* Whether p (the first byte of a buffer) is device memory.  0 when device
  * support is off, for NULL and for host memory (pageable, pinned or
@@ -61,6 +64,8 @@ void strata_device_mark(struct strata_device_lane *lane, int e);
 void strata_device_wait(struct strata_device_lane *lane, int e);
 /* Waits for everything issued on the lane. */
 void strata_device_sync(struct strata_device_lane *lane);
+/* The lane's CUstream, for GPU work ordered with its copies. */
+void *strata_device_stream(struct strata_device_lane *lane);
 
 /* CUDA IPC, inside a machine.  The handle of the allocation holding p and
  * p's offset in it; 0, or -1 if p cannot be exported. */

@@ -42,6 +42,11 @@
 #define MAX_ALLOCS 4096
 #define FAKE_MAGIC 0x46414b45u
 
+/* The mark strata looks for (transport/device.c): this driver's device
+ * memory is host memory behind PROT_NONE, never to be handed to GPU code
+ * (the reduction plugin). */
+EXPORT const int strata_fake_cuda = 1;
+
 enum kind { FREE_SLOT, DEVICE, IPC_OPENED, HOST_PINNED, HOST_REGISTERED };
 
 struct alloc {

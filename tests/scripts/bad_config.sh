@@ -115,6 +115,7 @@ STRATA_CMA_MAX_PER_CALL|2G|doc
 STRATA_CUDA|2|doc
 STRATA_CUDA_LIB||doc
 STRATA_CUDA_CHUNK|1K|doc
+STRATA_CUDA_PLUGIN||doc
 STRATA_STATS|/nonexistent-dir/s.json|doc|cannot be written (No such file or directory)
 STRATA_MODEL|/nonexistent-dir/model.conf|own|cannot open
 STRATA_CALIBRATE|1|doc
