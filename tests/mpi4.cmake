@@ -76,3 +76,15 @@ set_tests_properties(mpi4.nonblocking.np${NB_RANKS} mpi4.nonblocking.segment.np2
 set_tests_properties(mpi4.nonblocking.progress-refused.np2 PROPERTIES TIMEOUT 120
                      PASS_REGULAR_EXPRESSION "STRATA_PROGRESS=thread refused.*PASS nonblocking"
                      FAIL_REGULAR_EXPRESSION "FAIL rank;Signal;signal;terminated;Abort")
+
+# The newer collectives' nonblocking and persistent forms (Reduce_scatter,
+# Scan, the v-collectives): one node at an odd rank count, and two virtual
+# nodes (Reduce_scatter and Scan across nodes; the v-collectives there take
+# whatever route their blocking forms take).
+strata_test_program(test_nonblocking_more mpi/test_nonblocking_more.c)
+strata_mpi_test(NAME mpi4.nonblocking_more.np3 TARGET test_nonblocking_more RANKS 3
+                ARGS --stats ENV STRATA_STATS=stderr)
+strata_mpi_test(NAME net.nonblocking_more.nodes2.np4 TARGET test_nonblocking_more RANKS 4
+                ENV STRATA_VIRTUAL_NODES=2)
+set_tests_properties(mpi4.nonblocking_more.np3 net.nonblocking_more.nodes2.np4 PROPERTIES
+                     TIMEOUT 90 PASS_REGULAR_EXPRESSION "PASS nonblocking_more")

@@ -98,6 +98,9 @@ int bench_alloc_buffers(struct bench *b);
 /* Gives back a buffer of bench_alloc_buffers (send or recv). */
 void bench_free_buffer(const struct bench *b, void *p);
 /* Rank 1 reads `bytes` of rank 0's send buffer with process_vm_readv; -1 if it fails. */
+/* A v-collective row's counts and displacements (b->vcounts, --pattern);
+ * nothing for the other collectives. */
+void bench_v_layout(struct bench *b, const struct bench_row *r);
 int bench_copy_from_root(struct bench *b, size_t bytes);
 /* Times one row: warm-up, iterations, the figures (on rank 0).  Collective;
  * -1 when out of memory. */
@@ -117,7 +120,7 @@ void bench_run_device(struct bench *b);
 void bench_run_persistent(struct bench *b, const struct bench_row *rows, int nrows);
 int bench_persistent_available(void);
 
-/* Whether bench_overlap.c posts coll's nonblocking form (the first eight). */
+/* Whether bench_overlap.c posts coll's nonblocking form (every collective strata-bench knows). */
 int bench_nonblocking_supported(int coll);
 
 /* One nonblocking call of row r, posted and waited for at once: strata's

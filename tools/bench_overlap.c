@@ -36,16 +36,38 @@ struct nb_api {
                      MPI_Request *);
     int (*ibarrier)(MPI_Comm, MPI_Request *);
     int (*wait)(MPI_Request *, MPI_Status *);
+    /* The newer collectives (issue 16), laid out as bench_timing.c runs
+     * their blocking forms. */
+    int (*ireduce_scatter_block)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm,
+                                 MPI_Request *);
+    int (*ireduce_scatter)(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm,
+                           MPI_Request *);
+    int (*iscan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+    int (*iexscan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm, MPI_Request *);
+    int (*igatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                    MPI_Datatype, int, MPI_Comm, MPI_Request *);
+    int (*iscatterv)(const void *, const int *, const int *, MPI_Datatype, void *, int,
+                     MPI_Datatype, int, MPI_Comm, MPI_Request *);
+    int (*iallgatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                       MPI_Datatype, MPI_Comm, MPI_Request *);
+    int (*ialltoallv)(const void *, const int *, const int *, MPI_Datatype, void *, const int *,
+                      const int *, MPI_Datatype, MPI_Comm, MPI_Request *);
 };
 
 static const struct nb_api host_api = {PMPI_Ibcast, PMPI_Ireduce, PMPI_Iallreduce,
                                        PMPI_Iallgather, PMPI_Igather, PMPI_Iscatter,
-                                       PMPI_Ialltoall, PMPI_Ibarrier, PMPI_Wait};
+                                       PMPI_Ialltoall, PMPI_Ibarrier, PMPI_Wait,
+                                       PMPI_Ireduce_scatter_block, PMPI_Ireduce_scatter,
+                                       PMPI_Iscan, PMPI_Iexscan, PMPI_Igatherv, PMPI_Iscatterv,
+                                       PMPI_Iallgatherv, PMPI_Ialltoallv};
 static const struct nb_api strata_nb_api = {MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce,
                                             MPI_Iallgather, MPI_Igather, MPI_Iscatter,
-                                            MPI_Ialltoall, MPI_Ibarrier, MPI_Wait};
+                                            MPI_Ialltoall, MPI_Ibarrier, MPI_Wait,
+                                            MPI_Ireduce_scatter_block, MPI_Ireduce_scatter,
+                                            MPI_Iscan, MPI_Iexscan, MPI_Igatherv, MPI_Iscatterv,
+                                            MPI_Iallgatherv, MPI_Ialltoallv};
 
-int bench_nonblocking_supported(int coll) { return coll >= 0 && coll <= STRATA_COLL_BARRIER; }
+int bench_nonblocking_supported(int coll) { return coll >= 0 && coll < STRATA_NCOLLS; }
 
 static void post(const struct nb_api *api, struct bench *b, const struct bench_row *r,
                  MPI_Request *q)
@@ -62,6 +84,43 @@ static void post(const struct nb_api *api, struct bench *b, const struct bench_r
     case STRATA_COLL_SCATTER: api->iscatter(b->send, n, t, b->recv, n, t, root, w, q); break;
     case STRATA_COLL_ALLTOALL: api->ialltoall(b->send, n, t, b->recv, n, t, w, q); break;
     case STRATA_COLL_BARRIER: api->ibarrier(w, q); break;
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+        api->ireduce_scatter_block(b->send, b->recv, n, t, MPI_SUM, w, q);
+        break;
+    case STRATA_COLL_REDUCE_SCATTER: {
+        /* Every rank's block the same, as bench_timing.c's. */
+        static int *counts, ncounts;
+        if (ncounts < b->size) {
+            free(counts);
+            counts = malloc(sizeof *counts * (size_t)b->size);
+            ncounts = counts ? b->size : 0;
+        }
+        if (!counts) {
+            *q = MPI_REQUEST_NULL;
+            break;
+        }
+        for (int j = 0; j < b->size; j++) counts[j] = n;
+        api->ireduce_scatter(b->send, b->recv, counts, t, MPI_SUM, w, q);
+        break;
+    }
+    case STRATA_COLL_SCAN: api->iscan(b->send, b->recv, n, t, MPI_SUM, w, q); break;
+    case STRATA_COLL_EXSCAN: api->iexscan(b->send, b->recv, n, t, MPI_SUM, w, q); break;
+    case STRATA_COLL_GATHERV:
+        api->igatherv(b->send, b->vcounts[b->rank], t, b->recv, b->vcounts, b->vdispls, t, root,
+                      w, q);
+        break;
+    case STRATA_COLL_SCATTERV:
+        api->iscatterv(b->send, b->vcounts, b->vdispls, t, b->recv, b->vcounts[b->rank], t, root,
+                       w, q);
+        break;
+    case STRATA_COLL_ALLGATHERV:
+        api->iallgatherv(b->send, b->vcounts[b->rank], t, b->recv, b->vcounts, b->vdispls, t, w,
+                         q);
+        break;
+    case STRATA_COLL_ALLTOALLV:
+        api->ialltoallv(b->send, b->vcounts, b->vdispls, t, b->recv, b->vcounts, b->vdispls, t,
+                        w, q);
+        break;
     default: /* refused by the options (bench_nonblocking_supported) */
         fprintf(stderr, "strata-bench: no nonblocking form of collective %d here\n", r->coll);
         MPI_Abort(w, 2);
@@ -128,12 +187,13 @@ void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows)
                level == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "below MULTIPLE");
     }
     if (b->rank == 0)
-        printf("%-10s %8s | %10s %10s %8s | %10s %10s %8s\n", "collective", "bytes",
+        printf("%-21s %8s | %10s %10s %8s | %10s %10s %8s\n", "collective", "bytes",
                "strata us", "+compute", "overlap%", "host us", "+compute", "overlap%");
     for (int i = 0; i < nrows; i++) {
         const struct bench_row *r = &rows[i];
         double pure[2], total[2];
         const struct nb_api *api[2] = {&strata_nb_api, &host_api};
+        bench_v_layout(b, r);
         for (int k = 0; k < 2; k++) { /* warm-up: contexts, buffers, queues */
             mean_us(api[k], b, r, 0, 3);
         }
@@ -148,7 +208,7 @@ void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows)
         if (b->rank == 0) {
             char size[32];
             bench_format_size(r->bytes, size, sizeof size);
-            printf("%-10s %8s | %10.2f %10.2f %8.1f | %10.2f %10.2f %8.1f%s\n",
+            printf("%-21s %8s | %10.2f %10.2f %8.1f | %10.2f %10.2f %8.1f%s\n",
                    strata_call_name(strata_call_id(r->coll, STRATA_FORM_NONBLOCKING)) + 4, size,
                    pure[0], total[0], overlap_pct(pure[0], comp, total[0]), pure[1], total[1],
                    overlap_pct(pure[1], comp, total[1]), r->refusal ? "  (strata: host MPI)" : "");

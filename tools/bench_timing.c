@@ -147,6 +147,11 @@ static size_t v_layout(const struct bench *b, const struct bench_row *r)
     return at;
 }
 
+void bench_v_layout(struct bench *b, const struct bench_row *r)
+{
+    if (strata_coll_is_v(r->coll)) v_layout(b, r);
+}
+
 /* The bytes this rank sends in this call; the rest is received. */
 static size_t send_bytes(const struct bench *b, const struct bench_row *r)
 {

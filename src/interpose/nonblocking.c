@@ -158,6 +158,7 @@ int strata_nb_to_host(void)
 static void release(struct strata_nb *nb, int unpack)
 {
     if (nb->kept) return; /* its request's, until the request is freed */
+    if (nb->owned_finish) nb->owned_finish(nb, unpack);
     for (int i = 0; i < 2; i++) {
         if (!unpack) nb->view[i].unpack_out = 0;
         strata_run_view_close(&nb->view[i], nb->ctx ? nb->ctx->comm : MPI_COMM_SELF);
@@ -170,6 +171,12 @@ static void release(struct strata_nb *nb, int unpack)
 }
 
 /* ---- Running. */
+
+/* The started operation of a queue's head. */
+static struct strata_op *running_op(struct strata_nb *nb)
+{
+    return nb->kind == STRATA_NB_OWNED ? nb->owned_op : &nb->u.op;
+}
 
 static void start(struct strata_nb *nb)
 {
@@ -192,6 +199,7 @@ static void start(struct strata_nb *nb)
                                sizeof nb->desc);
         break;
     case STRATA_NB_NET_BARRIER: strata_net_barrier_start(&nb->u.net_barrier, ctx->net); break;
+    case STRATA_NB_OWNED: nb->owned_start(nb); break;
     default: break;
     }
     strata_stats_serve_as(was);
@@ -208,7 +216,7 @@ static int step(struct strata_nb *nb)
         return rc != MPI_SUCCESS ? rc : flag ? MPI_SUCCESS : STRATA_OP_PENDING;
     default:
         was = strata_stats_serve_as(nb->call);
-        rc = strata_op_step(&nb->u.op);
+        rc = strata_op_step(running_op(nb));
         strata_stats_serve_as(was);
         return rc;
     }
@@ -281,7 +289,7 @@ void strata_nb_idle(unsigned long round)
     if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;
     for (struct strata_nb *nb = active; nb; nb = nb->next_active)
         if (nb->kind != STRATA_NB_NOTHING && nb->kind != STRATA_NB_HOST)
-            strata_peer_check_alive(nb->u.op.waiting_for);
+            strata_peer_check_alive(running_op(nb)->waiting_for);
     pthread_mutex_unlock(&nb_lock);
 }
 

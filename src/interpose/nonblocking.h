@@ -50,7 +50,8 @@ enum strata_nb_kind {
     STRATA_NB_NET_REDUCE,
     STRATA_NB_NET_BLOCK,
     STRATA_NB_NET_BARRIER,
-    STRATA_NB_HOST          /* a persistent start the host MPI serves (host_req) */
+    STRATA_NB_HOST,         /* a persistent start the host MPI serves (host_req) */
+    STRATA_NB_OWNED         /* an operation its builder keeps (the owned_* fields) */
 };
 
 struct strata_nb {
@@ -89,6 +90,19 @@ struct strata_nb {
         struct strata_net_barrier_op net_barrier;
     } u;
     MPI_Request host_req;       /* STRATA_NB_HOST */
+
+    /* STRATA_NB_OWNED: the newer collectives (Reduce_scatter, Scan, the
+     * v-collectives) keep their call's state in a struct of their own file
+     * (rs_scan_calls.c, vcollectives.c) instead of the union above, so that
+     * a collective or a composition across nodes plugs in without an edit
+     * here.  owned_start starts the operation and sets owned_op to it (the
+     * strata_op that progress steps); owned_finish (lock held, or at an
+     * abandoned build with finished 0) ends the call: the results to the
+     * application's buffers when finished, STRATA_STATS, then frees owned. */
+    void (*owned_start)(struct strata_nb *nb);
+    void (*owned_finish)(struct strata_nb *nb, int finished);
+    struct strata_op *owned_op;
+    void *owned;
 
     /* Completion: the empty message that completes the application's request. */
     int tag;

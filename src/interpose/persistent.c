@@ -23,6 +23,7 @@
 #include "interpose/collectives.h"
 #include "interpose/nonblocking.h"
 #include "interpose/persistent.h"
+#include "interpose/rs_scan_calls.h"
 
 #if defined(STRATA_HAVE_PERSISTENT_COLL) || defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
 #define STRATA_PERSISTENT 1
@@ -38,6 +39,10 @@ struct strata_persist {
     MPI_Datatype stype, rtype;
     MPI_Op op;
     MPI_Comm comm;
+    /* The newer collectives' arrays (the application's: the standard keeps
+     * them unchanged while the request lives).  Reduce_scatter's counts are
+     * rcounts; a one-block side's count is scount or rcount. */
+    const int *scounts, *sdispls, *rcounts, *rdispls;
     struct strata_choice choice;
     int have_choice, started, active, freed;
     int host;              /* decided at _init: every start is the host's */
@@ -134,6 +139,28 @@ static int host_start(const struct strata_persist *ps, MPI_Request *r)
         return PMPI_Ialltoall(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
                               ps->rtype, ps->comm, r);
     case STRATA_COLL_BARRIER: return PMPI_Ibarrier(ps->comm, r);
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+        return PMPI_Ireduce_scatter_block(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op,
+                                          ps->comm, r);
+    case STRATA_COLL_REDUCE_SCATTER:
+        return PMPI_Ireduce_scatter(ps->sendbuf, ps->recvbuf, ps->rcounts, ps->rtype, ps->op,
+                                    ps->comm, r);
+    case STRATA_COLL_SCAN:
+        return PMPI_Iscan(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->comm, r);
+    case STRATA_COLL_EXSCAN:
+        return PMPI_Iexscan(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->comm, r);
+    case STRATA_COLL_GATHERV:
+        return PMPI_Igatherv(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcounts,
+                             ps->rdispls, ps->rtype, ps->root, ps->comm, r);
+    case STRATA_COLL_SCATTERV:
+        return PMPI_Iscatterv(ps->sendbuf, ps->scounts, ps->sdispls, ps->stype, ps->recvbuf,
+                              ps->rcount, ps->rtype, ps->root, ps->comm, r);
+    case STRATA_COLL_ALLGATHERV:
+        return PMPI_Iallgatherv(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcounts,
+                                ps->rdispls, ps->rtype, ps->comm, r);
+    case STRATA_COLL_ALLTOALLV:
+        return PMPI_Ialltoallv(ps->sendbuf, ps->scounts, ps->sdispls, ps->stype, ps->recvbuf,
+                               ps->rcounts, ps->rdispls, ps->rtype, ps->comm, r);
     default: return MPI_ERR_INTERN;
     }
 }
@@ -162,6 +189,29 @@ static int strata_start(const struct strata_persist *ps)
         return strata_call_alltoall(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
                                     ps->rtype, ps->comm, 0);
     case STRATA_COLL_BARRIER: return strata_call_barrier(ps->comm);
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+        return strata_call_reduce_scatter(ps->sendbuf, ps->recvbuf, NULL, ps->rcount, ps->rtype,
+                                          ps->op, ps->comm, 0);
+    case STRATA_COLL_REDUCE_SCATTER:
+        return strata_call_reduce_scatter(ps->sendbuf, ps->recvbuf, ps->rcounts, 0, ps->rtype,
+                                          ps->op, ps->comm, 0);
+    case STRATA_COLL_SCAN:
+    case STRATA_COLL_EXSCAN:
+        return strata_call_scan(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->comm,
+                                ps->coll == STRATA_COLL_EXSCAN, 0);
+    case STRATA_COLL_GATHERV:
+        return strata_call_gatherv(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcounts,
+                                   ps->rdispls, ps->rtype, ps->root, ps->comm, 0);
+    case STRATA_COLL_SCATTERV:
+        return strata_call_scatterv(ps->sendbuf, ps->scounts, ps->sdispls, ps->stype, ps->recvbuf,
+                                    ps->rcount, ps->rtype, ps->root, ps->comm, 0);
+    case STRATA_COLL_ALLGATHERV:
+        return strata_call_allgatherv(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf,
+                                      ps->rcounts, ps->rdispls, ps->rtype, ps->comm, 0);
+    case STRATA_COLL_ALLTOALLV:
+        return strata_call_alltoallv(ps->sendbuf, ps->scounts, ps->sdispls, ps->stype,
+                                     ps->recvbuf, ps->rcounts, ps->rdispls, ps->rtype, ps->comm,
+                                     0);
     default: return MPI_ERR_INTERN;
     }
 }
@@ -397,5 +447,88 @@ int INIT(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
     PERSIST(HOST_INIT(Barrier)(comm, info, request), .coll = STRATA_COLL_BARRIER, .root = -1,
             .comm = comm);
+}
+
+/* ---- The newer collectives (issue 17 over issue 16's collectives). */
+
+int INIT(Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                               MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Reduce_scatter_block)(sendbuf, recvbuf, recvcount, datatype, op, comm, info,
+                                            request),
+            .coll = STRATA_COLL_REDUCE_SCATTER_BLOCK, .sendbuf = sendbuf, .recvbuf = recvbuf,
+            .rcount = recvcount, .rtype = datatype, .op = op, .root = -1, .comm = comm);
+}
+
+int INIT(Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Reduce_scatter)(sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
+                                      request),
+            .coll = STRATA_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
+            .rcounts = recvcounts, .rtype = datatype, .op = op, .root = -1, .comm = comm);
+}
+
+int INIT(Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Scan)(sendbuf, recvbuf, count, datatype, op, comm, info, request),
+            .coll = STRATA_COLL_SCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .rcount = count,
+            .rtype = datatype, .op = op, .root = -1, .comm = comm);
+}
+
+int INIT(Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Exscan)(sendbuf, recvbuf, count, datatype, op, comm, info, request),
+            .coll = STRATA_COLL_EXSCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .rcount = count,
+            .rtype = datatype, .op = op, .root = -1, .comm = comm);
+}
+
+int INIT(Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Gatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                               recvtype, root, comm, info, request),
+            .coll = STRATA_COLL_GATHERV, .sendbuf = sendbuf, .scount = sendcount,
+            .stype = sendtype, .recvbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs,
+            .rtype = recvtype, .root = root, .comm = comm);
+}
+
+int INIT(Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[],
+                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Scatterv)(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                recvtype, root, comm, info, request),
+            .coll = STRATA_COLL_SCATTERV, .sendbuf = sendbuf, .scounts = sendcounts,
+            .sdispls = displs, .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount,
+            .rtype = recvtype, .root = root, .comm = comm);
+}
+
+int INIT(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, comm, info, request),
+            .coll = STRATA_COLL_ALLGATHERV, .sendbuf = sendbuf, .scount = sendcount,
+            .stype = sendtype, .recvbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs,
+            .rtype = recvtype, .root = -1, .comm = comm);
+}
+
+int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request)
+{
+    PERSIST(HOST_INIT(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, info, request),
+            .coll = STRATA_COLL_ALLTOALLV, .sendbuf = sendbuf, .scounts = sendcounts,
+            .sdispls = sdispls, .stype = sendtype, .recvbuf = recvbuf, .rcounts = recvcounts,
+            .rdispls = rdispls, .rtype = recvtype, .root = -1, .comm = comm);
 }
 #endif

@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "context/context.h"
 #include "interpose/entry.h"
+#include "interpose/nonblocking.h"
 #include "interpose/reasons.h"
 #include "interpose/reduce_op.h"
 #include "interpose/route.h"
@@ -27,17 +28,29 @@
 #include "util/log.h"
 
 #ifdef STRATA_HAVE_LARGE_COUNT
-#define HOST_CALL(large, name, ...) \
+#define HOST_BLOCKING(large, name, ...) \
     ((large) ? PMPI_##name##_c(__VA_ARGS__) : PMPI_##name(__VA_ARGS__))
 #else
-#define HOST_CALL(large, name, ...) PMPI_##name(__VA_ARGS__)
+#define HOST_BLOCKING(large, name, ...) PMPI_##name(__VA_ARGS__)
 #endif
+/* Building a nonblocking or persistent operation (nonblocking.h), a call
+ * strata leaves is only marked: its entry point calls the host's form.  A
+ * blocking call while operations are outstanding goes through the host's
+ * nonblocking form and waits with progress (as collectives.c's). */
+#define HOST_CALL(large, name, ...)                                                          \
+    (strata_nb_building()                               ? strata_nb_to_host()                \
+     : strata_nb_outstanding() && !(large)                                                   \
+         ? strata_nb_host_wait(HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))        \
+         : HOST_BLOCKING(large, name, __VA_ARGS__))
+#define HOST_NB_Reduce_scatter_block PMPI_Ireduce_scatter_block
+#define HOST_NB_Scan PMPI_Iscan
+#define HOST_NB_Exscan PMPI_Iexscan
 
 static void served_as(struct strata_ctx *ctx, enum strata_coll coll, const char *what,
                       size_t bytes)
 {
     strata_entry_count(coll, what);
-    strata_route_served(ctx, coll, what, bytes);
+    strata_route_served(ctx, strata_call_id(coll, strata_nb_form()), what, bytes);
 }
 
 /* ---- Reduce_scatter and Reduce_scatter_block ---- */
@@ -85,6 +98,84 @@ static const char *rs_args(const struct strata_ctx *ctx, struct strata_reduce_ar
     return NULL;
 }
 
+/* ---- The nonblocking and persistent forms (nonblocking.h): the call's
+ * state, kept by the operation from its building to its end. */
+struct rs_nb {
+    int scan, exclusive;
+    struct strata_rs_args rs;       /* Reduce_scatter(_block) */
+    struct strata_reduce_args a;    /* Scan, Exscan */
+    size_t *counts;                 /* rs.counts, owned */
+    union {
+        struct strata_op op;
+        struct strata_rs_op rs;
+        struct strata_scan_op scan;
+        struct strata_net_rs_op net_rs;
+        struct strata_net_scan_op net_scan;
+    } u;
+};
+
+/* At the head of its communicator's queue: the algorithm the blocking form
+ * runs (node plane, or the composition across nodes), started. */
+static void rs_nb_start(struct strata_nb *nb)
+{
+    struct rs_nb *s = nb->owned;
+    struct strata_ctx *ctx = nb->ctx;
+    char *desc = nb->has_desc ? nb->desc : NULL;
+    if (s->scan && ctx->net)
+        strata_net_scan_start(&s->u.net_scan, ctx->net, &s->a, s->exclusive, desc, sizeof nb->desc);
+    else if (s->scan)
+        strata_scan_start(&s->u.scan, ctx->plane, &s->a, s->exclusive);
+    else if (ctx->net)
+        strata_net_reduce_scatter_start(&s->u.net_rs, ctx->net, &s->rs, desc, sizeof nb->desc);
+    else
+        strata_reduce_scatter_start(&s->u.rs, ctx->plane, &s->rs);
+    nb->owned_op = &s->u.op;
+}
+
+static void rs_nb_finish(struct strata_nb *nb, int finished)
+{
+    struct rs_nb *s = nb->owned;
+    (void)finished; /* the results are in place; reduce_op's end (nb->how) unpacks */
+    if (nb->owned_op && nb->ctx->net) {
+        /* An operation that failed midway still holds its requests' array
+         * (its end frees it and leaves NULL). */
+        free(s->scan ? s->u.net_scan.reqs : s->u.net_rs.reqs);
+    }
+    free(s->counts);
+    free(s);
+    nb->owned = NULL;
+}
+
+/* Records a call in the operation being built instead of running it: rs
+ * (Reduce_scatter; counts handed over) or a (Scan, Exscan). */
+static int rs_defer(struct strata_nb *nb, struct strata_ctx *ctx, const struct strata_rs_args *rs,
+                    const struct strata_reduce_args *a, int exclusive, size_t bytes)
+{
+    struct rs_nb *s = calloc(1, sizeof *s);
+    if (!s) {
+        strata_error("out of memory recording a %s", strata_call_name(nb->call));
+        PMPI_Abort(ctx->comm, 1);
+    }
+    if (rs) {
+        s->rs = *rs;
+        s->counts = (size_t *)rs->counts;
+    } else {
+        s->scan = 1;
+        s->exclusive = exclusive;
+        s->a = *a;
+    }
+    nb->kind = STRATA_NB_OWNED;
+    nb->owned = s;
+    nb->owned_start = rs_nb_start;
+    nb->owned_finish = rs_nb_finish;
+    nb->bytes = bytes;
+    enum strata_coll coll = rs ? (enum strata_coll)rs->coll
+                               : exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
+    if (ctx->net) nb->has_desc = strata_entry_across_start(coll, nb->desc) != NULL;
+    else served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes);
+    return MPI_SUCCESS;
+}
+
 /* One Reduce_scatter (block: every count is counts[0]): served here, or
  * handed to the host by the caller when this returns -1 with ctx cleared. */
 static int rs_run(struct strata_ctx *ctx, enum strata_coll coll, struct strata_reduce_args *a,
@@ -103,6 +194,8 @@ static int rs_run(struct strata_ctx *ctx, enum strata_coll coll, struct strata_r
         return MPI_SUCCESS;
     }
     struct strata_rs_args rs = {*a, counts, (int)coll};
+    struct strata_nb *nb = strata_nb_building();
+    if (nb) return rs_defer(nb, ctx, &rs, NULL, 0, bytes);
     if (ctx->net) {
         char buf[320], *desc = strata_entry_across_start(coll, buf);
         int rc = strata_net_reduce_scatter(ctx->net, &rs, desc, sizeof buf);
@@ -120,7 +213,9 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
     enum strata_coll coll = block ? STRATA_COLL_REDUCE_SCATTER_BLOCK : STRATA_COLL_REDUCE_SCATTER;
     struct strata_ctx *ctx = strata_entry_served(comm, coll);
     struct strata_reduce_args a;
-    struct strata_reduce_how r = {0};
+    struct strata_nb *nb = strata_nb_building();
+    /* An operation's reduce_how outlives the call (ended when it completes). */
+    struct strata_reduce_how own_how = {0}, *rp = nb ? &nb->how : &own_how;
     size_t *counts = NULL;
     char reason[400];
     long long total = 0, mine = 0;
@@ -146,7 +241,7 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
         }
         if (!why) {
             mine = (long long)counts[ctx->rank];
-            why = rs_args(ctx, &a, &r, reason, sizeof reason, sendbuf, recvbuf, total, mine,
+            why = rs_args(ctx, &a, rp, reason, sizeof reason, sendbuf, recvbuf, total, mine,
                           datatype, op);
         }
         if (!why && ctx->net && total * (long long)a.extent > INT_MAX)
@@ -160,20 +255,30 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
     }
     if (!ctx) {
         free(counts);
-        strata_user_op_call_end(&r.user);
+        strata_user_op_call_end(&rp->user);
         if (block)
             return HOST_CALL(large, Reduce_scatter_block, sendbuf, recvbuf, blockcount, datatype,
                              op, comm);
+        if (strata_nb_building()) return strata_nb_to_host();
 #ifdef STRATA_HAVE_LARGE_COUNT
         if (large)
             return PMPI_Reduce_scatter_c(sendbuf, recvbuf, (const MPI_Count *)recvcounts, datatype,
                                          op, comm);
 #endif
+        if (strata_nb_outstanding())
+            return strata_nb_host_wait(PMPI_Ireduce_scatter(sendbuf, recvbuf,
+                                                            (const int *)recvcounts, datatype, op,
+                                                            comm, strata_nb_host_request()));
         return PMPI_Reduce_scatter(sendbuf, recvbuf, (const int *)recvcounts, datatype, op, comm);
     }
-    strata_reduce_op_begin(&a, &r, 1); /* user ops: whole elements (nothing staged here) */
+    strata_reduce_op_begin(&a, rp, 1); /* user ops: whole elements (nothing staged here) */
     int rc = rs_run(ctx, coll, &a, counts);
-    strata_reduce_op_end(&r);
+    if (nb) {
+        nb->has_how = 1;
+        if (nb->kind != STRATA_NB_OWNED) free(counts); /* done at posting */
+        return rc;
+    }
+    strata_reduce_op_end(rp);
     free(counts);
     return rc;
 }
@@ -186,15 +291,17 @@ int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
     enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
     struct strata_ctx *ctx = strata_entry_served(comm, coll);
     struct strata_reduce_args a;
-    struct strata_reduce_how r = {0};
+    struct strata_nb *nb = strata_nb_building();
+    /* An operation's reduce_how outlives the call (ended when it completes). */
+    struct strata_reduce_how own_how = {0}, *rp = nb ? &nb->how : &own_how;
     char reason[400];
     if (ctx) {
-        const char *why = strata_entry_reduce_args(ctx, &a, &r, reason, sizeof reason, sendbuf,
+        const char *why = strata_entry_reduce_args(ctx, &a, rp, reason, sizeof reason, sendbuf,
                                                    recvbuf, count, datatype, op);
         if (!why && ctx->net && (long long)a.count * (long long)a.extent > INT_MAX)
             why = "across nodes strata sends a Scan vector in one message of at most 2 GiB";
         ctx = strata_entry_settle(ctx, coll, -1, strata_entry_signature(count, datatype), why);
-        if (!ctx) strata_user_op_call_end(&r.user);
+        if (!ctx) strata_user_op_call_end(&rp->user);
     }
     if (!ctx) {
         if (exclusive) return HOST_CALL(large, Exscan, sendbuf, recvbuf, count, datatype, op, comm);
@@ -206,17 +313,22 @@ int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
         /* One rank: Scan's result is the operand; Exscan's is undefined
          * (left as it is). */
         const char *what = bytes == 0 ? "nothing to move" : "one rank: nothing to move";
-        strata_reduce_op_begin(&a, &r, 1);
+        strata_reduce_op_begin(&a, rp, 1);
         if (bytes && !exclusive && a.sendbuf) {
             what = "one rank: local copy";
             memcpy(a.recvbuf, a.sendbuf, (a.count - 1) * a.extent + a.true_extent);
         }
-        strata_reduce_op_end(&r);
+        if (nb) nb->has_how = 1; /* ended (unpacked) when the request completes */
+        else strata_reduce_op_end(rp);
         served_as(ctx, coll, what, bytes);
         return MPI_SUCCESS;
     }
-    strata_reduce_op_begin(&a, &r, 1);
+    strata_reduce_op_begin(&a, rp, 1);
     int rc;
+    if (nb) {
+        nb->has_how = 1;
+        return rs_defer(nb, ctx, NULL, &a, exclusive, bytes);
+    }
     if (ctx->net) {
         char buf[320], *desc = strata_entry_across_start(coll, buf);
         rc = strata_entry_across_done(ctx, coll, bytes, desc,
@@ -225,6 +337,6 @@ int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
         served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes);
         rc = strata_scan(ctx->plane, &a, exclusive);
     }
-    strata_reduce_op_end(&r);
+    strata_reduce_op_end(rp);
     return rc;
 }

@@ -29,6 +29,7 @@
 #include "context/context.h"
 #include "interpose/entry.h"
 #include "interpose/collectives.h"
+#include "interpose/nonblocking.h"
 #include "interpose/reasons.h"
 #include "interpose/route.h"
 #include "net/net.h"
@@ -41,6 +42,15 @@
 #else
 #define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
 #endif
+/* A call strata leaves.  Building a nonblocking or persistent operation
+ * (nonblocking.h), it is only marked: its entry point calls the host's
+ * form.  A blocking call (int counts) while operations are outstanding goes
+ * through the host's nonblocking form, on nonblocking.c's request, and waits
+ * with progress (as collectives.c's). */
+#define HOST_CALL(large, call, nb_call)                                                      \
+    (strata_nb_building()                   ? strata_nb_to_host()                            \
+     : !(large) && strata_nb_outstanding() ? strata_nb_host_wait(nb_call)                    \
+                                           : (call))
 
 /* One side (send or receive) of this rank: n blocks of count[j] elements
  * of type at user + displ[j] * extent, seen as byte runs len[j] at
@@ -159,16 +169,24 @@ static const char *side_bad(const char *side, const void *buf, const void *count
     return NULL;
 }
 
-/* One v-collective call after its arguments were read. */
+/* One v-collective call after its arguments were read.  On the heap: a
+ * nonblocking or persistent start keeps it until the operation ends. */
 struct vcall {
     enum strata_coll coll;
     int root;
     int in_place;
     struct vside send, recv;
     int send_used, recv_used;
+    int unpack_n;                   /* receive blocks to unpack at the end */
     struct strata_vlayout v;        /* views of the four arrays below */
     size_t *out_len, *out_off, *in_len, *in_off;
     size_t *arrays; /* [8 * size]: the layout and the sides' byte runs */
+    long long *w;   /* the widened counts and displacements the sides read */
+    long long one[2]; /* a one-block side's count and displacement (0) */
+    MPI_Comm comm;
+    struct strata_block_args a;     /* the node operation's */
+    struct strata_block_op o;
+    struct strata_net_v_op net;     /* a nonblocking start's composition across nodes */
 };
 
 /* The v-collectives' choice, once the ranks agree on the largest block
@@ -185,59 +203,82 @@ static void choose(struct strata_block_op *o)
     o->v.rule = ch.rule;
 }
 
-/* Runs a call on the node's plane (or locally on one rank). */
-static int vrun(struct strata_ctx *ctx, struct vcall *c)
+/* Reports the algorithm a finished node operation ran: STRATA_STATS under
+ * `call` (counted 0: the entry point's count is not wanted, a persistent
+ * start after the first) and, at STRATA_VERBOSE=2, its choice. */
+static void report(struct strata_ctx *ctx, int call, const struct strata_block_op *o, int counted)
 {
-    int size = ctx->size;
-    const unsigned char *send = c->send_used && !c->in_place ? c->send.run : NULL;
-    unsigned char *recv = c->recv_used ? c->recv.run : NULL;
-    if (size == 1) {
-        size_t n = c->v.in_len[0] < c->v.out_len[0] ? c->v.in_len[0] : c->v.out_len[0];
-        const char *what = send && recv && n ? "one rank: local copy" : "one rank: nothing to move";
-        if (send && recv && n) memcpy(recv + c->v.in_off[0], send + c->v.out_off[0], n);
-        strata_entry_count(c->coll, what);
-        strata_route_served(ctx, c->coll, what, n);
-        return MPI_SUCCESS;
-    }
-    struct strata_block_args a = {send, recv, 0, c->root, 1, &c->v};
-    if (ctx->net) {
-        char buf[320], *desc = strata_entry_across_start(c->coll, buf);
-        size_t largest = 0;
-        for (int r = 0; r < size; r++) {
-            if (c->v.in_len[r] > largest) largest = c->v.in_len[r];
-            if (c->v.out_len[r] > largest) largest = c->v.out_len[r];
-        }
-        int rc = strata_net_vblock(ctx->net, c->coll, &a, desc, sizeof buf);
-        return strata_entry_across_done(ctx, c->coll, largest, desc, rc);
-    }
-    struct strata_block_op o;
-    strata_vblock_start(&o, ctx->plane, c->coll, &a, -1, choose);
-    int rc = strata_op_run(&o.op);
-    const struct strata_algorithm *al = o.v.al;
-    strata_entry_count(c->coll, al->name);
+    const struct strata_algorithm *al = o->v.al;
+    if (counted && strata_stats_enabled()) strata_stats_algorithm(call, al->name);
     const struct strata_config *cfg = strata_config();
     if (cfg && cfg->verbose >= 2) {
         char desc[256], k[32] = "";
-        if (al->k_meaning) snprintf(k, sizeof k, ", k=%d", o.k);
-        if (o.v.rule)
+        if (al->k_meaning) snprintf(k, sizeof k, ", k=%d", o->k);
+        if (o->v.rule)
             snprintf(desc, sizeof desc, "%s%s (%s%d, largest block %zu bytes)", al->name, k,
-                     o.v.why, o.v.rule, o.v.agreed);
-        else if (o.v.predicted_us >= 0)
+                     o->v.why, o->v.rule, o->v.agreed);
+        else if (o->v.predicted_us >= 0)
             snprintf(desc, sizeof desc, "%s%s (%s, %.1f us predicted for the largest block, %zu "
-                     "bytes)", al->name, k, o.v.why, o.v.predicted_us, o.v.agreed);
+                     "bytes)", al->name, k, o->v.why, o->v.predicted_us, o->v.agreed);
         else
             snprintf(desc, sizeof desc, "%s%s (%s, largest block %zu bytes)", al->name, k,
-                     o.v.why, o.v.agreed);
-        strata_route_served(ctx, c->coll, desc, o.v.agreed);
+                     o->v.why, o->v.agreed);
+        strata_route_served(ctx, call, desc, o->v.agreed);
     }
+}
+
+/* The node operation's arguments, set once the sides are open. */
+static void vargs(struct vcall *c)
+{
+    const unsigned char *send = c->send_used && !c->in_place ? c->send.run : NULL;
+    unsigned char *recv = c->recv_used ? c->recv.run : NULL;
+    c->a = (struct strata_block_args){send, recv, 0, c->root, 1, &c->v};
+}
+
+/* The largest block this rank moves (across nodes: verbose output's size). */
+static size_t largest_block(const struct strata_ctx *ctx, const struct vcall *c)
+{
+    size_t largest = 0;
+    for (int r = 0; r < ctx->size; r++) {
+        if (c->v.in_len[r] > largest) largest = c->v.in_len[r];
+        if (c->v.out_len[r] > largest) largest = c->v.out_len[r];
+    }
+    return largest;
+}
+
+/* Runs a call across nodes, on the node's plane, or locally on one rank. */
+static int vrun(struct strata_ctx *ctx, struct vcall *c)
+{
+    int size = ctx->size;
+    vargs(c);
+    if (size == 1) {
+        size_t n = c->v.in_len[0] < c->v.out_len[0] ? c->v.in_len[0] : c->v.out_len[0];
+        const char *what = c->a.send && c->a.recv && n ? "one rank: local copy"
+                                                       : "one rank: nothing to move";
+        if (c->a.send && c->a.recv && n) memcpy(c->a.recv + c->v.in_off[0], c->a.send + c->v.out_off[0], n);
+        strata_entry_count(c->coll, what);
+        strata_route_served(ctx, strata_call_id(c->coll, strata_nb_form()), what, n);
+        return MPI_SUCCESS;
+    }
+    if (ctx->net) {
+        char buf[320], *desc = strata_entry_across_start(c->coll, buf);
+        int rc = strata_net_vblock(ctx->net, c->coll, &c->a, desc, sizeof buf);
+        return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc);
+    }
+    strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
+    int rc = strata_op_run(&c->o.op);
+    struct strata_nb *nb = strata_nb_building();
+    report(ctx, strata_call_id(c->coll, strata_nb_form()), &c->o, !(nb && nb->replay));
     return rc;
 }
 
-/* Sets the call's arrays up: 8 [size] arrays of size_t. */
-static void vcall_init(struct vcall *c, struct strata_ctx *ctx, enum strata_coll coll, int root)
+/* A new call with its arrays: 8 [size] arrays of size_t. */
+static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, int root)
 {
     int size = ctx->size;
+    struct vcall *c = xmalloc(ctx->comm, sizeof *c);
     memset(c, 0, sizeof *c);
+    c->comm = ctx->comm;
     c->coll = coll;
     c->root = root;
     c->arrays = xmalloc(ctx->comm, 8 * (size_t)size * sizeof(size_t));
@@ -247,19 +288,79 @@ static void vcall_init(struct vcall *c, struct strata_ctx *ctx, enum strata_coll
     c->in_len = c->arrays + 2 * size;
     c->in_off = c->arrays + 3 * size;
     c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off};
+    return c;
 }
 
-/* Unpacks every block of the receive side and frees what the call holds. */
-static void vcall_end(struct vcall *c, MPI_Comm comm, int size)
+/* Unpacks (unpack: the call finished) the first unpack_n blocks of the
+ * receive side and frees the call. */
+static void vcall_end(struct vcall *c, int unpack)
 {
-    if (c->send_used) side_close(&c->send, comm, NULL);
+    if (c->send_used) side_close(&c->send, c->comm, NULL);
     if (c->recv_used) {
-        char *all = xmalloc(comm, (size_t)size);
-        memset(all, 1, (size_t)size);
-        side_close(&c->recv, comm, all);
+        char *all = NULL;
+        if (unpack) {
+            all = xmalloc(c->comm, (size_t)c->unpack_n);
+            memset(all, 1, (size_t)c->unpack_n);
+        }
+        side_close(&c->recv, c->comm, all);
         free(all);
     }
     free(c->arrays);
+    free(c->w);
+    free(c);
+}
+
+/* ---- The nonblocking and persistent forms (nonblocking.h): the call is
+ * kept by the operation from its building to its end. */
+
+/* At the head of its communicator's queue: the blocking form's operation,
+ * started (the composition across nodes, or the node operation). */
+static void v_nb_start(struct strata_nb *nb)
+{
+    struct vcall *c = nb->owned;
+    struct strata_ctx *ctx = nb->ctx;
+    if (ctx->net) {
+        strata_net_vblock_start(&c->net, ctx->net, c->coll, &c->a, nb->has_desc ? nb->desc : NULL,
+                                sizeof nb->desc);
+        nb->owned_op = &c->net.op;
+        return;
+    }
+    strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
+    nb->owned_op = &c->o.op;
+}
+
+static void v_nb_finish(struct strata_nb *nb, int finished)
+{
+    struct vcall *c = nb->owned;
+    if (nb->owned_op && nb->ctx->net)
+        free(c->net.arrays); /* NULL unless the operation ended early with an error */
+    else if (finished && nb->owned_op)
+        report(nb->ctx, nb->call, &c->o, !nb->replay);
+    vcall_end(c, finished);
+    nb->owned = NULL;
+}
+
+/* Runs a call whose sides are open, then ends it; or, building an
+ * operation, hands the call to it. */
+static int vfinish(struct strata_ctx *ctx, struct vcall *c)
+{
+    struct strata_nb *nb = strata_nb_building();
+    if (nb && ctx->size > 1) {
+        vargs(c);
+        nb->kind = STRATA_NB_OWNED;
+        nb->owned = c;
+        nb->owned_start = v_nb_start;
+        nb->owned_finish = v_nb_finish;
+        if (ctx->net) {
+            /* Counted now, reported when it starts (nonblocking.c). */
+            nb->has_desc = strata_entry_across_start(c->coll, nb->desc) != NULL;
+            nb->bytes = largest_block(ctx, c);
+        }
+        return MPI_SUCCESS;
+    }
+    int rc = vrun(ctx, c);
+    vcall_end(c, 1);
+    return rc;
 }
 
 /* The sides' own byte runs (scratch for side_open). */
@@ -319,33 +420,34 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
     }
     if (!ctx) {
         free(w);
-        return large ? HOST_LARGE(Gatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                     displs, recvtype, root, comm)
-                     : PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
-                                    displs, recvtype, root, comm);
+        return HOST_CALL(large,
+                         large ? HOST_LARGE(Gatherv, sendbuf, sendcount, sendtype, recvbuf,
+                                            recvcounts, displs, recvtype, root, comm)
+                               : PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
+                                              recvcounts, displs, recvtype, root, comm),
+                         PMPI_Igatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
+                                       displs, recvtype, root, comm, strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall c;
-    long long zero = 0;
-    vcall_init(&c, ctx, STRATA_COLL_GATHERV, root);
-    c.in_place = in_place;
+    struct vcall *c = vcall_new(ctx, STRATA_COLL_GATHERV, root);
+    c->w = w;
+    c->one[0] = sendcount;
+    c->in_place = in_place;
+    c->unpack_n = size;
     if (!in_place) {
-        size_t *len = scratch_of(&c, size, 0), *off = len + size;
-        side_open(&c.send, comm, sendbuf, sendtype, 1, &sendcount, &zero, len, off, 1);
-        c.send_used = 1;
-        c.out_len[root] = len[0];
-        c.out_off[root] = off[0];
+        size_t *len = scratch_of(c, size, 0), *off = len + size;
+        side_open(&c->send, comm, sendbuf, sendtype, 1, &c->one[0], &c->one[1], len, off, 1);
+        c->send_used = 1;
+        c->out_len[root] = len[0];
+        c->out_off[root] = off[0];
     }
     if (at_root) {
         /* In place, the root's own block is input too: packed in with the rest. */
-        side_open(&c.recv, comm, recvbuf, recvtype, size, w, w + size, c.in_len, c.in_off,
+        side_open(&c->recv, comm, recvbuf, recvtype, size, w, w + size, c->in_len, c->in_off,
                   in_place);
-        c.recv_used = 1;
+        c->recv_used = 1;
     }
-    int rc = vrun(ctx, &c);
-    vcall_end(&c, comm, size);
-    free(w);
-    return rc;
+    return vfinish(ctx, c);
 }
 
 /* ---- MPI_Scatterv */
@@ -365,31 +467,33 @@ int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void
     }
     if (!ctx) {
         free(w);
-        return large ? HOST_LARGE(Scatterv, sendbuf, sendcounts, displs, sendtype, recvbuf,
-                                  recvcount, recvtype, root, comm)
-                     : PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
-                                     (int)recvcount, recvtype, root, comm);
+        return HOST_CALL(large,
+                         large ? HOST_LARGE(Scatterv, sendbuf, sendcounts, displs, sendtype,
+                                            recvbuf, recvcount, recvtype, root, comm)
+                               : PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                               (int)recvcount, recvtype, root, comm),
+                         PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
+                                        (int)recvcount, recvtype, root, comm,
+                                        strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall c;
-    long long zero = 0;
-    vcall_init(&c, ctx, STRATA_COLL_SCATTERV, root);
-    c.in_place = 0; /* the send side is there; the root's receive side is not */
+    struct vcall *c = vcall_new(ctx, STRATA_COLL_SCATTERV, root);
+    c->w = w;
+    c->one[0] = recvcount;
+    c->in_place = 0; /* the send side is there; the root's receive side is not */
+    c->unpack_n = 1;
     if (at_root) {
-        side_open(&c.send, comm, sendbuf, sendtype, size, w, w + size, c.out_len, c.out_off, 1);
-        c.send_used = 1;
+        side_open(&c->send, comm, sendbuf, sendtype, size, w, w + size, c->out_len, c->out_off, 1);
+        c->send_used = 1;
     }
     if (!in_place) {
-        size_t *len = scratch_of(&c, size, 0), *off = len + size;
-        side_open(&c.recv, comm, recvbuf, recvtype, 1, &recvcount, &zero, len, off, 0);
-        c.recv_used = 1;
-        c.in_len[root] = len[0];
-        c.in_off[root] = off[0];
+        size_t *len = scratch_of(c, size, 0), *off = len + size;
+        side_open(&c->recv, comm, recvbuf, recvtype, 1, &c->one[0], &c->one[1], len, off, 0);
+        c->recv_used = 1;
+        c->in_len[root] = len[0];
+        c->in_off[root] = off[0];
     }
-    int rc = vrun(ctx, &c);
-    vcall_end(&c, comm, 1);
-    free(w);
-    return rc;
+    return vfinish(ctx, c);
 }
 
 /* ---- MPI_Allgatherv */
@@ -416,29 +520,31 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
     }
     if (!ctx) {
         free(w);
-        return large ? HOST_LARGE(Allgatherv, sendbuf, sendcount, sendtype, recvbuf, recvcounts,
-                                  displs, recvtype, comm)
-                     : PMPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
-                                       displs, recvtype, comm);
+        return HOST_CALL(large,
+                         large ? HOST_LARGE(Allgatherv, sendbuf, sendcount, sendtype, recvbuf,
+                                            recvcounts, displs, recvtype, comm)
+                               : PMPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
+                                                 recvcounts, displs, recvtype, comm),
+                         PMPI_Iallgatherv(sendbuf, (int)sendcount, sendtype, recvbuf, recvcounts,
+                                          displs, recvtype, comm, strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall c;
-    long long zero = 0;
-    vcall_init(&c, ctx, STRATA_COLL_ALLGATHERV, -1);
-    c.in_place = in_place;
+    struct vcall *c = vcall_new(ctx, STRATA_COLL_ALLGATHERV, -1);
+    c->w = w;
+    c->one[0] = sendcount;
+    c->in_place = in_place;
+    c->unpack_n = size;
     if (!in_place) {
-        size_t *len = scratch_of(&c, size, 0), *off = len + size;
-        side_open(&c.send, comm, sendbuf, sendtype, 1, &sendcount, &zero, len, off, 1);
-        c.send_used = 1;
-        for (int r = 0; r < size; r++) c.out_len[r] = len[0], c.out_off[r] = off[0];
+        size_t *len = scratch_of(c, size, 0), *off = len + size;
+        side_open(&c->send, comm, sendbuf, sendtype, 1, &c->one[0], &c->one[1], len, off, 1);
+        c->send_used = 1;
+        for (int r = 0; r < size; r++) c->out_len[r] = len[0], c->out_off[r] = off[0];
     }
     /* In place, this rank's block is input: packed in with the rest. */
-    side_open(&c.recv, comm, recvbuf, recvtype, size, w, w + size, c.in_len, c.in_off, in_place);
-    c.recv_used = 1;
-    int rc = vrun(ctx, &c);
-    vcall_end(&c, comm, size);
-    free(w);
-    return rc;
+    side_open(&c->recv, comm, recvbuf, recvtype, size, w, w + size, c->in_len, c->in_off,
+              in_place);
+    c->recv_used = 1;
+    return vfinish(ctx, c);
 }
 
 /* ---- MPI_Alltoallv */
@@ -468,30 +574,32 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
     }
     if (!ctx) {
         free(w);
-        return large ? HOST_LARGE(Alltoallv, sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                  recvcounts, rdispls, recvtype, comm)
-                     : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                      rdispls, recvtype, comm);
+        return HOST_CALL(large,
+                         large ? HOST_LARGE(Alltoallv, sendbuf, sendcounts, sdispls, sendtype,
+                                            recvbuf, recvcounts, rdispls, recvtype, comm)
+                               : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                                recvcounts, rdispls, recvtype, comm),
+                         PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm,
+                                         strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall c;
-    vcall_init(&c, ctx, STRATA_COLL_ALLTOALLV, -1);
-    c.in_place = in_place;
+    struct vcall *c = vcall_new(ctx, STRATA_COLL_ALLTOALLV, -1);
+    c->w = w;
+    c->in_place = in_place;
+    c->unpack_n = size;
     if (!in_place) {
-        side_open(&c.send, comm, sendbuf, sendtype, size, w, w + size, c.out_len, c.out_off, 1);
-        c.send_used = 1;
+        side_open(&c->send, comm, sendbuf, sendtype, size, w, w + size, c->out_len, c->out_off, 1);
+        c->send_used = 1;
     }
     /* In place, recv holds the outgoing blocks: packed in. */
-    side_open(&c.recv, comm, recvbuf, recvtype, size, w + 2 * size, w + 3 * size, c.in_len,
-              c.in_off, in_place);
-    c.recv_used = 1;
+    side_open(&c->recv, comm, recvbuf, recvtype, size, w + 2 * size, w + 3 * size, c->in_len,
+              c->in_off, in_place);
+    c->recv_used = 1;
     if (in_place) {
         /* The engine reads the outgoing blocks where the incoming ones go. */
-        memcpy(c.out_len, c.in_len, (size_t)size * sizeof(size_t));
-        memcpy(c.out_off, c.in_off, (size_t)size * sizeof(size_t));
+        memcpy(c->out_len, c->in_len, (size_t)size * sizeof(size_t));
+        memcpy(c->out_off, c->in_off, (size_t)size * sizeof(size_t));
     }
-    int rc = vrun(ctx, &c);
-    vcall_end(&c, comm, size);
-    free(w);
-    return rc;
+    return vfinish(ctx, c);
 }
