@@ -258,9 +258,19 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
     for (int c = 0; nb && c < STRATA_NCOLLS; c++)
         if (opt->want[c] && !bench_nonblocking_supported(c)) {
             if (verbose)
-                fprintf(stderr, "strata-bench: --overlap/--nonblocking/--persistent time the forms "
-                                "of bcast to barrier only, not of %s\n", bench_coll_name(c));
+                fprintf(stderr, "strata-bench: --overlap/--nonblocking/--persistent have no "
+                                "form of %s\n", bench_coll_name(c));
             return 2;
+        }
+    /* bench_persistent.c builds the first eight's _init forms only. */
+    for (int c = STRATA_COLL_BARRIER + 1; opt->persistent && c < STRATA_NCOLLS; c++)
+        if (opt->want[c] && colls) {
+            if (verbose)
+                fprintf(stderr, "strata-bench: --persistent times the forms of bcast to barrier "
+                                "only, not of %s\n", bench_coll_name(c));
+            return 2;
+        } else {
+            opt->want[c] = 0;
         }
     return 0;
 }

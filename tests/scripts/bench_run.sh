@@ -176,15 +176,16 @@ refuse 'does not combine with --noise' --sweep --noise
 refuse '--csv needs a value' --csv
 echo "ok: --sweep with --sizes or --noise, --csv without a file: refused"
 
-# --nonblocking: the overlap table of the nonblocking forms; a collective it
-# has no nonblocking form for is refused, not timed as something else.
-bench --nonblocking --sizes 4K --colls bcast,allreduce --iters 2 || fail "--nonblocking failed"
-for name in Ibcast Iallreduce; do
+# --nonblocking: the overlap table of the nonblocking forms, one of the first
+# eight and two of the newer collectives (each posts its own I-form).
+bench --nonblocking --sizes 4K --colls bcast,allreduce,scan,gatherv --iters 2 ||
+  fail "--nonblocking failed"
+for name in Ibcast Iallreduce Iscan Igatherv; do
   grep -Eq "^$name +4K \|" "$tmp/out" || fail "--nonblocking: no $name row"
 done
 grep -q '^progress: inside MPI calls only' "$tmp/out" || fail "--nonblocking: no progress line"
-refuse 'forms of bcast to barrier only' --nonblocking --colls scan
-echo "ok: --nonblocking: a row per collective, the progress line; scan refused"
+echo "ok: --nonblocking: a row per collective, the progress line"
+refuse 'forms of bcast to barrier only' --persistent --colls scan
 bench --persistent --sizes 4K --colls allreduce --iters 2 || fail "--persistent failed"
 grep -Eq "^Allreduce_init +4K \|" "$tmp/out" || fail "--persistent: no Allreduce_init row"
 echo "ok: --persistent: a row of MPI_Allreduce_init starts"
