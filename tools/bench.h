@@ -98,9 +98,10 @@ int bench_alloc_buffers(struct bench *b);
 /* Gives back a buffer of bench_alloc_buffers (send or recv). */
 void bench_free_buffer(const struct bench *b, void *p);
 /* Rank 1 reads `bytes` of rank 0's send buffer with process_vm_readv; -1 if it fails. */
-/* A v-collective row's counts and displacements (b->vcounts, --pattern);
- * nothing for the other collectives. */
-void bench_v_layout(struct bench *b, const struct bench_row *r);
+/* bench_layout.c: a v-collective row's counts and displacements
+ * (b->vcounts, b->vdispls, --pattern); returns the counts' sum.  Only for
+ * the v-collectives. */
+size_t bench_v_layout(const struct bench *b, const struct bench_row *r);
 int bench_copy_from_root(struct bench *b, size_t bytes);
 /* Times one row: warm-up, iterations, the figures (on rank 0).  Collective;
  * -1 when out of memory. */

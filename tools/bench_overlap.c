@@ -193,7 +193,7 @@ void bench_run_overlap(struct bench *b, const struct bench_row *rows, int nrows)
         const struct bench_row *r = &rows[i];
         double pure[2], total[2];
         const struct nb_api *api[2] = {&strata_nb_api, &host_api};
-        bench_v_layout(b, r);
+        if (strata_coll_is_v(r->coll)) bench_v_layout(b, r);
         for (int k = 0; k < 2; k++) { /* warm-up: contexts, buffers, queues */
             mean_us(api[k], b, r, 0, 3);
         }

@@ -129,37 +129,14 @@ static void flush_caches(struct bench *b)
     for (size_t i = 0; i < BENCH_FLUSH_BYTES; i += CACHE_LINE) b->flush[i]++;
 }
 
-/* The v-collectives' counts of a row (--pattern): block j's elements,
- * packed one after the other; returns their sum.  The same on every rank,
- * except for Alltoallv, where rank r's block j is pattern block (r + j) %
- * size: what r sends j is what j sends r, so one layout serves both sides. */
-static size_t v_layout(const struct bench *b, const struct bench_row *r)
-{
-    size_t at = 0;
-    for (int j = 0; j < b->size; j++) {
-        int c = r->count, i = r->coll == STRATA_COLL_ALLTOALLV ? (b->rank + j) % b->size : j;
-        if (b->opt.pattern == BENCH_PATTERN_EMPTY && i == b->size / 2) c = 0;
-        if (b->opt.pattern == BENCH_PATTERN_SKEWED) c = r->count / (i + 1) ? r->count / (i + 1) : 1;
-        b->vcounts[j] = c;
-        b->vdispls[j] = (int)at;
-        at += (size_t)c;
-    }
-    return at;
-}
-
-void bench_v_layout(struct bench *b, const struct bench_row *r)
-{
-    if (strata_coll_is_v(r->coll)) v_layout(b, r);
-}
-
 /* The bytes this rank sends in this call; the rest is received. */
 static size_t send_bytes(const struct bench *b, const struct bench_row *r)
 {
     switch (r->coll) {
     case STRATA_COLL_GATHERV:
     case STRATA_COLL_ALLGATHERV: return (size_t)b->vcounts[b->rank];
-    case STRATA_COLL_SCATTERV: return b->rank == b->root ? v_layout(b, r) : 0;
-    case STRATA_COLL_ALLTOALLV: return v_layout(b, r);
+    case STRATA_COLL_SCATTERV: return b->rank == b->root ? bench_v_layout(b, r) : 0;
+    case STRATA_COLL_ALLTOALLV: return bench_v_layout(b, r);
     case STRATA_COLL_BCAST: return b->rank == b->root ? r->bytes : 0;
     case STRATA_COLL_SCATTER: return b->rank == b->root ? r->bytes * (size_t)b->size : 0;
     case STRATA_COLL_ALLTOALL:
@@ -172,7 +149,7 @@ static size_t send_bytes(const struct bench *b, const struct bench_row *r)
 
 static void prepare_call(struct bench *b, const struct bench_row *r)
 {
-    if (strata_coll_is_v(r->coll)) v_layout(b, r);
+    if (strata_coll_is_v(r->coll)) bench_v_layout(b, r);
     fill_pattern(b->send, send_bytes(b, r), (unsigned)b->rank * 7919u + ++b->seed);
     if (b->flush) flush_caches(b);
 }

@@ -9,8 +9,6 @@
 
 #include "config/config.h"
 #include "context/runtime.h"
-#include "interpose/persistent.h"
-#include "interpose/progress_thread.h"
 #include "interpose/route.h"
 #include "shm/flags.h"
 #include "util/log.h"
@@ -25,6 +23,8 @@ void strata_nb_lock(void) { pthread_mutex_lock(&nb_lock); }
 void strata_nb_unlock(void) { pthread_mutex_unlock(&nb_lock); }
 
 static struct strata_nb *active; /* the head of every communicator's queue */
+struct strata_nb_upcalls strata_nb_upcalls;
+
 static struct strata_nb *all;    /* every outstanding operation */
 /* Outstanding operations: read without the lock by every intercepted call
  * (the fast path when there are none); changed under it. */
@@ -74,7 +74,7 @@ static int at_finalize(MPI_Comm self, int keyval, void *value, void *extra)
         strata_nb_progress();
         strata_nb_idle(round);
     }
-    strata_progress_thread_stop(); /* nothing outstanding: it sleeps, and ends */
+    if (strata_nb_upcalls.finalize) strata_nb_upcalls.finalize(); /* nothing outstanding: it ends */
     if (nb_comm != MPI_COMM_NULL) PMPI_Comm_free(&nb_comm);
     if (persist_comm != MPI_COMM_NULL) PMPI_Comm_free(&persist_comm);
     PMPI_Comm_free_keyval(&keyval);
@@ -89,7 +89,7 @@ static void before_ctx_free(struct strata_ctx *ctx)
 {
     strata_nb_drain(ctx);
     strata_nb_lock();
-    strata_persist_forget_ctx_locked(ctx);
+    if (strata_nb_upcalls.forget_ctx_locked) strata_nb_upcalls.forget_ctx_locked(ctx);
     strata_nb_unlock();
 }
 
@@ -105,7 +105,7 @@ static void setup(void)
     strata_ctx_before_free = before_ctx_free;
     /* Relaxed: a function set once (op.h). */
     atomic_store_explicit(&strata_op_idle_hook, progress_hook, memory_order_relaxed);
-    strata_progress_thread_start();
+    if (strata_nb_upcalls.setup) strata_nb_upcalls.setup();
 }
 
 MPI_Comm strata_nb_persist_comm(void)
@@ -312,7 +312,7 @@ static void enqueue(struct strata_nb *nb)
     /* Relaxed: the progress thread reads it as a hint and takes the lock
      * (held here) before it touches the queues. */
     if (atomic_fetch_add_explicit(&strata_nb_outstanding_count, 1, memory_order_relaxed) == 0)
-        strata_progress_thread_wake();
+        if (strata_nb_upcalls.first_outstanding) strata_nb_upcalls.first_outstanding();
     nb->next_all = all;
     all = nb;
     struct strata_ctx *ctx = nb->ctx;

@@ -161,6 +161,20 @@ static inline int strata_nb_outstanding(void)
     return atomic_load_explicit(&strata_nb_outstanding_count, memory_order_relaxed) != 0;
 }
 
+/* What the queue must tell the files above it (progress_thread.c,
+ * persistent.c), which it does not call by name so that no loop of files
+ * forms: each of those files fills its fields from a constructor, before
+ * any MPI call (plain pointers: written before main, only read after).  A
+ * field left NULL is skipped. */
+struct strata_nb_upcalls {
+    void (*setup)(void);             /* the queue is set up: the progress thread may start */
+    void (*first_outstanding)(void); /* the outstanding count left zero: wake that thread */
+    void (*finalize)(void);          /* MPI_Finalize, nothing outstanding: stop it */
+    /* A communicator's context goes, queue lock held: forget what was kept for it. */
+    void (*forget_ctx_locked)(const struct strata_ctx *ctx);
+};
+extern struct strata_nb_upcalls strata_nb_upcalls;
+
 /* Advances every outstanding operation as far as it goes without waiting,
  * completing those that finish.  Any thread; a thread that finds another
  * progressing returns at once. */

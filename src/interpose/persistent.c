@@ -532,3 +532,9 @@ int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdisp
             .rdispls = rdispls, .rtype = recvtype, .root = -1, .comm = comm);
 }
 #endif
+
+/* The queue reaches this file only through its upcalls (nonblocking.h). */
+__attribute__((constructor)) static void register_upcalls(void)
+{
+    strata_nb_upcalls.forget_ctx_locked = strata_persist_forget_ctx_locked;
+}

@@ -100,3 +100,11 @@ void strata_progress_thread_stop(void)
     pthread_mutex_unlock(&wake_lock);
     if (was) pthread_join(thread, NULL);
 }
+
+/* The queue reaches this file only through its upcalls (nonblocking.h). */
+__attribute__((constructor)) static void register_upcalls(void)
+{
+    strata_nb_upcalls.setup = strata_progress_thread_start;
+    strata_nb_upcalls.first_outstanding = strata_progress_thread_wake;
+    strata_nb_upcalls.finalize = strata_progress_thread_stop;
+}
