@@ -31,3 +31,13 @@ add_test(NAME mapmem.transport-auto.np2
          COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/transport_auto.sh ${STRATA_RUN}
                  $<TARGET_FILE:strata-info> ${CMAKE_CURRENT_SOURCE_DIR}/data 2)
 set_tests_properties(mapmem.transport-auto.np2 PROPERTIES TIMEOUT 120)
+
+# Safety (issue 19): blocks freed and allocated again (same range, new
+# contents) while peers map the arena, MPI_Free_mem and free alike, kept and
+# punched sizes; fork with the shared heap on (the child writes its copies,
+# allocates from the C library, frees; the parent's blocks and collectives
+# stay right).  tests/mpi/test_mapsafe.c
+strata_test_program(test_mapsafe mpi/test_mapsafe.c)
+strata_mpi_test(NAME mapmem.safety.np${MAPMEM_RANKS} TARGET test_mapsafe RANKS ${MAPMEM_RANKS}
+                ENV STRATA_SHARED_HEAP=1 STRATA_SHARED_HEAP_MIN=16K)
+set_tests_properties(mapmem.safety.np${MAPMEM_RANKS} PROPERTIES TIMEOUT 60)
