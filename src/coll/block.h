@@ -83,6 +83,7 @@ struct strata_block_op;
 struct strata_vblock_state {
     int coll;         /* enum strata_coll */
     int single_copy;  /* the data path: 1 single copy, 0 copy-in/copy-out, -1 not chosen yet */
+    int fused;        /* copy-in/copy-out done with the layout, in one operation */
     /* Chooses once the layout is read (v.agreed known, the same on every
      * rank): sets single_copy, the operation's k, and what it reports
      * below.  A callback, so that the node engine does not call up into
@@ -244,6 +245,10 @@ void strata_bcast_segment_pipeline_start(struct strata_block_op *o, struct strat
 void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int coll,
                          const struct strata_block_args *a, int single_copy,
                          void (*choose)(struct strata_block_op *o));
+
+/* What STRATA_STATS and STRATA_VERBOSE call a v-collective's
+ * copy-in/copy-out when it ran fused with the layout (vblock.c). */
+#define STRATA_VBLOCK_FUSED_NAME "fused-copy-in-copy-out"
 
 /* Why the v-collectives cannot run on plane p (their layout records do not
  * fit one rank's copy-in/copy-out area), or NULL.  The same on every rank. */

@@ -18,6 +18,15 @@
  * are identical on every rank; no rank can take another path than its
  * peers.
  *
+ * Small calls need no second operation (the fused path): a writer whose
+ * whole stream fits its region beside its record copies it there before
+ * the layout's publish, behind a stamp (the operation's base, and the
+ * stream's length) saying it is this call's.  When the agreed longest
+ * stream fits too (identical on every rank, so every writer's stream is
+ * there) and copy-in/copy-out is the choice, readers copy their pieces
+ * straight from the regions of the layout operation and the call ends with
+ * it: one publish per rank.  Otherwise an early copy is simply not used.
+ *
  * Then one of two data paths, in the same operation or in the ones that
  * follow:
  *  - single copy (the contention-aware paper's sequential and ring reads):
@@ -54,6 +63,20 @@ static struct strata_block_op *block_of(struct strata_op *op)
 static size_t round_bytes(const struct strata_plane *p) { return (size_t)p->nregions * p->region; }
 
 static size_t record_bytes(int size) { return (REC_HEADER + 2 * (size_t)size) * sizeof(uint64_t); }
+
+/* The fused path's words, right after the record (the same place in every
+ * rank's region, record or not): the base of the operation whose stream
+ * follows, and the stream's length; then the stream. */
+enum { FUSED_STAMP, FUSED_LEN, FUSED_HEADER };
+
+static size_t fused_at(int size) { return record_bytes(size); }
+
+/* Bytes of stream that fit beside the record and the stamp (0: none). */
+static size_t fused_room(const struct strata_plane *p)
+{
+    size_t used = fused_at(p->size) + FUSED_HEADER * sizeof(uint64_t);
+    return round_bytes(p) > used ? round_bytes(p) - used : 0;
+}
 
 const char *strata_vblock_refusal(const struct strata_plane *p)
 {
@@ -158,6 +181,23 @@ static void copy_stream(const struct strata_block_op *o, const struct strata_pla
     }
 }
 
+/* This rank's whole stream fits beside its record: it goes with the layout. */
+static int own_fits(const struct strata_block_op *o, const struct strata_plane *p)
+{
+    return o->mine > 0 && o->mine <= fused_room(p);
+}
+
+/* Copies this rank's whole stream beside its record, stamped with the
+ * operation's base (the region is free: the caller waited). */
+static void write_fused(const struct strata_block_op *o, struct strata_plane *p)
+{
+    unsigned char *at = strata_plane_region(p, p->rank, 0) + fused_at(p->size);
+    uint64_t *hdr = (uint64_t *)(void *)at;
+    hdr[FUSED_STAMP] = o->base;
+    hdr[FUSED_LEN] = o->mine;
+    copy_stream(o, p, 0, o->mine, at + FUSED_HEADER * sizeof(uint64_t));
+}
+
 /* What this rank copies of writer (rank + i)'s stream in round j: [*a, *b)
  * of the stream into *dst.  0 if nothing. */
 static int piece_of(const struct strata_block_op *o, const struct strata_plane *p, size_t j, int i,
@@ -200,11 +240,13 @@ static int vblock_progress(struct strata_op *op)
     STRATA_OP_BEGIN(op);
     /* ---- The layout: entered with the buffer peers read from exposed. */
     o->base = strata_plane_enter(p, 1, o->send, NULL);
-    if (has_record(o, me)) {
+    if (has_record(o, me) || own_fits(o, p)) {
+        /* Readers of this half's last contents (two operations ago) are done. */
         STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
-        write_record(o, p);
+        if (has_record(o, me)) write_record(o, p);
+        if (own_fits(o, p)) write_fused(o, p);
     }
-    /* Release: the record, and the exposed buffer, go with it. */
+    /* Release: the record, the fused stream and the exposed buffer go with it. */
     strata_plane_publish(p, &p->ctl[me].progress, o->base + 1);
     for (o->i = 0; o->i < size; o->i++) {
         if (o->i == me || !has_record(o, o->i)) continue;
@@ -213,8 +255,39 @@ static int vblock_progress(struct strata_op *op)
     }
     /* v->agreed is now the same on every rank: so is the choice. */
     if (v->single_copy < 0) v->choose(o);
+    /* From agreed values only, so the same on every rank; and then every
+     * writer's stream fits, so every writer wrote it above. */
+    v->fused = !v->single_copy && v->longest <= fused_room(p);
 
-    if (v->single_copy) {
+    if (v->fused) {
+        for (o->i = 1; o->i < size; o->i++) {
+            int q;
+            size_t a, b;
+            unsigned char *dst;
+            if (!piece_of(o, p, 0, o->i, &q, &a, &b, &dst)) continue;
+            /* Acquire: the writer's stamp and stream, published with its progress. */
+            STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
+                               p->pid[(me + o->i) % size]);
+            piece_of(o, p, 0, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
+            const unsigned char *at = strata_plane_region(p, q, 0) + fused_at(size);
+            const uint64_t *hdr = (const uint64_t *)(const void *)at;
+            if (hdr[FUSED_STAMP] != o->base || b > hdr[FUSED_LEN]) {
+                /* Only counts that do not match the writer's (an erroneous
+                 * program) get here: its stream did not fit, or is shorter. */
+                strata_error("%s: rank %d's data for rank %d is not where the counts say "
+                             "(%zu bytes at %zu; do the counts match?)",
+                             strata_coll_name(v->coll), q, me, b - a, a);
+                finish(o);
+                op->resume = STRATA_OP_FINISHED;
+                return MPI_ERR_TRUNCATE;
+            }
+            memcpy(dst, at + FUSED_HEADER * sizeof(uint64_t) + a, b - a);
+            if (p->stats) strata_stats_bytes(v->coll, p->dist[q], b - a);
+        }
+        /* No ack: nobody reads this rank's exposed buffer on this path, and
+         * the regions' next writer waits for every rank to enter a later
+         * operation (STRATA_OP_AWAIT_REGIONS_FREE), i.e. to be done here. */
+    } else if (v->single_copy) {
         if (v->coll == STRATA_COLL_SCATTERV) {
             /* Throttled read: at most k readers on the root at once. */
             if (me != root) {

@@ -209,20 +209,23 @@ static void choose(struct strata_block_op *o)
 static void report(struct strata_ctx *ctx, int call, const struct strata_block_op *o, int counted)
 {
     const struct strata_algorithm *al = o->v.al;
-    if (counted && strata_stats_enabled()) strata_stats_algorithm(call, al->name);
+    /* Copy-in/copy-out that ran with the layout, in one operation (vblock.c). */
+    const char *name = o->v.fused ? STRATA_VBLOCK_FUSED_NAME : al->name;
+    const char *fused = o->v.fused ? "; every stream fit beside its layout record" : "";
+    if (counted && strata_stats_enabled()) strata_stats_algorithm(call, name);
     const struct strata_config *cfg = strata_config();
     if (cfg && cfg->verbose >= 2) {
-        char desc[256], k[32] = "";
+        char desc[320], k[32] = "";
         if (al->k_meaning) snprintf(k, sizeof k, ", k=%d", o->k);
         if (o->v.rule)
-            snprintf(desc, sizeof desc, "%s%s (%s%d, largest block %zu bytes)", al->name, k,
-                     o->v.why, o->v.rule, o->v.agreed);
+            snprintf(desc, sizeof desc, "%s%s (%s%d, largest block %zu bytes%s)", name, k,
+                     o->v.why, o->v.rule, o->v.agreed, fused);
         else if (o->v.predicted_us >= 0)
             snprintf(desc, sizeof desc, "%s%s (%s, %.1f us predicted for the largest block, %zu "
-                     "bytes)", al->name, k, o->v.why, o->v.predicted_us, o->v.agreed);
+                     "bytes%s)", name, k, o->v.why, o->v.predicted_us, o->v.agreed, fused);
         else
-            snprintf(desc, sizeof desc, "%s%s (%s, largest block %zu bytes)", al->name, k,
-                     o->v.why, o->v.agreed);
+            snprintf(desc, sizeof desc, "%s%s (%s, largest block %zu bytes%s)", name, k,
+                     o->v.why, o->v.agreed, fused);
         strata_route_served(ctx, call, desc, o->v.agreed);
     }
 }

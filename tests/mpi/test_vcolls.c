@@ -11,7 +11,8 @@
  *   - MPI_COMM_WORLD, a split with the ranks reversed, all but the last rank;
  *   - the large-count forms (_c) where the host has them;
  * and STRATA_STATS must show every call served by strata on a one-node
- * communicator and every algorithm run; across (virtual) nodes, Gatherv,
+ * communicator and every algorithm run (the small blocks' copy-in/copy-out
+ * fused with the layout too); across (virtual) nodes, Gatherv,
  * Scatterv and Allgatherv served by strata's compositions (src/net/,
  * whose node parts run each forced algorithm in turn), Alltoallv handed to
  * the host with the reason counted.  Across nodes, empty calls (every
@@ -25,6 +26,7 @@
 #include <string.h>
 
 #include "coll/algorithm.h"
+#include "coll/block.h"
 #include "coll/select.h"
 #include "context/context.h"
 #include "testutil.h"
@@ -355,6 +357,9 @@ int main(int argc, char **argv)
                     CHECK(strata_stats_local_algorithm(c, strata_algorithm(id)->name) > 0,
                           "%s: algorithm %s never ran", strata_coll_name(c),
                           strata_algorithm(id)->name);
+            /* The small blocks' copy-in/copy-out runs fused with the layout. */
+            CHECK(strata_stats_local_algorithm(c, STRATA_VBLOCK_FUSED_NAME) > 0,
+                  "%s: the fused copy-in/copy-out never ran", strata_coll_name(c));
         }
     }
     bad_arguments();
