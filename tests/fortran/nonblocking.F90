@@ -5,7 +5,11 @@
 ! they would wait forever): MPI_WAIT, an MPI_TEST loop, MPI_WAITALL mixed
 ! with point-to-point (statuses checked), all five of the others outstanding
 ! at once completed by MPI_WAITANY or MPI_WAITSOME, MPI_TESTALL polling, and
-! MPI_REQUEST_FREE on an active MPI_IALLREDUCE followed by a barrier.
+! MPI_REQUEST_FREE on an active MPI_IALLREDUCE followed by a barrier; the
+! newer eight I-forms at once in one MPI_WAITALL (v-forms with reversed
+! displacements); with -DHAVE_PERSISTENT (MPI-4 hosts) MPI_ALLREDUCE_INIT,
+! MPI_BCAST_INIT, MPI_BARRIER_INIT and MPI_SCAN_INIT started five times with
+! new contents (MPI_STARTALL, MPI_WAITALL) and freed.
 ! Results are checked against values computed here.  Rank 0 prints "EXPECT
 ! MPI_Ibcast <strata> <host>" lines for tests/scripts/fortran_stats.sh.
 #if defined(F08)
@@ -44,6 +48,9 @@ program nonblocking
   integer :: s, n, root, i, d, k, ierr, done, outcount, idx, left, right
   integer :: n_bcast = 0, n_reduce = 0, n_allreduce = 0, n_gather = 0, n_scatter = 0
   integer :: n_allgather = 0, n_alltoall = 0, n_barrier = 0
+  integer :: n_newer = 0, n_init = 0, t, rep
+  integer, allocatable :: counts(:), displs(:), rdispls(:), sb(:), rb(:), e(:), x(:), y(:)
+  HANDLE(MPI_Request) :: preqs(4)
   integer, allocatable :: a(:), b(:), c(:), big(:), big2(:), want(:), scat(:), a2a(:), a2b(:)
   integer :: token_out, token_in, indices(8)
   logical :: flag, seen(8)
@@ -188,6 +195,88 @@ program nonblocking
     call check(all(b == [(nranks - 1 + i, i = 1, n)]), 'freed Iallreduce values')
     n_allreduce = n_allreduce + 1
 
+    ! The newer eight at once, one MPI_WAITALL: every rank's operand j of
+    ! block d is rank * 1000 + d * n + j; v-forms with reversed displacements.
+    t = nranks * (nranks - 1) / 2
+    allocate (counts(nranks), displs(nranks), rdispls(nranks), sb(n * nranks), e(n * nranks))
+    allocate (rb(n * nranks * 6), x(n), y(n))
+    counts = n
+    displs = [(d * n, d = 0, nranks - 1)]
+    rdispls = [((nranks - 1 - d) * n, d = 0, nranks - 1)]
+    sb = [(rank * 1000 + i, i = 1, n * nranks)]
+    rb = -1
+    x = sb(1:n)
+    root = mod(s + 1, nranks)
+    call MPI_Ireduce_scatter_block(sb, rb(1:n), n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, &
+                                   reqs(1), ierr)
+    call MPI_Ireduce_scatter(sb, rb(n + 1:2 * n), counts, MPI_INTEGER, MPI_SUM, &
+                             MPI_COMM_WORLD, reqs(2), ierr)
+    call MPI_Iscan(x, rb(2 * n + 1:3 * n), n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, reqs(3), ierr)
+    call MPI_Iexscan(x, rb(3 * n + 1:4 * n), n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, reqs(4), ierr)
+    big = -1
+    call MPI_Igatherv(x, n, MPI_INTEGER, big, counts, rdispls, MPI_INTEGER, root, &
+                      MPI_COMM_WORLD, reqs(5), ierr)
+    y = -1
+    call MPI_Iscatterv(sb, counts, rdispls, MPI_INTEGER, y, n, MPI_INTEGER, root, &
+                       MPI_COMM_WORLD, reqs(6), ierr)
+    big2 = -1
+    call MPI_Iallgatherv(x, n, MPI_INTEGER, big2, counts, rdispls, MPI_INTEGER, &
+                         MPI_COMM_WORLD, reqs(7), ierr)
+    e = -1
+    call MPI_Ialltoallv(sb, counts, displs, MPI_INTEGER, e, counts, rdispls, MPI_INTEGER, &
+                        MPI_COMM_WORLD, reqs(8), ierr)
+    call MPI_Waitall(8, reqs, MPI_STATUSES_IGNORE, ierr)
+    call check(ierr == MPI_SUCCESS, 'newer Waitall ierror')
+    call check(all(rb(1:n) == [(1000 * t + nranks * (rank * n + i), i = 1, n)]), &
+               'Ireduce_scatter_block values')
+    call check(all(rb(n + 1:2 * n) == rb(1:n)), 'Ireduce_scatter values')
+    call check(all(rb(2 * n + 1:3 * n) == [(1000 * rank * (rank + 1) / 2 + (rank + 1) * i, &
+                                           i = 1, n)]), 'Iscan values')
+    if (rank > 0) call check(all(rb(3 * n + 1:4 * n) == [(1000 * (rank - 1) * rank / 2 &
+                                                            + rank * i, i = 1, n)]), 'Iexscan values')
+    ! Block of rank d at (nranks - 1 - d) * n.
+    do d = 0, nranks - 1
+      k = (nranks - 1 - d) * n
+      if (rank == root) call check(all(big(k + 1:k + n) == [(d * 1000 + i, i = 1, n)]), &
+                                   'Igatherv values')
+      call check(all(big2(k + 1:k + n) == [(d * 1000 + i, i = 1, n)]), 'Iallgatherv values')
+      ! From rank d: its block `rank` (at rank * n), placed at (nranks - 1 - d) * n.
+      call check(all(e(k + 1:k + n) == [(d * 1000 + rank * n + i, i = 1, n)]), &
+                 'Ialltoallv values')
+    end do
+    k = (nranks - 1 - rank) * n
+    call check(all(y == [(root * 1000 + k + i, i = 1, n)]), 'Iscatterv values')
+    n_newer = n_newer + 1
+
+#if defined(HAVE_PERSISTENT)
+    ! Persistent forms (MPI-4 hosts): started five times with new contents,
+    ! MPI_STARTALL and MPI_WAITALL, then freed.
+    call MPI_Allreduce_init(x, y, n, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &
+                            preqs(1), ierr)
+    call MPI_Bcast_init(sb, n, MPI_INTEGER, root, MPI_COMM_WORLD, MPI_INFO_NULL, preqs(2), ierr)
+    call MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, preqs(3), ierr)
+    call MPI_Scan_init(x, rb(1:n), n, MPI_INTEGER, MPI_MAX, MPI_COMM_WORLD, MPI_INFO_NULL, &
+                       preqs(4), ierr)
+    call check(ierr == MPI_SUCCESS, '_init ierror')
+    do rep = 1, 5
+      x = [(rank * rep + i, i = 1, n)]
+      y = -1
+      rb(1:n) = -1
+      sb(1:n) = -1
+      if (rank == root) sb(1:n) = [(rep * 3 + i, i = 1, n)]
+      call MPI_Startall(4, preqs, ierr)
+      call MPI_Waitall(4, preqs, MPI_STATUSES_IGNORE, ierr)
+      call check(all(y == [(rep * t + nranks * i, i = 1, n)]), 'Allreduce_init values')
+      call check(all(sb(1:n) == [(rep * 3 + i, i = 1, n)]), 'Bcast_init values')
+      call check(all(rb(1:n) == [(rank * rep + i, i = 1, n)]), 'Scan_init values')
+    end do
+    do k = 1, 4
+      call MPI_Request_free(preqs(k), ierr)
+    end do
+    n_init = n_init + 1
+#endif
+    deallocate (counts, displs, rdispls, sb, rb, e, x, y)
+
     deallocate (a, b, c, want, big, big2, scat, a2a, a2b)
   end do
 
@@ -200,6 +289,20 @@ program nonblocking
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Iscatter', n_scatter, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Ialltoall', n_alltoall, 0
     write (*, '(a,2(1x,i0))') 'EXPECT MPI_Ibarrier', n_barrier, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Ireduce_scatter_block', n_newer, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Ireduce_scatter', n_newer, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Iscan', n_newer, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Iexscan', n_newer, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Igatherv', n_newer, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Iscatterv', n_newer, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Iallgatherv', n_newer, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Ialltoallv', n_newer, 0
+#if defined(HAVE_PERSISTENT)
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Allreduce_init', n_init, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Bcast_init', n_init, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Barrier_init', n_init, 0
+    write (*, '(a,2(1x,i0))') 'EXPECT MPI_Scan_init', n_init, 0
+#endif
   end if
   call MPI_Allreduce(MPI_IN_PLACE, failures, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (failures == 0 .and. rank == 0) print '(a)', 'PASS fortran nonblocking'
