@@ -48,9 +48,12 @@ program nonblocking
   integer :: s, n, root, i, d, k, ierr, done, outcount, idx, left, right
   integer :: n_bcast = 0, n_reduce = 0, n_allreduce = 0, n_gather = 0, n_scatter = 0
   integer :: n_allgather = 0, n_alltoall = 0, n_barrier = 0
-  integer :: n_newer = 0, n_init = 0, t, rep
+  integer :: n_newer = 0, t
   integer, allocatable :: counts(:), displs(:), rdispls(:), sb(:), rb(:), e(:), x(:), y(:)
+#if defined(HAVE_PERSISTENT)
+  integer :: n_init = 0, rep
   HANDLE(MPI_Request) :: preqs(4)
+#endif
   integer, allocatable :: a(:), b(:), c(:), big(:), big2(:), want(:), scat(:), a2a(:), a2b(:)
   integer :: token_out, token_in, indices(8)
   logical :: flag, seen(8)
