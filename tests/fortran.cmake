@@ -112,3 +112,39 @@ if(STRATA_HAVE_HW_SPLIT_TYPES)
   strata_mpi_test(NAME fortran.names.split.nodes2.np2 TARGET test_fortran_names RANKS 2
                   ENV STRATA_VIRTUAL_NODES=2 ARGS split)
 endif()
+
+# Nonblocking collectives from Fortran (issue 17; tests/fortran/nonblocking.F90):
+# all sixteen I-forms (and on MPI-4 hosts four _init forms with
+# MPI_STARTALL) through use mpi, mpi_f08 and mpif.h, completed by
+# the Fortran MPI_WAIT, MPI_TEST, MPI_WAITALL (with point-to-point),
+# MPI_WAITANY, MPI_WAITSOME, MPI_TESTALL and MPI_REQUEST_FREE, which must
+# progress strata's operations; values computed in the program; STRATA_STATS
+# must count every call as strata's under its C name.
+if(STRATA_FORTRAN)
+  foreach(variant use_mpi f08 mpifh)
+    add_executable(fortran_nonblocking_${variant} fortran/nonblocking.F90)
+    set_target_properties(fortran_nonblocking_${variant} PROPERTIES
+                          Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_nb_${variant})
+    if(variant STREQUAL "f08")
+      target_compile_definitions(fortran_nonblocking_${variant} PRIVATE F08)
+    elseif(variant STREQUAL "mpifh")
+      target_compile_definitions(fortran_nonblocking_${variant} PRIVATE MPIFH)
+    endif()
+    # As for colls.F90: mpif.h (and MPICH's use mpi) declare no buffer interfaces.
+    if(variant STREQUAL "mpifh" OR
+       (variant STREQUAL "use_mpi" AND STRATA_MPI STREQUAL "mpich"))
+      target_compile_options(fortran_nonblocking_${variant} PRIVATE -fallow-argument-mismatch -w)
+    endif()
+    # The persistent forms where the host defines them (MPICH): 4 more lines.
+    set(nb_lines 16)
+    if(STRATA_HAVE_PERSISTENT_COLL)
+      target_compile_definitions(fortran_nonblocking_${variant} PRIVATE HAVE_PERSISTENT)
+      set(nb_lines 20)
+    endif()
+    add_test(NAME fortran.nonblocking.${variant}.np${franks}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                     $<TARGET_FILE:fortran_nonblocking_${variant}> ${franks} ${nb_lines})
+    set_tests_properties(fortran.nonblocking.${variant}.np${franks} PROPERTIES TIMEOUT 60
+                         ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+  endforeach()
+endif()

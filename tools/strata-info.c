@@ -113,8 +113,14 @@ int main(int argc, char **argv)
          * bindings (src/fortran/calls.def), the host's MPI-4 additions where
          * CMake found them. */
         printf("Entry points: the C collectives; from Fortran, MPI_Init, MPI_Init_thread, "
-               "MPI_Finalize and the collectives (mpif.h and use mpi in every name mangling, "
+               "MPI_Finalize, the collectives, their nonblocking forms%s and the completion calls "
+               "(mpif.h and use mpi in every name mangling, "
                "%s; counted under the C names)%s%s\n",
+#ifdef STRATA_HAVE_PERSISTENT_COLL
+               " and persistent forms",
+#else
+               "",
+#endif
 #ifdef OPEN_MPI
                "use mpi_f08",
 #else

@@ -64,4 +64,21 @@ static inline int strata_fortran_split_type(MPI_Fint *comm, MPI_Fint *split_type
     ALIAS(strata_f_##lower, MPI_##upper)                                       \
     f08(lower)
 
+/* A nonblocking row: the C call writes its request into req_ (REQ), which
+ * goes back to Fortran as a handle where the call succeeded. */
+#define REQ (&req_)
+#define STRATA_FCALL_REQ(lower, upper, f08, params, call)                      \
+    static void strata_f_##lower params                                        \
+    {                                                                          \
+        MPI_Request req_ = MPI_REQUEST_NULL;                                   \
+        int rc_ = call;                                                        \
+        if (rc_ == MPI_SUCCESS) *request = MPI_Request_c2f(req_);              \
+        if (ierror) *ierror = (MPI_Fint)rc_;                                   \
+    }                                                                          \
+    ALIAS(strata_f_##lower, mpi_##lower##_)                                    \
+    ALIAS(strata_f_##lower, mpi_##lower##__)                                   \
+    ALIAS(strata_f_##lower, mpi_##lower)                                       \
+    ALIAS(strata_f_##lower, MPI_##upper)                                       \
+    f08(lower)
+
 #include "fortran/calls.def"

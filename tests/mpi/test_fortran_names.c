@@ -3,6 +3,8 @@
  * by reference, Fortran handles (MPI_*_c2f).  Each name must reach strata
  * (route counters), give the right values and set ierror; the mpi_f08
  * names also with ierror absent (a null pointer).  Needs STRATA_STATS.
+ * The nonblocking rows (MPI_IBARRIER, MPI_IALLREDUCE) likewise, their
+ * requests completed by the C MPI_Wait.
  * "split" (hosts with MPI-4's hardware split types, two virtual nodes of
  * one rank): MPI_Comm_split_type with MPI_COMM_TYPE_HW_GUIDED and
  * "mpi_shared_memory" under every name must give strata's answer (this
@@ -26,6 +28,61 @@ extern barrier_fn mpi_barrier, mpi_barrier_, mpi_barrier__, MPI_BARRIER, mpi_bar
 extern bcast_fn mpi_bcast_f08_;
 extern allreduce_fn mpi_allreduce_f08_;
 #endif
+
+/* The nonblocking rows: the request comes back as a Fortran handle. */
+typedef void ibarrier_fn(MPI_Fint *, MPI_Fint *, MPI_Fint *);
+typedef void iallreduce_fn(void *, void *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *,
+                           MPI_Fint *, MPI_Fint *);
+extern ibarrier_fn mpi_ibarrier, mpi_ibarrier_, mpi_ibarrier__, MPI_IBARRIER, mpi_ibarrier_f08_;
+extern iallreduce_fn mpi_iallreduce, mpi_iallreduce_, mpi_iallreduce__, MPI_IALLREDUCE;
+#ifdef OPEN_MPI
+extern iallreduce_fn mpi_iallreduce_f08_;
+#endif
+
+/* Each nonblocking name: served (counted as MPI_Ibarrier, MPI_Iallreduce),
+ * a request the C MPI_Wait (strata's) completes, values, ierror. */
+static void check_nonblocking(MPI_Comm c, int rank, int size)
+{
+    MPI_Fint fcomm = MPI_Comm_c2f(c), fint = MPI_Type_c2f(MPI_INT), fsum = MPI_Op_c2f(MPI_SUM),
+             count = 2;
+    int ib = strata_call_id(STRATA_COLL_BARRIER, STRATA_FORM_NONBLOCKING),
+        ia = strata_call_id(STRATA_COLL_ALLREDUCE, STRATA_FORM_NONBLOCKING);
+    struct { const char *name; ibarrier_fn *ibarrier; iallreduce_fn *iallreduce; int f08; } names[] = {
+        {"mpi_ix", mpi_ibarrier, mpi_iallreduce, 0},
+        {"mpi_ix_", mpi_ibarrier_, mpi_iallreduce_, 0},
+        {"mpi_ix__", mpi_ibarrier__, mpi_iallreduce__, 0},
+        {"MPI_IX", MPI_IBARRIER, MPI_IALLREDUCE, 0},
+#ifdef OPEN_MPI
+        {"mpi_ix_f08_", mpi_ibarrier_f08_, mpi_iallreduce_f08_, 1},
+#else
+        {"mpi_ibarrier_f08_", mpi_ibarrier_f08_, NULL, 1},
+#endif
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        for (int with_ierror = 0; with_ierror < 2; with_ierror++) {
+            if (!with_ierror && !names[i].f08) continue;
+            MPI_Fint ierr = -99, *perr = with_ierror ? &ierr : NULL, freq = -1;
+            unsigned long long b0 = route_calls(ib, 1), a0 = route_calls(ia, 1);
+            names[i].ibarrier(&fcomm, &freq, perr);
+            CHECK(!perr || ierr == MPI_SUCCESS, "%s ibarrier ierror %d", names[i].name, (int)ierr);
+            MPI_Request r = MPI_Request_f2c(freq);
+            CHECK(r != MPI_REQUEST_NULL && MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                  "%s ibarrier request", names[i].name);
+            CHECK(route_calls(ib, 1) == b0 + 1, "%s ibarrier not served", names[i].name);
+            if (!names[i].iallreduce) continue;
+            int in[2] = {rank, (int)i}, out[2] = {-1, -1};
+            ierr = -99;
+            names[i].iallreduce(in, out, &count, &fint, &fsum, &fcomm, &freq, perr);
+            CHECK(!perr || ierr == MPI_SUCCESS, "%s iallreduce ierror", names[i].name);
+            r = MPI_Request_f2c(freq);
+            CHECK(r != MPI_REQUEST_NULL && MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                  "%s iallreduce request", names[i].name);
+            CHECK(out[0] == size * (size - 1) / 2 && out[1] == size * (int)i,
+                  "%s iallreduce values", names[i].name);
+            CHECK(route_calls(ia, 1) == a0 + 1, "%s iallreduce not served", names[i].name);
+        }
+    }
+}
 
 #ifdef STRATA_HAVE_HW_SPLIT_TYPES
 typedef void split_fn(MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *, MPI_Fint *);
@@ -131,6 +188,7 @@ int main(int argc, char **argv)
                   names[i].name);
         }
     }
+    check_nonblocking(c, rank, size);
     /* An error reaches ierror: a root out of range on a communicator that
      * returns errors (the host MPI judges it). */
     MPI_Fint bad_root = (MPI_Fint)size + 2, ierr = MPI_SUCCESS;
