@@ -25,54 +25,10 @@
 
 #include "coll/device_reduce.h"
 #include "coll/ops.h"
-#include "transport/cuda_api.h"
+#include "cuda_driver.h"
 #include "transport/device.h"
 
-static struct {
-    CUresult (*init)(unsigned);
-    CUresult (*device_get)(CUdevice *, int);
-    CUresult (*retain)(CUcontext *, CUdevice);
-    CUresult (*set_current)(CUcontext);
-    CUresult (*alloc)(CUdeviceptr *, size_t);
-    CUresult (*free)(CUdeviceptr);
-    CUresult (*htod)(CUdeviceptr, const void *, size_t);
-    CUresult (*dtoh)(void *, CUdeviceptr, size_t);
-} cu;
-
 static int failures;
-
-#define CHECK_CU(call)                                                   \
-    do {                                                                 \
-        CUresult rc_ = (call);                                           \
-        if (rc_) {                                                       \
-            fprintf(stderr, "%s failed: %d\n", #call, rc_);              \
-            MPI_Abort(MPI_COMM_WORLD, 2);                                \
-        }                                                                \
-    } while (0)
-
-static void load_cuda(void)
-{
-    const char *lib = getenv("STRATA_CUDA_LIB");
-    void *h = dlopen(lib ? lib : "libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        fprintf(stderr, "cannot load %s: %s\n", lib ? lib : "libcuda.so.1", dlerror());
-        MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-    *(void **)&cu.init = dlsym(h, "cuInit");
-    *(void **)&cu.device_get = dlsym(h, "cuDeviceGet");
-    *(void **)&cu.retain = dlsym(h, "cuDevicePrimaryCtxRetain");
-    *(void **)&cu.set_current = dlsym(h, "cuCtxSetCurrent");
-    *(void **)&cu.alloc = dlsym(h, "cuMemAlloc_v2");
-    *(void **)&cu.free = dlsym(h, "cuMemFree_v2");
-    *(void **)&cu.htod = dlsym(h, "cuMemcpyHtoD_v2");
-    *(void **)&cu.dtoh = dlsym(h, "cuMemcpyDtoH_v2");
-    CUdevice dev;
-    CUcontext ctx;
-    CHECK_CU(cu.init(0));
-    CHECK_CU(cu.device_get(&dev, 0));
-    CHECK_CU(cu.retain(&ctx, dev));
-    CHECK_CU(cu.set_current(ctx));
-}
 
 static const struct { MPI_Datatype type; const char *name; } types[] = {
 #define T(t) {t, #t}
