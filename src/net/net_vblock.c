@@ -238,6 +238,22 @@ static int gatherv_progress(struct strata_op *op)
     STRATA_OP_END(op);
 }
 
+/* The root's staging for the other nodes' bundles (lens: each rank's bytes
+ * on the wire) and the engine that moves them, counted as coll. */
+static struct strata_engine *root_transit_open(struct strata_net_v_op *o, const size_t *lens,
+                                               int coll)
+{
+    struct strata_net *net = o->net;
+    size_t total = 0;
+    for (int n = 0; n < net->nnodes; n++)
+        if (n != net->my_node) total += bundle_bytes(net, lens, n);
+    o->transit = staging_or_abort(net, STRATA_NET_TRANSIT, total);
+    struct strata_engine *e = &net->engine;
+    strata_engine_reset(e, net->dup);
+    strata_engine_count_as(e, coll);
+    return e;
+}
+
 static int gatherv_start(struct strata_net_v_op *o)
 {
     struct strata_net *net = o->net;
@@ -247,13 +263,7 @@ static int gatherv_start(struct strata_net_v_op *o)
     /* The root receives every other node's bundle into private memory,
      * node after node; receives first, so bundles land while its node
      * gathers. */
-    size_t total = 0;
-    for (int n = 0; n < net->nnodes; n++)
-        if (n != me) total += bundle_bytes(net, v->in_len, n);
-    o->transit = staging_or_abort(net, STRATA_NET_TRANSIT, total);
-    struct strata_engine *e = &net->engine;
-    strata_engine_reset(e, net->dup);
-    strata_engine_count_as(e, STRATA_COLL_GATHERV);
+    struct strata_engine *e = root_transit_open(o, v->in_len, STRATA_COLL_GATHERV);
     size_t at = 0;
     for (int n = 0; n < net->nnodes; n++) {
         if (n == me) continue;
@@ -338,13 +348,7 @@ static int scatterv_start(struct strata_net_v_op *o)
     if (net->rank != root) return MPI_SUCCESS;
     /* The root packs every other node's bundle, node after node, and
      * streams each while its own node scatters. */
-    size_t total = 0;
-    for (int n = 0; n < net->nnodes; n++)
-        if (n != me) total += bundle_bytes(net, v->out_len, n);
-    o->transit = staging_or_abort(net, STRATA_NET_TRANSIT, total);
-    struct strata_engine *e = &net->engine;
-    strata_engine_reset(e, net->dup);
-    strata_engine_count_as(e, STRATA_COLL_SCATTERV);
+    struct strata_engine *e = root_transit_open(o, v->out_len, STRATA_COLL_SCATTERV);
     size_t at = 0;
     for (int n = 0; n < net->nnodes; n++) {
         if (n == me) continue;
