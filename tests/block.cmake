@@ -61,3 +61,17 @@ else()
   block_colls(cma0.np2 2 120 ENV STRATA_CMA=0)
   block_colls(np3 3 120 ARGS --no-host --roots=some)
 endif()
+
+# The flag lines (test_lines.c): small Bcast, Gather, Scatter, Allgather,
+# Alltoall and Allreduce in streaks, with a late rank now and then, so that a
+# slot reused too early would show; a few seconds each.
+strata_test_program(test_lines mpi/test_lines.c)
+function(lines_test name ranks)
+  strata_mpi_test(NAME block.lines.${name} TARGET test_lines RANKS ${ranks} ARGS ${ARGN})
+  set_tests_properties(block.lines.${name} PROPERTIES TIMEOUT 60)
+endfunction()
+lines_test(np2 2)
+if(STRATA_MPI STREQUAL "openmpi")
+  lines_test(np3 3)
+  lines_test(np4 4 --rounds=300)
+endif()

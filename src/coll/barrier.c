@@ -22,6 +22,9 @@ static int barrier_progress(struct strata_op *op)
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].release, o->base, p->pid[o->parent]);
     }
     if (o->nchildren > 0) strata_plane_publish(p, &me->release, o->base);
+    /* The release wave starts once every rank arrived: whoever is released
+     * knows every rank entered this op (the flag lines' reuse, plane.h). */
+    strata_plane_known_entered(p, o->base);
     STRATA_OP_END(op);
 }
 

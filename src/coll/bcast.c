@@ -3,8 +3,9 @@
  * Every rank pulls from its parent in the per-call tree; leaders re-expose
  * what they pulled, so levels overlap chunk by chunk.  Large payloads move
  * with one CMA copy per chunk from the parent's user buffer; small ones
- * through the parent's region of the segment; with CMA off, large payloads
- * go through the segment in rounds of one region each. */
+ * through the parent's region of the segment, and the smallest (one slot of
+ * flag lines) straight from the root's flag lines; with CMA off, large
+ * payloads go through the segment in rounds of one region each. */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -142,6 +143,36 @@ STRATA_HOT static int cico_steps(struct strata_bcast_op *o, struct strata_op *st
 
 STRATA_HOT static int cico_progress(struct strata_op *op) { return cico_steps(bcast_of(op), op); }
 
+/* A payload of at most one slot of flag lines (plane.h, "The flag lines"):
+ * the root writes it with its flags, every other rank reads it straight
+ * from the root's lines, whatever the tree (a line is one hand-off; a
+ * leader passing it on would add one).  No region, no progress flag: at 2
+ * ranks the child's whole path is the hand-off of the lines it reads. */
+STRATA_HOT static int lines_progress(struct strata_op *op)
+{
+    struct strata_bcast_op *o = bcast_of(op);
+    struct strata_plane *p = op->p;
+    STRATA_OP_BEGIN(op);
+    if (p->rank == o->root) {
+        STRATA_OP_AWAIT_SLOT_FREE(op, p, o->i);
+        struct strata_line *slot = p->ctl[p->rank].line[o->slot];
+        strata_lines_put(slot, 0, o->data, o->bytes);
+        strata_plane_publish_lines(p, slot, strata_lines_of(o->bytes), o->base);
+    } else {
+        for (o->off = 0; o->off < o->bytes; o->off += STRATA_TINY_MAX) {
+            /* Acquire: the line's bytes are this op's. */
+            STRATA_OP_AWAIT_GE(op, &p->ctl[o->root].line[o->slot][o->off / STRATA_TINY_MAX].flag,
+                               o->base, p->pid[o->root]);
+            size_t n = o->bytes - o->off < STRATA_TINY_MAX ? o->bytes - o->off : STRATA_TINY_MAX;
+            memcpy(o->data + o->off, p->ctl[o->root].line[o->slot][o->off / STRATA_TINY_MAX].data, n);
+        }
+        if (p->stats) strata_stats_bytes(STRATA_COLL_BCAST, p->dist[o->root], o->bytes);
+        /* At 2 ranks the root is every other rank: it entered this op. */
+        if (p->size == 2) strata_plane_known_entered(p, o->base);
+    }
+    STRATA_OP_END(op);
+}
+
 /* With no single-copy transport, a large payload goes through the segment
  * in rounds of one region each (a plane operation per round). */
 static int rounds_progress(struct strata_op *op)
@@ -178,6 +209,10 @@ STRATA_HOT static void bcast_start(struct strata_bcast_op *o, struct strata_plan
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (p->size == 1) {
         strata_op_init(&o->op, p, nothing_to_do);
+    } else if (bytes <= STRATA_LINE_SLOT_BYTES && bytes <= region) {
+        strata_op_init(&o->op, p, lines_progress);
+        o->base = strata_plane_enter(p, 1, NULL, NULL);
+        o->slot = strata_plane_slot(p);
     } else if (bytes <= region) {
         strata_op_init(&o->op, p, cico_progress);
         cico_start(o, data, bytes);

@@ -125,6 +125,7 @@ struct strata_block_op {
     int k, i, t, n;
     size_t j, rounds, mine;
     uint64_t ahead;             /* Alltoall pairwise: steps 1..63 read ahead of their turn */
+    int slot;                   /* the flag lines' slot of this op (line_block.c) */
     const unsigned char *send;  /* what peers read (the send buffer or a private copy) */
     void *owned;                /* memory the operation frees when it completes */
     struct strata_cico_exchange x;
@@ -163,6 +164,17 @@ void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane 
                                  const struct strata_block_args *a);
 void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *p,
                                 const struct strata_block_args *a);
+
+/* The copy-in/copy-out algorithms' path for small blocks (line_block.c):
+ * through the flag lines instead of the regions, when every rank's stream
+ * fits one slot of lines.  strata_lines_fit says when (the same on every
+ * rank: it depends on the collective, the ranks and the block only); start
+ * sets o up with `send`, where this rank's outgoing bytes are (its block,
+ * or all its blocks for Scatter's root and Alltoall; unused where it sends
+ * nothing), after the caller placed its own block. */
+int strata_lines_fit(int coll, int size, size_t block);
+void strata_lines_start(struct strata_block_op *o, struct strata_plane *p, int coll,
+                        const struct strata_block_args *a, const unsigned char *send);
 
 /* Scatter (paper IV-A): every non-root reads its block from the root at
  * once; the root writes each block in turn; at most k read at once. */

@@ -8,7 +8,10 @@
  * in every round, the part of each writer's stream it wants.  Each round is
  * one plane operation, so the regions are double-buffered by round parity
  * exactly as for the broadcast (plane.h).  A resumable operation (coll/op.h):
- * the rounds and the writer being read live in the operation. */
+ * the rounds and the writer being read live in the operation.
+ *
+ * Blocks small enough that every rank's stream fits one slot of flag lines
+ * take line_block.c's path instead (no regions, one hand-off per line). */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +124,10 @@ void strata_gather_cico_start(struct strata_block_op *o, struct strata_plane *p,
         if (!mine) mine = a->recv + (size_t)root * b; /* in place */
         else memcpy(a->recv + (size_t)root * b, mine, b);
     }
+    if (strata_lines_fit(STRATA_COLL_GATHER, p->size, b)) {
+        strata_lines_start(o, p, STRATA_COLL_GATHER, a, mine);
+        return;
+    }
     o->a = *a;
     o->owned = NULL;
     start_rounds(o, p, STRATA_COLL_GATHER, block_len, gather_want, mine);
@@ -146,6 +153,10 @@ void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane 
     size_t b = a->block;
     unsigned char *own = a->recv + (size_t)p->rank * b;
     if (a->send) memcpy(own, a->send, b);
+    if (strata_lines_fit(STRATA_COLL_ALLGATHER, p->size, b)) {
+        strata_lines_start(o, p, STRATA_COLL_ALLGATHER, a, own);
+        return;
+    }
     o->a = *a;
     o->owned = NULL;
     start_rounds(o, p, STRATA_COLL_ALLGATHER, block_len, allgather_want, own);
@@ -175,6 +186,10 @@ void strata_scatter_cico_start(struct strata_block_op *o, struct strata_plane *p
 {
     size_t b = a->block;
     if (p->rank == a->root && a->recv) memcpy(a->recv, a->send + (size_t)a->root * b, b);
+    if (strata_lines_fit(STRATA_COLL_SCATTER, p->size, b)) {
+        strata_lines_start(o, p, STRATA_COLL_SCATTER, a, a->send);
+        return;
+    }
     o->a = *a;
     o->owned = NULL;
     start_rounds(o, p, STRATA_COLL_SCATTER, root_len, scatter_want,
@@ -208,6 +223,13 @@ void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *
     size_t b = a->block, total = (size_t)p->size * b;
     const unsigned char *send = a->send;
     void *copy = NULL;
+    if (strata_lines_fit(STRATA_COLL_ALLTOALL, p->size, b)) {
+        /* In place the own block is already there; the others leave recv
+         * through the lines before any arrives. */
+        if (send) memcpy(a->recv + (size_t)p->rank * b, send + (size_t)p->rank * b, b);
+        strata_lines_start(o, p, STRATA_COLL_ALLTOALL, a, send ? send : a->recv);
+        return;
+    }
     if (!send) {
         /* In place: incoming blocks overwrite recv while later rounds still
          * stream it out, so stream a private copy instead. */

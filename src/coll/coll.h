@@ -47,6 +47,7 @@ struct strata_bcast_op {
     unsigned char *cur_data;      /* the round in flight (segment paths) */
     size_t cur_bytes;
     const unsigned char *src;     /* the parent's exposed buffer (single copy) */
+    int slot;                     /* the flag lines' slot (payloads of one slot) */
 };
 void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
                         size_t bytes, int root);
@@ -117,7 +118,7 @@ struct strata_tiny_op {
     struct strata_reduce_args a; /* a copy: the caller's may not outlive the start */
     size_t span;
     uint64_t base;
-    int half, r;
+    int slot, r;  /* slot: of the flag lines (plane.h) */
 };
 void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *p,
                                  const struct strata_reduce_args *a);

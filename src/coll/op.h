@@ -158,6 +158,19 @@ extern _Atomic(strata_op_idle_fn) strata_op_idle_hook;
         (p)->all_entered = (p)->prev_base;                                                 \
     }
 
+/* Waits until this op's slot of flag lines may be written (plane.h, "The
+ * flag lines"): every rank has entered op n - SLOTS + 1.  Free when the
+ * plane already knows it; otherwise waits for every other rank's seq and
+ * learns the most they show.  idx: an int field of the operation. */
+#define STRATA_OP_AWAIT_SLOT_FREE(op, p, idx)                                                \
+    if ((p)->all_entered < strata_plane_slot_need(p)) {                                    \
+        for ((idx) = 0; (idx) < (p)->size; (idx)++)                                        \
+            if ((idx) != (p)->rank)                                                        \
+                STRATA_OP_AWAIT_GE(op, &(p)->ctl[idx].seq, strata_plane_slot_need(p),      \
+                                   (p)->pid[idx]);                                         \
+        strata_plane_learn_entered(p);                                                     \
+    }
+
 /* Returns "not yet" once and resumes after it on the next step: for waits
  * that are not a flag (host MPI requests, the engine of src/net/engine.c).
  * Set op->waiting_for first (the peer whose liveness matters). */

@@ -46,6 +46,7 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
     p->cur_base = 0;
     p->all_entered = 0;
     p->ops = 0;
+    memset(p->slot_base, 0, sizeof p->slot_base);
     p->checks = 0;
     return 0;
 }
@@ -74,6 +75,7 @@ STRATA_HOT uint64_t strata_plane_begin(struct strata_plane *p, size_t units)
     p->prev_base = p->cur_base;
     p->cur_base = base;
     p->pos = base + units;
+    p->slot_base[p->ops % STRATA_LINE_SLOTS] = base; /* op number ops (flag lines) */
     p->ops++;
     return base;
 }
@@ -108,6 +110,17 @@ void strata_plane_wait_regions_free(struct strata_plane *p)
     for (int r = 0; r < p->size; r++)
         if (r != p->rank) strata_plane_wait_ge(p, &p->ctl[r].seq, p->prev_base, p->pid[r]);
     p->all_entered = p->prev_base;
+}
+
+void strata_plane_learn_entered(struct strata_plane *p)
+{
+    uint64_t least = UINT64_MAX;
+    for (int r = 0; r < p->size; r++) {
+        if (r == p->rank) continue;
+        uint64_t seq = strata_flag_read(&p->ctl[r].seq);
+        if (seq < least) least = seq;
+    }
+    if (least != UINT64_MAX) strata_plane_known_entered(p, least);
 }
 
 void strata_plane_wait_ge(struct strata_plane *p, strata_flag *flag, uint64_t value, pid_t pid)

@@ -18,6 +18,7 @@
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 
 #include "shm/flags.h"
@@ -28,6 +29,22 @@
 #include "util/colls.h"
 
 #define STRATA_MAX_HIER (STRATA_MAX_LEVELS + 2)
+
+/* One flag line: data, then the flag that vouches for it (the base of the
+ * op the data is for).  Data first, at the line's alignment: element types
+ * such as long double need 16-byte alignment for the vectorised kernels. */
+struct strata_line {
+    _Alignas(STRATA_CACHE_LINE) unsigned char data[STRATA_CACHE_LINE - sizeof(strata_flag)];
+    strata_flag flag;
+};
+
+/* The ring of flag-line slots per rank.  More slots let a writer that reads
+ * nothing from its readers (a Bcast, Scatter or Gather root's opposite
+ * side) go longer without reading their seq lines to learn that a slot is
+ * free again: once every STRATA_LINE_SLOTS - 1 ops at most, instead of every
+ * op with two slots (issue 19 item 3). */
+#define STRATA_LINE_SLOTS 8
+#define STRATA_LINES_PER_SLOT 4
 
 /* Flags of one rank; only that rank writes them.  Groups of flags polled by
  * different readers at different times sit on separate cache lines. */
@@ -44,14 +61,12 @@ struct strata_rank_ctl {
      * futex word of waiters blocked on any flag above.  Written rarely (by
      * waiters about to block), read by this rank after each publish. */
     _Alignas(STRATA_CACHE_LINE) struct strata_wake wake;
-    /* Tiny payloads travel with their flag in one line (one hand-off),
-     * double-buffered by op parity like the copy-in/copy-out regions. */
-    struct {
-        /* Data first, at the line's alignment: element types such as long
-         * double need 16-byte alignment for the vectorised kernels. */
-        _Alignas(STRATA_CACHE_LINE) unsigned char data[STRATA_CACHE_LINE - sizeof(strata_flag)];
-        strata_flag flag; /* base of the op the data is for */
-    } tiny[2];
+    /* Small payloads travel with their flag in the same line (one hand-off
+     * per line, and the reader's loads of flag and data hit one line): a
+     * ring of STRATA_LINE_SLOTS slots, slot (op number % STRATA_LINE_SLOTS)
+     * for an op, each of STRATA_LINES_PER_SLOT lines.  See "The flag lines"
+     * below for when a slot may be written again. */
+    struct strata_line line[STRATA_LINE_SLOTS][STRATA_LINES_PER_SLOT];
     /* STRATA_CHECK_ARGS: what this rank brought to a call (check.c),
      * double-buffered by the parity of the plane's checked calls. */
     _Alignas(STRATA_CACHE_LINE) struct strata_call_sig {
@@ -62,7 +77,9 @@ struct strata_rank_ctl {
     } sig[2];
 };
 
+/* Payload bytes of one flag line, and of one slot of lines. */
 #define STRATA_TINY_MAX (STRATA_CACHE_LINE - sizeof(strata_flag))
+#define STRATA_LINE_SLOT_BYTES (STRATA_LINES_PER_SLOT * STRATA_TINY_MAX)
 
 /* Regions of a rank's copy-in/copy-out area, per parity half. */
 enum { STRATA_REGION_IN = 0, STRATA_REGION_ACC0 = 1 };
@@ -124,6 +141,7 @@ struct strata_plane {
     uint64_t all_entered;          /* every rank is known to have entered this op */
     uint64_t prev_base;            /* base of the previous op (0: none) */
     uint64_t ops;                  /* ops so far (region parity) */
+    uint64_t slot_base[STRATA_LINE_SLOTS]; /* [n % SLOTS]: base of op number n */
     uint64_t checks;               /* calls checked so far (STRATA_CHECK_ARGS) */
     void *scratch;                 /* private, for CMA reductions */
     size_t scratch_bytes;
@@ -224,6 +242,90 @@ void strata_plane_wait_regions_free(struct strata_plane *p);
 
 /* Region `region` of rank r's area, in this operation's parity half. */
 unsigned char *strata_plane_region(const struct strata_plane *p, int r, int region);
+
+/* ---- The flag lines (struct strata_line): payloads of at most
+ * STRATA_LINE_SLOT_BYTES per rank, with no region, no progress flag and no
+ * acknowledgement.
+ *
+ * Op number n (the same on every rank) uses slot n % STRATA_LINE_SLOTS of
+ * every rank's ring.  A writer fills the lines its readers need, data
+ * first, then publishes each line's flag = the op's base (release); a
+ * reader waits for flag >= base (acquire) and copies the data out of that
+ * same line: one hand-off per line, and a line's reads never wait for
+ * another line's.  A flag of slot s only grows, and its writer writes it
+ * again only in op n + SLOTS, which cannot start before the reader entered
+ * op n + 1 (below): so ">= base" means "this op's data".
+ *
+ * Slot reuse: a rank writes slot s in op n only once every rank has entered
+ * op n - SLOTS + 1, i.e. has finished reading what op n - SLOTS left in s
+ * (strata_plane_slot_need: that op's base, 0 if the slot is fresh).  What a
+ * rank knows of that is plane->all_entered, which grows two ways: reading
+ * every other rank's line of an op says they all entered it
+ * (strata_plane_known_entered), and when that is not enough the writer
+ * waits for every other rank's seq (STRATA_OP_AWAIT_SLOT_FREE, coll/op.h)
+ * and keeps the least it saw (strata_plane_learn_entered).  A writer whose
+ * readers never write back (a Bcast or Scatter root, a Gather non-root)
+ * thus reads their seq lines once per SLOTS - 1 ops at most. */
+
+/* This op's slot. */
+static inline int strata_plane_slot(const struct strata_plane *p)
+{
+    return (int)((p->ops - 1) % STRATA_LINE_SLOTS);
+}
+
+/* The base every rank must have entered before this rank writes this op's
+ * slot (0: the slot was never written). */
+static inline uint64_t strata_plane_slot_need(const struct strata_plane *p)
+{
+    uint64_t n = p->ops - 1; /* this op's number */
+    return n >= STRATA_LINE_SLOTS ? p->slot_base[(n + 1) % STRATA_LINE_SLOTS] : 0;
+}
+
+/* Every other rank is known to have entered the op of `base`. */
+static inline void strata_plane_known_entered(struct strata_plane *p, uint64_t base)
+{
+    if (base > p->all_entered) p->all_entered = base;
+}
+
+/* After seeing every other rank's seq reach something: keeps the least seq
+ * they show now (acquire: what they did before entering, their reads of
+ * this rank's lines included, happens before this rank's next writes). */
+void strata_plane_learn_entered(struct strata_plane *p);
+
+/* Copies len bytes of src to bytes [off, off + len) of the stream a slot's
+ * lines carry (STRATA_TINY_MAX bytes per line). */
+static inline void strata_lines_put(struct strata_line *slot, size_t off, const void *src,
+                                    size_t len)
+{
+    const unsigned char *from = src;
+    while (len) {
+        size_t i = off / STRATA_TINY_MAX, at = off % STRATA_TINY_MAX;
+        size_t n = STRATA_TINY_MAX - at < len ? STRATA_TINY_MAX - at : len;
+        memcpy(slot[i].data + at, from, n);
+        from += n;
+        off += n;
+        len -= n;
+    }
+}
+
+/* Publishes the first n lines of this rank's slot with `value`.  All but
+ * the last with a plain release store (each line's data goes with its
+ * flag), the last with strata_plane_publish: its wake check comes after
+ * every one of the stores, so a waiter blocked on any of the lines is woken
+ * (shm/wait.h: the writer's barrier P2 follows all of them). */
+static inline void strata_plane_publish_lines(struct strata_plane *p, struct strata_line *slot,
+                                              size_t n, uint64_t value)
+{
+    for (size_t i = 0; i + 1 < n; i++)
+        atomic_store_explicit(&slot[i].flag, value, memory_order_release);
+    strata_plane_publish(p, &slot[n - 1].flag, value);
+}
+
+/* Lines a stream of `bytes` occupies. */
+static inline size_t strata_lines_of(size_t bytes)
+{
+    return (bytes + STRATA_TINY_MAX - 1) / STRATA_TINY_MAX;
+}
 
 /* ---- Copies between ranks, through the plane's transport.
  *

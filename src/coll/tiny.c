@@ -9,7 +9,8 @@
  * the larger paths and the same on every rank.
  *
  * Reading every rank's line of operation o also tells this rank that every
- * rank has entered o, so the next operation's region check is free.
+ * rank has entered o, so the next operation's region check, and the next
+ * slots' reuse (plane.h, "The flag lines"), are free.
  *
  * A resumable operation (coll/op.h): value[], filled across awaits, lives
  * in the plane's tree_buf, not on the stack. */
@@ -36,19 +37,19 @@ STRATA_HOT static int tiny_progress(struct strata_op *op)
     /* Each rank's current value: its operand, then its groups' results. */
     const unsigned char **value = (const unsigned char **)p->tree_buf;
     STRATA_OP_BEGIN(op);
-    STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->r); /* nobody still reads our line of this parity */
-    memcpy(me->tiny[o->half].data, a->sendbuf ? a->sendbuf : a->recvbuf, o->span);
-    strata_plane_publish(p, &me->tiny[o->half].flag, o->base); /* release: the data goes with it */
+    STRATA_OP_AWAIT_SLOT_FREE(op, p, o->r); /* nobody still reads our line of this slot */
+    memcpy(me->line[o->slot][0].data, a->sendbuf ? a->sendbuf : a->recvbuf, o->span);
+    strata_plane_publish(p, &me->line[o->slot][0].flag, o->base); /* release: the data goes with it */
 
     for (o->r = 0; o->r < p->size; o->r++) {
         /* Acquire: the line's bytes are those of this operation. */
         if (o->r != p->rank)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[o->r].tiny[o->half].flag, o->base, p->pid[o->r]);
-        value[o->r] = p->ctl[o->r].tiny[o->half].data;
+            STRATA_OP_AWAIT_GE(op, &p->ctl[o->r].line[o->slot][0].flag, o->base, p->pid[o->r]);
+        value[o->r] = p->ctl[o->r].line[o->slot][0].data;
         if (p->stats && o->r != p->rank)
             strata_stats_bytes(STRATA_COLL_ALLREDUCE, p->dist[o->r], o->span);
     }
-    p->all_entered = o->base;
+    strata_plane_known_entered(p, o->base);
 
     unsigned char *results = strata_plane_scratch(p, (size_t)p->size * STRATA_CACHE_LINE);
     if (!results) {
@@ -83,7 +84,7 @@ STRATA_HOT void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct str
     o->span = (a->count - 1) * a->extent + a->true_extent;
     /* Entered: done reading older lines. */
     o->base = strata_plane_enter(p, a->count * a->extent, NULL, NULL);
-    o->half = (int)((p->ops - 1) & 1);
+    o->slot = strata_plane_slot(p);
 }
 
 STRATA_HOT int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)

@@ -11,6 +11,17 @@
  * flags live on cache lines of their own (struct strata_rank_ctl), so
  * writers never share a line.
  *
+ * A flag may share its line with the data it vouches for (the flag lines
+ * of coll/plane.h: data first, the flag last in the line): a reader then
+ * needs one line for both, one hand-off instead of two in a row.  The
+ * rules stay the same (one writer, the flag written after the data with a
+ * release store, the reader's acquire load first); the writer fills such a
+ * line again only after every reader is known to have moved past the op
+ * that read it (for the flag lines: entered a later op, seen in its seq).
+ * Several lines published together may take plain release stores but for
+ * the last, which goes through the wake check (coll/plane.h,
+ * strata_plane_publish_lines): the check follows every store.
+ *
  * Waiting spins a bounded number of polls, then yields the CPU between
  * polls, so that more ranks than cores still make progress; every so often
  * a waiter checks that the peer it waits for is still alive, so a rank
