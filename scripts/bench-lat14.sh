@@ -9,6 +9,7 @@
 # rounds.  About 4 minutes with the default 12 rounds on a quiet machine.
 #   scripts/bench-lat14.sh                 # then: the table on stdout
 # Environment: ROUNDS (default 12), OUT (default bench/results/lat14),
+# COLLS and SIZES (strata-bench's lists; defaults below),
 # BEFORE, MAIN, BRANCH: build directories (each with bin/strata-run and
 # bin/strata-bench of its tree); MPI_LOCK=FILE runs each mpirun under flock.
 # MAIN defaults to build/b03a104/build/openmpi, made by this script from
@@ -46,7 +47,7 @@ for r in $(seq 1 "$rounds"); do
   for tag in $order; do
     case $tag in before) b=$before ;; main) b=$main ;; branch) b=$branch ;; esac
     "${lock[@]}" timeout 120 "$b/bin/strata-run" -n 2 "$b/bin/strata-bench" \
-      --colls bcast,reduce,allreduce,allgather,barrier --sizes 8,1K --iters 2000 \
+      --colls "${COLLS:-bcast,reduce,allreduce,allgather,barrier}" --sizes "${SIZES:-8,1K}" --iters 2000 \
       --json "$out/$tag.r$r.json" >"$out/$tag.r$r.txt" 2>&1 || echo "rc=$? $tag round $r" >&2
   done
   echo "round $r done $(date -u +%T)" >&2

@@ -4,7 +4,9 @@
 # on a shared machine where timings cannot be compared.
 #   instr-count.sh BUILD_DIR COLL BYTES RANKS [CALLS] [--top N]
 # BUILD_DIR: a build of strata for Open MPI (its lib/libstrata.so is
-# preloaded; "none" for the host MPI alone).  COLL: reduce|allreduce|bcast.
+# preloaded; "none" for the host MPI alone).  COLL: reduce|allreduce|bcast|allgather|
+# gather|scatter|alltoall|barrier (bench/instr/colls.h; before this commit any
+# other name silently ran bcast).
 # Runs bench/instr/calls.c (built here with mpicc.openmpi) under callgrind,
 # counting only the CALLS collective calls after a warm-up, every rank on
 # one CPU with STRATA_SPIN=0: a rank that must wait yields to the other at
@@ -15,7 +17,7 @@
 # MPI_LOCK=FILE: run under flock FILE (a machine shared by several people
 # running MPI jobs one at a time).
 set -euo pipefail
-[ $# -ge 4 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ $# -ge 4 ] || { sed -n '2,18p' "$0"; exit 2; }
 build="$1" coll="$2" bytes="$3" ranks="$4" calls="${5:-2000}"
 shift $(($# >= 5 ? 5 : 4))
 here="$(cd "$(dirname "$0")/.." && pwd)"

@@ -5,43 +5,41 @@
  * scripts/icache-count.sh (callgrind with its cache simulation): a small
  * call's cost on a quiet machine is mostly the code lines it has to fetch
  * again, which instruction counts alone do not show (issue 14).
- *   between COLL BYTES CALLS     COLL: reduce | allreduce | bcast
+ *   between COLL BYTES CALLS     COLL: one of colls.h's names
  * Roots turn (root = call % size), as strata-bench --root-shift. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "colls.h"
+
 /* Not inlined: callgrind's --toggle-collect names it. */
 __attribute__((noinline)) int counted(int coll, double *in, double *out, int count, int root)
 {
-    if (coll == 0) return MPI_Reduce(in, out, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
-    if (coll == 1) return MPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return MPI_Bcast(in, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
-}
-
-static int host(int coll, double *in, double *out, int count, int root)
-{
-    if (coll == 0) return PMPI_Reduce(in, out, count, MPI_DOUBLE, MPI_SUM, root, MPI_COMM_WORLD);
-    if (coll == 1) return PMPI_Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return PMPI_Bcast(in, count, MPI_DOUBLE, root, MPI_COMM_WORLD);
+    return instr_call_strata(coll, in, out, count, root);
 }
 
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     if (argc != 4) {
-        fprintf(stderr, "usage: %s reduce|allreduce|bcast BYTES CALLS\n", argv[0]);
+        fprintf(stderr, "usage: %s " INSTR_USAGE " BYTES CALLS\n", argv[0]);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
-    int coll = !strcmp(argv[1], "reduce") ? 0 : !strcmp(argv[1], "allreduce") ? 1 : 2;
+    int coll = instr_coll_parse(argv[1]);
+    if (coll < 0) {
+        fprintf(stderr, "%s: unknown collective %s (" INSTR_USAGE ")\n", argv[0], argv[1]);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
     int count = atoi(argv[2]) / (int)sizeof(double);
     long calls = atol(argv[3]);
-    double *in = calloc((size_t)count + 1, sizeof *in), *out = calloc((size_t)count + 1, sizeof *out);
-    if (!in || !out) MPI_Abort(MPI_COMM_WORLD, 1);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    size_t n = (size_t)size * (size_t)count + 1; /* a block per rank (Scatter, Alltoall) */
+    double *in = calloc(n, sizeof *in), *out = calloc(n, sizeof *out);
+    if (!in || !out) MPI_Abort(MPI_COMM_WORLD, 1);
     /* 100 warm-up calls (strata's context, the plane, first touches) are
      * counted too: divide by CALLS + 100. */
     for (long i = -100; i < calls; i++) {
@@ -51,7 +49,7 @@ int main(int argc, char **argv)
         if (counted(coll, in, out, count, root) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
         for (int k = 0; k < count; k++) in[k] = rank + k + (double)i;
         PMPI_Barrier(MPI_COMM_WORLD);
-        if (host(coll, in, out, count, root) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
+        if (instr_call_host(coll, in, out, count, root) != MPI_SUCCESS) MPI_Abort(MPI_COMM_WORLD, 1);
     }
     free(in);
     free(out);

@@ -45,6 +45,7 @@ struct strata_line {
  * op with two slots (issue 19 item 3). */
 #define STRATA_LINE_SLOTS 8
 #define STRATA_LINES_PER_SLOT 4
+_Static_assert(STRATA_LINE_SLOTS >= 2, "a writer must be able to run one op ahead of its readers");
 
 /* Flags of one rank; only that rank writes them.  Groups of flags polled by
  * different readers at different times sit on separate cache lines. */

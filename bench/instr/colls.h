@@ -1,0 +1,42 @@
+/* The collectives bench/instr/calls.c and between.c can call, by name, in
+ * strata's form (MPI_X) or the host MPI's (PMPI_X).  Buffers: `in` holds
+ * size * count doubles (Scatter's and Alltoall's send side), `out` as many. */
+#ifndef STRATA_BENCH_INSTR_COLLS_H
+#define STRATA_BENCH_INSTR_COLLS_H
+
+#include <mpi.h>
+#include <string.h>
+
+static const char *const instr_coll_names[] = {"reduce",  "allreduce", "bcast",    "allgather",
+                                               "gather",  "scatter",   "alltoall", "barrier"};
+#define INSTR_NCOLLS (int)(sizeof instr_coll_names / sizeof instr_coll_names[0])
+#define INSTR_USAGE "reduce|allreduce|bcast|allgather|gather|scatter|alltoall|barrier"
+
+/* The index of a name above, -1 if none. */
+static inline int instr_coll_parse(const char *name)
+{
+    for (int i = 0; i < INSTR_NCOLLS; i++)
+        if (!strcmp(name, instr_coll_names[i])) return i;
+    return -1;
+}
+
+#define INSTR_DEFINE_CALL(fname, P)                                                            \
+    static inline int fname(int coll, double *in, double *out, int count, int root)          \
+    {                                                                                        \
+        MPI_Comm w = MPI_COMM_WORLD;                                                         \
+        switch (coll) {                                                                      \
+        case 0: return P##Reduce(in, out, count, MPI_DOUBLE, MPI_SUM, root, w);              \
+        case 1: return P##Allreduce(in, out, count, MPI_DOUBLE, MPI_SUM, w);                 \
+        case 2: return P##Bcast(in, count, MPI_DOUBLE, root, w);                             \
+        case 3: return P##Allgather(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, w);       \
+        case 4: return P##Gather(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, root, w);    \
+        case 5: return P##Scatter(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, root, w);   \
+        case 6: return P##Alltoall(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, w);        \
+        default: return P##Barrier(w);                                                       \
+        }                                                                                    \
+    }
+INSTR_DEFINE_CALL(instr_call_strata, MPI_)
+INSTR_DEFINE_CALL(instr_call_host, PMPI_)
+#undef INSTR_DEFINE_CALL
+
+#endif
