@@ -33,8 +33,23 @@ STRATA_HOT static int in_memory_order(MPI_Datatype type)
 }
 
 /* Where count elements of type at buf lie as one run of bytes, if they do. */
+/* The predefined types with holes (padding between their two members). */
+static int padded_pair(MPI_Datatype t)
+{
+    return t == MPI_FLOAT_INT || t == MPI_DOUBLE_INT || t == MPI_LONG_INT ||
+           t == MPI_SHORT_INT || t == MPI_LONG_DOUBLE_INT;
+}
+
 STRATA_HOT void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
 {
+    if (strata_predefined_c_type(type) && !padded_pair(type)) {
+        /* No holes, lower bound 0, extent = size: the host's extents are
+         * not needed (two calls per buffer of every small block call). */
+        int size;
+        if (PMPI_Type_size(type, &size) != MPI_SUCCESS) return NULL;
+        if ((size_t)size != bytes / (size_t)(count ? count : 1)) return NULL;
+        return buf;
+    }
     if (!in_memory_order(type)) return NULL;
     MPI_Aint lb, extent, true_lb, true_extent;
     PMPI_Type_get_extent(type, &lb, &extent);
