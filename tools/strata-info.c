@@ -6,7 +6,8 @@
  *   strata-info --config   only the configuration table
  *   strata-info --explain <collective> <size> [-n ranks]
  *                          the cost model's prediction for every algorithm of
- *                          one collective, and what decides the choice
+ *                          one collective (Reduce_scatter(_block), Scan,
+ *                          Exscan: of both paths), and what decides the choice
  *   strata-info --explain-nodes <bcast|reduce> <size> <nodes> <ranks per node>
  *                          the model's view of a call across nodes: every
  *                          tree among node leaders, the node's own part,
