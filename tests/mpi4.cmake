@@ -79,12 +79,13 @@ set_tests_properties(mpi4.nonblocking.progress-refused.np2 PROPERTIES TIMEOUT 12
 
 # The newer collectives' nonblocking and persistent forms (Reduce_scatter,
 # Scan, the v-collectives): one node at an odd rank count, and two virtual
-# nodes (Reduce_scatter and Scan across nodes; the v-collectives there take
-# whatever route their blocking forms take).
+# nodes (all eight composed across nodes on MPI_COMM_WORLD and its
+# duplicate, --stats requiring them served there; the split's nodes hold
+# one rank each, so its calls are the host's).
 strata_test_program(test_nonblocking_more mpi/test_nonblocking_more.c)
 strata_mpi_test(NAME mpi4.nonblocking_more.np3 TARGET test_nonblocking_more RANKS 3
                 ARGS --stats ENV STRATA_STATS=stderr)
 strata_mpi_test(NAME net.nonblocking_more.nodes2.np4 TARGET test_nonblocking_more RANKS 4
-                ENV STRATA_VIRTUAL_NODES=2)
+                ARGS --stats ENV STRATA_VIRTUAL_NODES=2 STRATA_STATS=stderr)
 set_tests_properties(mpi4.nonblocking_more.np3 net.nonblocking_more.nodes2.np4 PROPERTIES
                      TIMEOUT 90 PASS_REGULAR_EXPRESSION "PASS nonblocking_more")
