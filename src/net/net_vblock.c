@@ -90,16 +90,25 @@ static unsigned char *staging_or_abort(struct strata_net *net, enum strata_net_b
     return t;
 }
 
-static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag, void *buf,
-                         size_t bytes)
+/* A stream cut in `seg`-byte segments, `limit` in flight (a send: all
+ * its bytes ready). */
+static void add_stream(struct strata_net *net, int is_send, int peer, int tag, void *buf,
+                       size_t bytes, size_t seg, int limit)
 {
-    const struct strata_tuning *tu = strata_tuning();
-    if (strata_engine_add(&net->engine, is_send, peer, tag, buf, bytes, tu->net_segment,
-                          is_send ? tu->net_sends : tu->net_recvs) < 0) {
+    if (strata_engine_add(&net->engine, is_send, peer, tag, buf, bytes, seg, limit) < 0) {
         strata_error("out of memory starting a v-collective across nodes");
         PMPI_Abort(net->comm, 1);
     }
     if (is_send) strata_stream_ready(&net->engine, net->engine.nstreams - 1, bytes);
+}
+
+/* The same with the leaders' segments and limits (STRATA_NET_*). */
+static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag, void *buf,
+                         size_t bytes)
+{
+    const struct strata_tuning *tu = strata_tuning();
+    add_stream(net, is_send, peer, tag, buf, bytes, tu->net_segment,
+               is_send ? tu->net_sends : tu->net_recvs);
 }
 
 /* Runs the engine until every stream completed, one pass per step ("not
@@ -468,16 +477,6 @@ static const size_t *sent_at(const struct strata_net_v_op *o)
  * than the host's own Alltoallv). */
 #define ALLTOALLV_SEGMENT ((size_t)1 << 30)
 
-static void add_whole(struct strata_net *net, int is_send, int peer, void *buf, size_t bytes)
-{
-    if (strata_engine_add(&net->engine, is_send, peer, TAG_ALLTOALLV, buf, bytes,
-                          ALLTOALLV_SEGMENT, 1) < 0) {
-        strata_error("out of memory starting an Alltoallv across nodes");
-        PMPI_Abort(net->comm, 1);
-    }
-    if (is_send) strata_stream_ready(&net->engine, net->engine.nstreams - 1, bytes);
-}
-
 /* The streams to and from every rank of another node, pairwise order;
  * zero-length blocks need no message (both ends know the length). */
 static void alltoallv_streams(struct strata_net_v_op *o)
@@ -492,12 +491,14 @@ static void alltoallv_streams(struct strata_net_v_op *o)
     for (int i = 1; i < size; i++) {
         int q = (me + size - i) % size;
         if (net->node_of[q] != net->my_node && v->in_len[q])
-            add_whole(net, 0, q, o->a.recv + v->in_off[q], v->in_len[q]);
+            add_stream(net, 0, q, TAG_ALLTOALLV, o->a.recv + v->in_off[q], v->in_len[q],
+                       ALLTOALLV_SEGMENT, 1);
     }
     for (int i = 1; i < size; i++) {
         int q = (me + i) % size;
         if (net->node_of[q] != net->my_node && v->out_len[q])
-            add_whole(net, 1, q, (unsigned char *)o->send + soff[q], v->out_len[q]);
+            add_stream(net, 1, q, TAG_ALLTOALLV, (unsigned char *)o->send + soff[q],
+                       v->out_len[q], ALLTOALLV_SEGMENT, 1);
     }
 }
 
