@@ -14,6 +14,11 @@ int strata_persist_owns(MPI_Request request, int active_only);
  * MPI_REQUEST_NULL: returns 1 then. */
 int strata_persist_free(MPI_Request *request);
 
+struct strata_ctx;
+/* A communicator's context goes (strata_nb lock held): persistent requests
+ * that kept an operation built on it build again at their next start. */
+void strata_persist_forget_ctx_locked(const struct strata_ctx *ctx);
+
 /* A persistent request whose arguments live outside this file: the MPI-4
  * large-count forms (MPI_Bcast_init_c, ...; large_count_persist.c), whose
  * counts and arrays are MPI_Count and MPI_Aint.  decide is the blocking
@@ -34,10 +39,5 @@ struct strata_persist_ext {
 int strata_persist_init_ext(int coll, MPI_Comm comm,
                             const struct strata_persist_ext *ext, MPI_Request *request,
                             int *host);
-
-struct strata_ctx;
-/* A communicator's context goes (strata_nb lock held): persistent requests
- * that kept an operation built on it build again at their next start. */
-void strata_persist_forget_ctx_locked(const struct strata_ctx *ctx);
 
 #endif
