@@ -8,7 +8,15 @@
  * in every round, the part of each writer's stream it wants.  Each round is
  * one plane operation, so the regions are double-buffered by round parity
  * exactly as for the broadcast (plane.h).  A resumable operation (coll/op.h):
- * the rounds and the writer being read live in the operation. */
+ * the rounds and the writer being read live in the operation.
+ *
+ * Allgather and Alltoall (issue 19): a rank's own block is copied a slice
+ * per round, right after the round's copy-in (Allgather: the bytes just read
+ * for it, still in cache), so every byte of the send buffer is read from
+ * memory once, and the copy fills the time the others take to copy theirs
+ * in; Alltoall's stream leaves the kept block out (p - 1 blocks copied in,
+ * not p).  Nothing of a user buffer is exposed to a peer, so no rank waits
+ * for another at the end: the next operation's region wait covers reuse. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,6 +50,35 @@ static int piece_of(const struct strata_block_op *o, const struct strata_plane *
     return 1;
 }
 
+/* len bytes of this rank's stream from stream offset `from` into dst: the
+ * stream is my_stream with [skip_at, skip_at + skip_len) left out. */
+static void stream_copy(const struct strata_cico_exchange *x, unsigned char *dst, size_t from,
+                        size_t len)
+{
+    if (from < x->skip_at || !x->skip_len) {
+        size_t below = x->skip_len && x->skip_at - from < len ? x->skip_at - from : len;
+        memcpy(dst, x->my_stream + from, below);
+        dst += below;
+        from += below;
+        len -= below;
+    }
+    if (len) memcpy(dst, x->my_stream + from + x->skip_len, len);
+}
+
+/* Round j's slice of this rank's own block: equal slices, a cache line
+ * multiple each, so that every round (but the last ones) copies some. */
+static void own_slice(struct strata_block_op *o)
+{
+    const struct strata_cico_exchange *x = &o->x;
+    if (!x->own_len || !o->rounds) return;
+    size_t step = (x->own_len + o->rounds - 1) / o->rounds;
+    step = (step + STRATA_CACHE_LINE - 1) / STRATA_CACHE_LINE * STRATA_CACHE_LINE;
+    size_t lo = o->j * step, hi = lo + step;
+    if (lo >= x->own_len) return;
+    if (hi > x->own_len) hi = x->own_len;
+    memcpy(x->own_dst + lo, x->own_src + lo, hi - lo);
+}
+
 static int rounds_progress(struct strata_op *op)
 {
     struct strata_block_op *o = block_of(op);
@@ -54,10 +91,11 @@ static int rounds_progress(struct strata_op *op)
         if (o->mine > o->j * R) {
             STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
             size_t from = o->j * R, len = (o->mine < from + R ? o->mine : from + R) - from;
-            memcpy(strata_plane_region(p, p->rank, 0), o->x.my_stream + from, len);
+            stream_copy(&o->x, strata_plane_region(p, p->rank, 0), from, len);
         }
         /* Release: a reader that sees the round's value also sees its bytes. */
         strata_plane_publish(p, &me->progress, o->base + 1);
+        own_slice(o); /* while the others copy in */
         for (o->i = 1; o->i < p->size; o->i++) {
             int q;
             size_t a, b;
@@ -87,6 +125,10 @@ static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int 
     o->x.stream_len = stream_len;
     o->x.want = want;
     o->x.my_stream = my_stream;
+    o->x.skip_at = o->x.skip_len = 0;
+    o->x.own_src = NULL;
+    o->x.own_dst = NULL;
+    o->x.own_len = 0;
     size_t R = round_bytes(p), longest = 0;
     for (int q = 0; q < p->size; q++) {
         size_t len = stream_len(o, q);
@@ -94,6 +136,20 @@ static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int 
     }
     o->rounds = (longest + R - 1) / R;
     o->mine = stream_len(o, p->rank);
+}
+
+/* Copies this rank's own block a slice per round (see own_slice); with no
+ * round at all (nothing to exchange: one rank), at once. */
+static void set_own(struct strata_block_op *o, const unsigned char *src, unsigned char *dst,
+                    size_t len)
+{
+    if (!o->rounds) {
+        memcpy(dst, src, len);
+        return;
+    }
+    o->x.own_src = src;
+    o->x.own_dst = dst;
+    o->x.own_len = len;
 }
 
 /* ---- Gather: every rank's stream is its block; the root wants them all. */
@@ -145,10 +201,12 @@ void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane 
 {
     size_t b = a->block;
     unsigned char *own = a->recv + (size_t)p->rank * b;
-    if (a->send) memcpy(own, a->send, b);
     o->a = *a;
     o->owned = NULL;
-    start_rounds(o, p, STRATA_COLL_ALLGATHER, block_len, allgather_want, own);
+    /* The stream is the send buffer itself; the own block follows it round
+     * by round (in place: it is already there). */
+    start_rounds(o, p, STRATA_COLL_ALLGATHER, block_len, allgather_want, a->send ? a->send : own);
+    if (a->send) set_own(o, a->send, own, b);
 }
 
 int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a)
@@ -186,18 +244,20 @@ int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *
     return strata_block_run(strata_scatter_cico_start, p, a);
 }
 
-/* ---- Alltoall: every rank's stream is its send buffer; rank r wants block
- * r of each. */
+/* ---- Alltoall: every rank's stream is its send buffer less the block it
+ * keeps; rank r wants block r of each, which in q's stream comes r-th, or
+ * (r-1)-th past q's own. */
 static size_t all_len(const struct strata_block_op *o, int q)
 {
     (void)q;
-    return (size_t)o->op.p->size * o->a.block;
+    return (size_t)(o->op.p->size - 1) * o->a.block;
 }
 
 static void alltoall_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
                           unsigned char **dst)
 {
-    *lo = (size_t)o->op.p->rank * o->a.block;
+    int r = o->op.p->rank;
+    *lo = (size_t)(r < q ? r : r - 1) * o->a.block;
     *len = o->a.block;
     *dst = o->a.recv + (size_t)q * o->a.block;
 }
@@ -219,10 +279,13 @@ void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *
         memcpy(copy, a->recv, total);
         send = copy;
     }
-    memcpy(a->recv + (size_t)p->rank * b, send + (size_t)p->rank * b, b);
     o->a = *a;
     o->owned = copy; /* freed by the last progress step */
     start_rounds(o, p, STRATA_COLL_ALLTOALL, all_len, alltoall_want, send);
+    o->x.skip_at = (size_t)p->rank * b;
+    o->x.skip_len = b;
+    /* In place, the kept block is already in recv. */
+    if (a->send) set_own(o, a->send + (size_t)p->rank * b, a->recv + (size_t)p->rank * b, b);
 }
 
 int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a)

@@ -307,7 +307,9 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
     case STRATA_ALGO_SCATTER_CICO:
         return cico(m, shape, n, p * n + fmin(n, (double)shape->region), p * n, 1);
     case STRATA_ALGO_ALLGATHER_CICO: return cico(m, shape, n, p * n, n, p - 1);
-    case STRATA_ALGO_ALLTOALL_CICO: return cico(m, shape, n, (2.0 * p - 1) * n, p * n, p - 1);
+    /* Alltoall's streams leave out the block each rank keeps (copied a slice
+     * per round, as Allgather's own block): p - 1 blocks in, p - 1 out. */
+    case STRATA_ALGO_ALLTOALL_CICO: return cico(m, shape, n, 2.0 * (p - 1) * n, (p - 1) * n, p - 1);
     /* The v-collectives: n is the largest block, so the uniform formulas
      * bound the call; each first reads the layout records (one hand-off,
      * p-1 for Alltoallv). */
