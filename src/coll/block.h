@@ -121,6 +121,13 @@ struct strata_cico_exchange {
     const unsigned char *own_src;
     unsigned char *own_dst;
     size_t own_len;
+    /* This rank's stream lies in memory its peers map (transport map): it
+     * copies nothing in, and they read all of it from there in round 0 (it
+     * waits for their acks before returning).  Needs skip_len 0. */
+    int direct;
+    /* Some writer may be direct (Allgather on a mapping transport): every
+     * rank acknowledges its last read. */
+    int acks;
 };
 
 /* Every block algorithm as a resumable operation (coll/op.h): start, then

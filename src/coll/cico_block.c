@@ -18,10 +18,12 @@
  * not p).  Nothing of a user buffer is exposed to a peer, so no rank waits
  * for another at the end: the next operation's region wait covers reuse. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/block.h"
+#include "shm/arena.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -79,6 +81,13 @@ static void own_slice(struct strata_block_op *o)
     memcpy(x->own_dst + lo, x->own_src + lo, hi - lo);
 }
 
+/* Writer q streams from mapped memory and was read whole already (o->ahead
+ * remembers the first 64 such writers; later ones are looked up again). */
+static int read_whole(const struct strata_block_op *o, int q)
+{
+    return q < 64 && (o->ahead >> q & 1);
+}
+
 static int rounds_progress(struct strata_op *op)
 {
     struct strata_block_op *o = block_of(op);
@@ -87,8 +96,12 @@ static int rounds_progress(struct strata_op *op)
     size_t R = round_bytes(p);
     STRATA_OP_BEGIN(op);
     for (o->j = 0; o->j < o->rounds; o->j++) {
-        o->base = strata_plane_enter(p, 1, NULL, NULL); /* entered: done reading older regions */
-        if (o->mine > o->j * R) {
+        /* Entered: done reading older regions; buf non-NULL: read my stream
+         * where it lies. */
+        o->base = strata_plane_enter(p, 1, o->x.direct ? o->x.my_stream : NULL, NULL);
+        /* Goes with this round's progress below (release). */
+        if (o->x.direct && o->j == 0) strata_flag_set_relaxed(&me->direct, o->base);
+        if (!o->x.direct && o->mine > o->j * R) {
             STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
             size_t from = o->j * R, len = (o->mine < from + R ? o->mine : from + R) - from;
             stream_copy(&o->x, strata_plane_region(p, p->rank, 0), from, len);
@@ -100,14 +113,36 @@ static int rounds_progress(struct strata_op *op)
             int q;
             size_t a, b;
             unsigned char *dst;
-            if (!piece_of(o, p, o->j, o->i, &q, &a, &b, &dst)) continue;
+            if (!piece_of(o, p, o->j, o->i, &q, &a, &b, &dst) || read_whole(o, q)) continue;
             STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].progress, o->base + 1,
                                p->pid[(p->rank + o->i) % p->size]);
             piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
+            /* The acquire of progress made q's direct and buf visible.  q
+             * marks a direct call with the base of its first round (each
+             * round's enter takes 2 flag values); a direct q stays in this
+             * call until every reader acknowledges, so its buf is this
+             * call's.  Any other value: q streams through its region. */
+            if (strata_flag_read(&p->ctl[q].direct) == o->base - 2 * (uint64_t)o->j) {
+                const unsigned char *src =
+                    (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
+                /* All that q streams, once, through the transport (a copy
+                 * through the mapping; CMA if q's range is not mapped). */
+                size_t lo, len;
+                o->x.want(o, q, &lo, &len, &dst);
+                if (o->j == 0) strata_plane_pull(p, o->x.coll, q, src + lo, dst, len);
+                if (q < 64) o->ahead |= (uint64_t)1 << q;
+                continue;
+            }
             memcpy(dst, strata_plane_region(p, q, 0) + (a - o->j * R), b - a);
             if (p->stats) strata_stats_bytes(o->x.coll, p->dist[q], b - a);
         }
     }
+    /* Release: done reading every writer (only a direct writer waits). */
+    if (o->x.acks) strata_plane_publish(p, &me->ack, o->base);
+    if (o->x.direct)
+        for (o->i = 1; o->i < p->size; o->i++)
+            STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].ack, o->base,
+                               p->pid[(p->rank + o->i) % p->size]);
     free(o->owned);
     o->owned = NULL;
     STRATA_OP_END(op);
@@ -129,6 +164,8 @@ static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int 
     o->x.own_src = NULL;
     o->x.own_dst = NULL;
     o->x.own_len = 0;
+    o->x.direct = o->x.acks = 0;
+    o->ahead = 0;
     size_t R = round_bytes(p), longest = 0;
     for (int q = 0; q < p->size; q++) {
         size_t len = stream_len(o, q);
@@ -205,8 +242,14 @@ void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane 
     o->owned = NULL;
     /* The stream is the send buffer itself; the own block follows it round
      * by round (in place: it is already there). */
-    start_rounds(o, p, STRATA_COLL_ALLGATHER, block_len, allgather_want, a->send ? a->send : own);
+    const unsigned char *stream = a->send ? a->send : own;
+    start_rounds(o, p, STRATA_COLL_ALLGATHER, block_len, allgather_want, stream);
     if (a->send) set_own(o, a->send, own, b);
+    /* A block in this rank's arena is read where it lies: one copy (a
+     * memcpy through the peers' mapping) instead of two, and no page pinned. */
+    o->x.acks = (p->xport->features & STRATA_XPORT_MAP_PEER) != 0; /* the same on every rank */
+    o->x.direct = o->x.acks && b && strata_arena_contains(stream) &&
+                  strata_arena_contains(stream + b - 1);
 }
 
 int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a)
