@@ -13,6 +13,21 @@ if(STRATA_HAVE_LARGE_COUNT)
   set_tests_properties(mpi4.count-c.vnodes.np4 PROPERTIES TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "PASS count_c")
 endif()
+# Their nonblocking and persistent forms (MPI_Ibcast_c, MPI_Bcast_init_c,
+# ...): one node at an odd rank count, and two virtual nodes.  A host
+# without them (Open MPI 4.1) builds the program as a skip (exit 77), run
+# without mpirun so that the skip costs nothing.
+strata_test_program(test_count_c_nb mpi/test_count_c_nb.c)
+if(STRATA_HAVE_LARGE_COUNT AND STRATA_HAVE_PERSISTENT_COLL)
+  strata_mpi_test(NAME mpi4.count-c-nb.np3 TARGET test_count_c_nb RANKS 3)
+  strata_mpi_test(NAME mpi4.count-c-nb.vnodes.np4 TARGET test_count_c_nb RANKS 4
+                  ENV STRATA_VIRTUAL_NODES=2)
+  set_tests_properties(mpi4.count-c-nb.np3 mpi4.count-c-nb.vnodes.np4 PROPERTIES TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "PASS count_c_nb")
+else()
+  add_test(NAME mpi4.count-c-nb COMMAND $<TARGET_FILE:test_count_c_nb>)
+  set_tests_properties(mpi4.count-c-nb PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77)
+endif()
 
 # ---- C++: one program built with this MPI's mpicxx wrapper (the library
 # itself is C), linked with libstrata like an application linking it.

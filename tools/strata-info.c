@@ -127,8 +127,12 @@ int main(int argc, char **argv)
                "use mpi_f08's buffer-less calls, its others through the C functions",
 #endif
 #ifdef STRATA_HAVE_LARGE_COUNT
-               ", their MPI-4 large-count forms (MPI_Bcast_c ... MPI_Alltoall_c, counted "
-               "under the C names)",
+               ", their MPI-4 large-count forms (MPI_Bcast_c ... MPI_Alltoallv_c, "
+               "MPI_Ibcast_c ... MPI_Ialltoallv_c"
+#ifdef STRATA_HAVE_PERSISTENT_COLL
+               ", MPI_Bcast_init_c ... MPI_Alltoallv_init_c"
+#endif
+               "; counted under the C names)",
 #else
                " (the host MPI has no MPI-4 large-count forms)",
 #endif
