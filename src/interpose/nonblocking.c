@@ -241,6 +241,7 @@ static void complete(struct strata_nb *nb, int rc)
     void *done_arg = nb->done_arg;
     int tag = nb->tag, app_freed = nb->app_freed;
     MPI_Request req = nb->req;
+    _Atomic int *waiter = nb->waiter;
     release(nb, 1);
     /* The receive is posted and matches at once: a send of nothing to
      * oneself never waits. */
@@ -252,6 +253,8 @@ static void complete(struct strata_nb *nb, int rc)
         if (app_freed) PMPI_Wait(&req, MPI_STATUS_IGNORE);
         tag_give(&nb_tags, tag);
     }
+    /* Release: the results and the send come before the waiter's wait. */
+    if (waiter) atomic_store_explicit(waiter, 1, memory_order_release);
     /* Release: the completion is published after the send (a thread seeing
      * zero may skip progress and wait in the host MPI). */
     atomic_fetch_sub_explicit(&strata_nb_outstanding_count, 1, memory_order_release);
@@ -420,6 +423,7 @@ struct strata_nb *strata_nb_rearm(struct strata_nb *kept)
     kept->on_done = NULL;
     kept->done_arg = NULL;
     kept->app_freed = 0;
+    kept->waiter = NULL;
     kept->host_req = MPI_REQUEST_NULL;
     return kept;
 }
@@ -454,6 +458,25 @@ int strata_nb_disown(MPI_Request request)
         if (!nb->on_done && nb->req == request && !nb->app_freed) found = nb->app_freed = 1;
     strata_nb_unlock();
     return found;
+}
+
+int strata_nb_wait_own(MPI_Request request)
+{
+    if (request == MPI_REQUEST_NULL) return 0;
+    _Atomic int finished = 0;
+    strata_nb_lock();
+    struct strata_nb *nb = all;
+    while (nb && (nb->on_done || nb->app_freed || nb->req != request)) nb = nb->next_all;
+    if (nb) nb->waiter = &finished;
+    strata_nb_unlock();
+    if (!nb) return 0;
+    /* Acquire: what the operation wrote is seen with the flag. */
+    for (unsigned long round = 0; !atomic_load_explicit(&finished, memory_order_acquire); round++) {
+        strata_nb_progress();
+        if (atomic_load_explicit(&finished, memory_order_acquire)) break;
+        strata_nb_idle(round);
+    }
+    return 1;
 }
 
 int strata_nb_owns(MPI_Request request)
