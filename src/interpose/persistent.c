@@ -56,15 +56,17 @@ struct strata_persist {
     const int *scounts, *sdispls, *rcounts, *rdispls;
     struct strata_choice choice;
     int have_choice, started, freed;
-    /* Started and not yet completed by a completion call (MPI's "active"). */
-    int active;
-    /* This start's host receive was started (strata_persist_to_host): the
-     * host completes the request; else strata's completion calls do. */
-    int hosted;
-    /* This start's operation finished (set under the lock by the progress
-     * that finished it; read without it by the completion calls: release /
-     * acquire, so a waiter that sees it sees the results too). */
-    _Atomic int done;
+    /* The request's state, written by the thread that calls MPI on it
+     * (start, completion) and, under the lock, by the progress that
+     * finishes its operation and by strata_persist_to_host; read by both
+     * without the lock in MPI_Start and the completion calls: atomics,
+     * relaxed except done.
+     * active: started and not yet completed by a completion call (MPI's
+     * "active").  hosted: this start's host receive was started (the host
+     * completes the request); else strata's completion calls do.  done:
+     * this start's operation finished (release / acquire, so a waiter that
+     * sees it sees the results too). */
+    _Atomic int active, hosted, done;
     int host;              /* decided at _init: every start is the host's */
     struct strata_nb *tmpl; /* built at _init, reused by every start (or NULL) */
     struct strata_persist *next; /* in its bucket */
@@ -95,12 +97,48 @@ static struct strata_persist *find(MPI_Request req)
     return NULL;
 }
 
+/* Requests freed so far: a thread's last lookup stays valid while this has
+ * not moved (a freed request's handle may come back for a new one). */
+static _Atomic unsigned long free_epoch;
+
+/* The last request this thread looked up (MPI_Start then MPI_Wait on the
+ * same one is the common case): no lock then.  initial-exec as
+ * strata_nb_building_now (nonblocking.h). */
+static _Thread_local struct {
+    MPI_Request req;
+    struct strata_persist *ps;
+    unsigned long epoch;
+} last __attribute__((tls_model("initial-exec")));
+
+/* The request behind handle req, or NULL. */
+static struct strata_persist *lookup(MPI_Request req)
+{
+    /* Acquire, pairing with unlink_free's release: read before the table,
+     * so a request freed after this read moves it for the next lookup.  A
+     * request freed while this thread still uses it would be the
+     * application's error (a free concurrent with a call on it). */
+    unsigned long epoch = atomic_load_explicit(&free_epoch, memory_order_acquire);
+    if (last.ps && last.req == req && last.epoch == epoch) return last.ps;
+    strata_nb_lock();
+    struct strata_persist *ps = find(req);
+    strata_nb_unlock();
+    if (ps) {
+        last.req = req;
+        last.ps = ps;
+        last.epoch = epoch;
+    }
+    return ps;
+}
+
+static int get(_Atomic int *v) { return atomic_load_explicit(v, memory_order_relaxed); }
+static void set(_Atomic int *v, int x) { atomic_store_explicit(v, x, memory_order_relaxed); }
+
 /* A start ends for the application (completed by strata's completion call,
- * or handed to the host).  Lock held. */
-static void unhosted_end_locked(struct strata_persist *ps)
+ * or handed to the host). */
+static void unhosted_end(struct strata_persist *ps)
 {
     atomic_fetch_sub_explicit(&strata_persist_unhosted_count, 1, memory_order_relaxed);
-    ps->hosted = 1; /* counted out once */
+    set(&ps->hosted, 1); /* counted out once */
 }
 
 /* Whether request is one of strata's persistent requests (active_only: and
@@ -108,15 +146,14 @@ static void unhosted_end_locked(struct strata_persist *ps)
 int strata_persist_owns(MPI_Request request, int active_only)
 {
     if (request == MPI_REQUEST_NULL) return 0;
-    strata_nb_lock();
-    struct strata_persist *ps = find(request);
-    int owns = ps && (!active_only || ps->active);
-    strata_nb_unlock();
-    return owns;
+    struct strata_persist *ps = lookup(request);
+    return ps && (!active_only || get(&ps->active));
 }
 
 static void unlink_free(struct strata_persist *ps)
 {
+    /* Release: every thread's cached lookup is invalid before the memory goes. */
+    atomic_fetch_add_explicit(&free_epoch, 1, memory_order_release);
     for (struct strata_persist **pp = &buckets[bucket_of(ps->req)]; *pp; pp = &(*pp)->next)
         if (*pp == ps) {
             *pp = ps->next;
@@ -134,8 +171,7 @@ void strata_persist_forget_ctx_locked(const struct strata_ctx *ctx)
 {
     for (int b = 0; b < BUCKETS; b++)
         for (struct strata_persist *ps = buckets[b]; ps; ps = ps->next)
-            if (ps->tmpl && ps->tmpl->ctx == ctx &&
-                (!ps->active || atomic_load_explicit(&ps->done, memory_order_relaxed))) {
+            if (ps->tmpl && ps->tmpl->ctx == ctx && (!get(&ps->active) || get(&ps->done))) {
                 strata_nb_kept_free(ps->tmpl);
                 ps->tmpl = NULL;
             }
@@ -155,14 +191,14 @@ static void persist_send(struct strata_persist *ps)
 static void persist_finished(void *arg)
 {
     struct strata_persist *ps = arg;
-    if (ps->hosted) {
+    if (get(&ps->hosted)) {
         persist_send(ps);
-        ps->active = 0;
+        set(&ps->active, 0);
         if (!ps->freed) return;
         /* Freed by the application while active: its receive matched just now. */
         PMPI_Wait(&ps->req, MPI_STATUS_IGNORE);
     } else if (ps->freed) {
-        unhosted_end_locked(ps);
+        unhosted_end(ps);
     } else {
         /* Release: the results are written before a waiter sees the flag. */
         atomic_store_explicit(&ps->done, 1, memory_order_release);
@@ -327,22 +363,17 @@ static int start_one(struct strata_persist *ps)
 int MPI_Start(MPI_Request *request)
 {
     strata_nb_progress();
-    if (!request) return PMPI_Start(request);
-    strata_nb_lock();
-    struct strata_persist *ps = find(*request);
-    int busy = ps && ps->active;
-    if (ps && !busy) {
-        /* Active, completed by strata's completion calls until a call the
-         * host serves gets it.  Relaxed: done is not read before the
-         * operation is queued, under the lock. */
-        ps->active = 1;
-        ps->hosted = 0;
-        atomic_store_explicit(&ps->done, 0, memory_order_relaxed);
-        atomic_fetch_add_explicit(&strata_persist_unhosted_count, 1, memory_order_relaxed);
-    }
-    strata_nb_unlock();
-    if (busy) return MPI_ERR_REQUEST; /* started twice: the host's error for it */
-    return ps ? start_one(ps) : PMPI_Start(request);
+    struct strata_persist *ps = request ? lookup(*request) : NULL;
+    if (!ps) return PMPI_Start(request);
+    if (get(&ps->active)) return MPI_ERR_REQUEST; /* started twice: the host's error for it */
+    /* Active, completed by strata's completion calls until a call the host
+     * serves gets it.  Relaxed: the progress that finishes the operation
+     * reads these after taking the lock that queues it. */
+    set(&ps->hosted, 0);
+    set(&ps->done, 0);
+    set(&ps->active, 1);
+    atomic_fetch_add_explicit(&strata_persist_unhosted_count, 1, memory_order_relaxed);
+    return start_one(ps);
 }
 
 int MPI_Startall(int count, MPI_Request requests[])
@@ -356,13 +387,12 @@ int strata_persist_free(MPI_Request *request)
 {
     strata_nb_lock();
     struct strata_persist *ps = find(*request);
-    if (ps && ps->active && !ps->hosted &&
-        atomic_load_explicit(&ps->done, memory_order_relaxed)) {
+    if (ps && get(&ps->active) && !get(&ps->hosted) && get(&ps->done)) {
         /* Finished, not yet completed by a completion call: nothing runs. */
-        ps->active = 0;
-        unhosted_end_locked(ps);
+        set(&ps->active, 0);
+        unhosted_end(ps);
     }
-    int kept = ps && ps->active;
+    int kept = ps && get(&ps->active);
     if (kept) ps->freed = 1; /* completed and freed by strata when its start finishes */
     else if (ps) unlink_free(ps);
     strata_nb_unlock();
@@ -383,11 +413,8 @@ static void status_empty(MPI_Status *status)
 int strata_persist_complete(MPI_Request request, enum strata_persist_how how, int *flag,
                             MPI_Status *status)
 {
-    strata_nb_lock();
-    struct strata_persist *ps = find(request);
-    int mine = ps && ps->active && !ps->hosted;
-    strata_nb_unlock();
-    if (!mine) return 0;
+    struct strata_persist *ps = lookup(request);
+    if (!ps || !get(&ps->active) || get(&ps->hosted)) return 0;
     /* ps stays: only this request's own free (not concurrent with a
      * completion call on it, MPI 4.0 11.6.2) or a free while active (then
      * the application no longer has the handle) releases it. */
@@ -405,10 +432,10 @@ int strata_persist_complete(MPI_Request request, enum strata_persist_how how, in
     *flag = 1;
     status_empty(status);
     if (how == STRATA_PERSIST_PEEK) return 1;
-    strata_nb_lock();
-    ps->active = 0; /* inactive, as the standard leaves a completed persistent request */
-    unhosted_end_locked(ps);
-    strata_nb_unlock();
+    /* Inactive, as the standard leaves a completed persistent request (the
+     * finished operation no longer touches ps: no lock). */
+    set(&ps->active, 0);
+    unhosted_end(ps);
     return 1;
 }
 
@@ -417,14 +444,14 @@ void strata_persist_to_host(MPI_Request request)
     if (request == MPI_REQUEST_NULL) return;
     strata_nb_lock();
     struct strata_persist *ps = find(request);
-    if (ps && ps->active && !ps->hosted) {
-        unhosted_end_locked(ps); /* hosted now */
+    if (ps && get(&ps->active) && !get(&ps->hosted)) {
+        unhosted_end(ps); /* hosted now */
         int rc = PMPI_Start(&ps->req);
         if (rc != MPI_SUCCESS) strata_error("restarting a persistent request's receive: error %d", rc);
-        if (atomic_load_explicit(&ps->done, memory_order_relaxed)) {
+        if (get(&ps->done)) {
             /* Finished before: the host completes the request at once. */
             persist_send(ps);
-            ps->active = 0;
+            set(&ps->active, 0);
         }
     }
     strata_nb_unlock();
