@@ -282,10 +282,9 @@ static void complete(struct strata_nb *nb, int rc)
     atomic_fetch_sub_explicit(&strata_nb_outstanding_count, 1, memory_order_release);
 }
 
-void strata_nb_progress(void)
+/* One step of every queue's head, completing those that finish.  Lock held. */
+static void progress_locked(void)
 {
-    if (!strata_nb_outstanding()) return;
-    if (pthread_mutex_trylock(&nb_lock)) return; /* another thread is at it */
     for (struct strata_nb **pp = &active; *pp;) {
         struct strata_nb *nb = *pp;
         int rc = step(nb);
@@ -305,6 +304,13 @@ void strata_nb_progress(void)
         }
         complete(nb, rc);
     }
+}
+
+void strata_nb_progress(void)
+{
+    if (!strata_nb_outstanding()) return;
+    if (pthread_mutex_trylock(&nb_lock)) return; /* another thread is at it */
+    progress_locked();
     pthread_mutex_unlock(&nb_lock);
 }
 
@@ -366,30 +372,29 @@ int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_ou
         return 0;
     }
     pthread_once(&setup_once, setup);
+    /* One lock for the tag, the receive, the queue and the first steps (a
+     * host call under it, as complete()'s send). */
     strata_nb_lock();
     nb->tag = tag_take(&nb_tags);
-    strata_nb_unlock();
     for (unsigned long round = 0; nb->tag < 0; round++) {
         /* 32768 outstanding: one must finish first. */
+        strata_nb_unlock();
         strata_nb_progress();
         strata_nb_idle(round);
         strata_nb_lock();
         nb->tag = tag_take(&nb_tags);
-        strata_nb_unlock();
     }
     *rc_out = PMPI_Irecv(NULL, 0, MPI_BYTE, 0, nb->tag, nb_comm, request);
-    nb->req = *request;
     if (*rc_out != MPI_SUCCESS) {
-        strata_nb_lock();
         tag_give(&nb_tags, nb->tag);
         strata_nb_unlock();
         release(nb, 0);
         return 0;
     }
-    strata_nb_lock();
+    nb->req = *request;
     enqueue(nb);
+    progress_locked(); /* its first steps now: the peers may be waiting */
     strata_nb_unlock();
-    strata_nb_progress(); /* its first steps now: the peers may be waiting */
     return 0;
 }
 
@@ -399,8 +404,8 @@ int strata_nb_post_persistent(struct strata_nb *nb)
     pthread_once(&setup_once, setup);
     strata_nb_lock();
     enqueue(nb);
+    progress_locked(); /* its first steps now: the peers may be waiting */
     strata_nb_unlock();
-    strata_nb_progress();
     return MPI_SUCCESS;
 }
 
@@ -489,7 +494,10 @@ int strata_nb_wait_own(MPI_Request request)
     strata_nb_lock();
     struct strata_nb *nb = all;
     while (nb && (nb->on_done || nb->app_freed || nb->req != request)) nb = nb->next_all;
-    if (nb) nb->waiter = &finished;
+    if (nb) {
+        nb->waiter = &finished;
+        progress_locked(); /* the first poll, under the same lock */
+    }
     strata_nb_unlock();
     if (!nb) return 0;
     /* Acquire: what the operation wrote is seen with the flag. */
