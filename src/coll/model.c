@@ -89,6 +89,10 @@ static double sm_gather(const struct strata_model *m, int p)
 
 static double sm_barrier(const struct strata_model *m, int p) { return sm_gather(m, p) + sm_bcast(m); }
 
+/* The two building blocks the reductions' paths share (model_rs_scan.c). */
+double strata_model_cma(const struct strata_model *m, double n, int c) { return cma(m, n, c); }
+double strata_model_sm_gather(const struct strata_model *m, int p) { return sm_gather(m, p); }
+
 static double own_copy(const struct strata_model *m, double n) { return n * m->memcpy_beta; }
 
 static int clamp_k(int k, int p) { return k < 1 ? 1 : k > p - 1 ? p - 1 : k; }

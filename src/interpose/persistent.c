@@ -54,6 +54,8 @@ struct strata_persist {
      * them unchanged while the request lives).  Reduce_scatter's counts are
      * rcounts; a one-block side's count is scount or rcount. */
     const int *scounts, *sdispls, *rcounts, *rdispls;
+    /* A large-count request's (_init_c): its own arguments and calls. */
+    struct strata_persist_ext ext;
     struct strata_choice choice;
     int have_choice, started, freed;
     /* The request's state, written by the thread that calls MPI on it
@@ -161,6 +163,7 @@ static void unlink_free(struct strata_persist *ps)
         }
     strata_nb_persist_tag_free_locked(ps->tag);
     if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
+    free(ps->ext.args);
     free(ps);
 }
 
@@ -213,6 +216,7 @@ static void persist_finished(void *arg)
 /* The host MPI's nonblocking form of a start strata leaves. */
 static int host_start(const struct strata_persist *ps, MPI_Request *r)
 {
+    if (ps->ext.host) return ps->ext.host(ps->ext.args, r);
     switch (ps->coll) {
     case STRATA_COLL_BCAST: return PMPI_Ibcast(ps->recvbuf, ps->rcount, ps->rtype, ps->root, ps->comm, r);
     case STRATA_COLL_REDUCE:
@@ -262,6 +266,7 @@ static int host_start(const struct strata_persist *ps, MPI_Request *r)
 /* strata's decision for one start (the blocking form's). */
 static int strata_start(const struct strata_persist *ps)
 {
+    if (ps->ext.decide) return ps->ext.decide(ps->ext.args);
     switch (ps->coll) {
     case STRATA_COLL_BCAST: return strata_call_bcast(ps->recvbuf, ps->rcount, ps->rtype, ps->root, ps->comm, 0);
     case STRATA_COLL_REDUCE:
@@ -527,6 +532,7 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
     if (rc != MPI_SUCCESS) {
         strata_nb_persist_tag_free_locked(ps->tag);
         if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
+        free(ps->ext.args);
         free(ps);
     } else {
         ps->req = *request;
@@ -700,6 +706,17 @@ int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdisp
             .coll = STRATA_COLL_ALLTOALLV, .sendbuf = sendbuf, .scounts = sendcounts,
             .sdispls = sdispls, .stype = sendtype, .recvbuf = recvbuf, .rcounts = recvcounts,
             .rdispls = rdispls, .rtype = recvtype, .root = -1, .comm = comm);
+}
+
+/* The large-count _init_c forms (large_count_persist.c): the same request,
+ * its arguments and calls theirs. */
+int strata_persist_init_ext(int coll, MPI_Comm comm,
+                            const struct strata_persist_ext *ext, MPI_Request *request,
+                            int *host)
+{
+    struct strata_persist t = {
+        .coll = (enum strata_coll)coll, .root = -1, .comm = comm, .ext = *ext};
+    return persist_new(&t, request, host);
 }
 #endif
 
