@@ -4,7 +4,8 @@
 # on a shared machine where timings cannot be compared.
 #   instr-count.sh BUILD_DIR COLL BYTES RANKS [CALLS] [--top N]
 # BUILD_DIR: a build of strata for Open MPI (its lib/libstrata.so is
-# preloaded; "none" for the host MPI alone).  COLL: reduce|allreduce|bcast.
+# preloaded; "none" for the host MPI alone).  COLL: one of those
+# bench/instr/calls.c lists (reduce, bcast, gather, gatherv, exscan, ...).
 # Runs bench/instr/calls.c (built here with mpicc.openmpi) under callgrind,
 # counting only the CALLS collective calls after a warm-up, every rank on
 # one CPU with STRATA_SPIN=0: a rank that must wait yields to the other at
