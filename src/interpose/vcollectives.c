@@ -108,13 +108,13 @@ static void side_open(struct vside *s, MPI_Comm comm, const void *buf, MPI_Datat
                              s->run + off[j], comm, 0);
 }
 
-/* Closes a side: unpacks the blocks in `unpack` (a mask: NULL none, else
- * unpack[j]) back into the user's memory. */
-static void side_close(struct vside *s, MPI_Comm comm, const char *unpack)
+/* Closes a side: unpacks its first `unpack` blocks back into the user's
+ * memory. */
+static void side_close(struct vside *s, MPI_Comm comm, int unpack)
 {
-    if (s->tmp && unpack)
-        for (int j = 0; j < s->n; j++)
-            if (unpack[j] && s->count[j])
+    if (s->tmp)
+        for (int j = 0; j < unpack && j < s->n; j++)
+            if (s->count[j])
                 strata_pack_user((const char *)s->user + s->displ[j] * s->extent, s->count[j],
                                  s->type, s->run + s->off[j], comm, 1);
     free(s->tmp);
@@ -329,16 +329,8 @@ static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, in
  * receive side and frees the call. */
 static void vcall_end(struct vcall *c, int unpack)
 {
-    if (c->send_used) side_close(&c->send, c->comm, NULL);
-    if (c->recv_used) {
-        char *all = NULL;
-        if (unpack) {
-            all = xmalloc(c->comm, (size_t)c->unpack_n);
-            memset(all, 1, (size_t)c->unpack_n);
-        }
-        side_close(&c->recv, c->comm, all);
-        free(all);
-    }
+    if (c->send_used) side_close(&c->send, c->comm, 0);
+    if (c->recv_used) side_close(&c->recv, c->comm, unpack ? c->unpack_n : 0);
     if (c->arrays != c->small) free(c->arrays);
     free(c->w);
     if (c->heap) free(c);
