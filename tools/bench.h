@@ -128,6 +128,10 @@ int bench_nonblocking_supported(int coll);
  * (MPI_Ibcast, ... and MPI_Wait) or the host's (PMPI_). */
 void bench_call_nonblocking(struct bench *b, const struct bench_row *r, int strata);
 
+/* One blocking call of row r (bench_timing.c): strata's (MPI_) or the host's
+ * (PMPI_), with the arguments of the timed table (root b->root). */
+void bench_call_blocking(struct bench *b, const struct bench_row *r, int strata);
+
 /* bench_table.c: rank 0's terminal output */
 void bench_format_size(size_t bytes, char *out, size_t len);
 void bench_print_header(const struct bench *b, const char *command, const char *mpi);

@@ -55,24 +55,6 @@ static int make(struct bench *b, const struct bench_row *r, int strata, MPI_Requ
     }
 }
 
-/* The blocking form, strata's. */
-static void blocking(struct bench *b, const struct bench_row *r)
-{
-    MPI_Comm w = MPI_COMM_WORLD;
-    MPI_Datatype t = r->type;
-    int n = r->count, root = b->root;
-    switch (r->coll) {
-    case STRATA_COLL_BCAST: MPI_Bcast(b->send, n, t, root, w); break;
-    case STRATA_COLL_REDUCE: MPI_Reduce(b->send, b->recv, n, t, MPI_SUM, root, w); break;
-    case STRATA_COLL_ALLREDUCE: MPI_Allreduce(b->send, b->recv, n, t, MPI_SUM, w); break;
-    case STRATA_COLL_ALLGATHER: MPI_Allgather(b->send, n, t, b->recv, n, t, w); break;
-    case STRATA_COLL_GATHER: MPI_Gather(b->send, n, t, b->recv, n, t, root, w); break;
-    case STRATA_COLL_SCATTER: MPI_Scatter(b->send, n, t, b->recv, n, t, root, w); break;
-    case STRATA_COLL_ALLTOALL: MPI_Alltoall(b->send, n, t, b->recv, n, t, w); break;
-    default: MPI_Barrier(w); break;
-    }
-}
-
 /* The slowest rank's mean of `iters` calls, in microseconds: kind 0 strata
  * blocking, 1 strata start + wait on *q, 2 the host's start + wait on *q. */
 static double mean_us(struct bench *b, const struct bench_row *r, int kind, MPI_Request *q,
@@ -83,7 +65,7 @@ static double mean_us(struct bench *b, const struct bench_row *r, int kind, MPI_
         PMPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         if (kind == 0) {
-            blocking(b, r);
+            bench_call_blocking(b, r, 1);
         } else if (kind == 1) {
             MPI_Start(q);
             MPI_Wait(q, MPI_STATUS_IGNORE);

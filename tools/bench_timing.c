@@ -212,6 +212,11 @@ static void call_collective(const struct coll_api *api, struct bench *b, const s
     }
 }
 
+void bench_call_blocking(struct bench *b, const struct bench_row *r, int strata)
+{
+    call_collective(strata ? &strata_api : &native_api, b, r);
+}
+
 /* Looping only if the kernel returns a short count. */
 int bench_copy_from_root(struct bench *b, size_t bytes)
 {

@@ -40,6 +40,11 @@ void strata_wait_set_timeout_ms(unsigned ms) { timeout_ms = ms; }
 #define QUICK_POLLS STRATA_WAIT_QUICK_POLLS
 /* Yields before blocking when the machine is busy or the peer idle. */
 #define BUSY_YIELDS 8UL
+/* Under other jobs' load, a wait spins this many times STRATA_BLOCK_AFTER
+ * before it blocks (strata_waiter_pause): long enough that the waits of a
+ * loaded call (hundreds of µs to a few ms) never pay a wake-up, short
+ * enough that a rank entering late costs a bounded spin. */
+#define LOADED_BLOCK_FACTOR 16UL
 /* Yields between liveness checks while yielding (a few milliseconds). */
 #define LIVENESS_EVERY 4096UL
 
@@ -199,25 +204,44 @@ STRATA_HOT void strata_waiter_pause(struct strata_waiter *w, const struct strata
     }
     /* Look at the machine and the peer every QUICK_POLLS polls (and at every
      * poll once yielding: each is a system call anyway). */
-    if (n == quick || n % QUICK_POLLS == 0 || n >= spin || w->busy) {
+    if (n == quick || n % QUICK_POLLS == 0 || (n >= spin && !w->loaded) || w->busy) {
+        uint64_t now = now_ns();
         if (w->start_ns == 0) {
-            w->start_ns = now_ns();
+            w->start_ns = now;
             show(w, t, STRATA_RUN_SPIN);
         }
         uint32_t peer = atomic_load_explicit(&t->owner->state, memory_order_relaxed);
-        w->busy = peer >= STRATA_RUN_YIELD || strata_machine_busy();
-        w->found_busy |= w->busy;
+        /* The awaited rank needs a core this one holds only where the job
+         * itself has more ranks than cores or the peer said it gave its own
+         * away; other jobs' load is no reason to give ours up (below). */
+        w->busy = peer >= STRATA_RUN_YIELD || node_oversubscribed;
+        w->loaded = !w->busy && strata_machine_busy();
+        w->found_busy |= w->busy | w->loaded;
+        w->long_wait = now - w->start_ns >= (w->loaded ? block_after_ns * LOADED_BLOCK_FACTOR
+                                                       : block_after_ns);
     }
     if (w->busy) {
         if (w->yields < BUSY_YIELDS) yield(w, t);
         else block(w, t);
         return;
     }
+    if (w->loaded) {
+        /* Other jobs compete for the cores: spin as the host MPIs do.  A
+         * yield would hand this core to the competitor queued on it for a
+         * whole slice, and a blocked waiter waits about as long to be run
+         * again once woken (measured, docs/PERFORMANCE.md "Waiting when the
+         * cores are shared": 3-4 ms per call from 64 KiB with one busy loop
+         * beside 2 ranks, against 15-20 µs spinning).  Block only when the
+         * wait is long enough that a late rank, not the load, is the cause. */
+        if (w->long_wait) block(w, t);
+        else strata_cpu_relax();
+        return;
+    }
     if (n < spin) {
         strata_cpu_relax();
         return;
     }
-    if (now_ns() - w->start_ns < block_after_ns) yield(w, t);
+    if (!w->long_wait) yield(w, t);
     else block(w, t);
 }
 

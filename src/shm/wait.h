@@ -7,21 +7,30 @@
  * whatever else is queued on *its* CPU (a competing job), never to the rank
  * it waits for, which sits queued on another CPU; the yielder then waits a
  * scheduler slice for its turn.  A waiter that blocks leaves its CPU idle,
- * and an idle CPU pulls a queued task at once: the awaited rank, or the
- * competitor, which frees the awaited rank's CPU.  Hence the policy of
+ * which helps where the awaited rank is queued behind this one (the job's
+ * own ranks outnumber the cores), but a woken waiter may wait a slice to
+ * run again while a competitor holds the core.  Hence the policy of
  * strata_waiter_pause:
  *
  *   1. spin `quick` polls (STRATA_SPIN's first 256): a wait that ends here
  *      costs what it always did (small calls on an idle machine);
  *   2. every 256 polls from then on, look at the machine and the peer:
- *      the machine is busy if the node runs more ranks than it has online
- *      cores, or if /proc/loadavg's count of runnable tasks exceeds them
- *      (sampled at most once a millisecond per process); the peer is idle
- *      if it published that it is itself yielding or blocked;
- *   3. machine quiet and peer running: keep spinning up to STRATA_SPIN polls,
- *      then yield, and block once the wait has lasted STRATA_BLOCK_AFTER;
- *   4. machine busy or peer idle: yield a few times (a wake-up costs more
- *      than a yield when the data is close), then block at once.
+ *      the job is oversubscribed if the node runs more ranks than it has
+ *      online cores; the peer is idle if it published that it is itself
+ *      yielding or blocked; the machine is loaded (by other jobs) if
+ *      /proc/loadavg's count of runnable tasks exceeds the cores (sampled
+ *      at most once a millisecond per process);
+ *   3. oversubscribed or peer idle: the awaited rank may need this core:
+ *      yield a few times (a wake-up costs more than a yield when the data
+ *      is close), then block at once;
+ *   4. loaded by others only: spin, as the host MPIs do, and block only
+ *      after 16 times STRATA_BLOCK_AFTER.  Giving the core up here hands it
+ *      to the competitor: a yield for a slice, a block until the woken
+ *      waiter is run again, which on this machine's kernel (EEVDF, 6.18)
+ *      also took a slice (measured 2026-11-25: 3-4 ms per Bcast of 64 KiB
+ *      with one busy loop beside 2 ranks, against 15-20 µs spinning);
+ *   5. machine quiet and peer running: spin up to STRATA_SPIN polls, then
+ *      yield, and block once the wait has lasted STRATA_BLOCK_AFTER.
  *   Blocking is a FUTEX_WAIT with a timeout (STRATA_WAKE_TIMEOUT_MS): each
  *   timeout checks that the awaited process lives (a rank killed
  *   mid-operation ends the job instead of hanging it).
@@ -144,7 +153,9 @@ struct strata_waiter {
     unsigned long blocks;     /* FUTEX_WAIT calls */
     unsigned long timeouts;   /* FUTEX_WAITs that ended by their timeout */
     uint64_t start_ns;        /* CLOCK_MONOTONIC at the first slow poll */
-    int busy;                 /* the last look found the machine busy or the peer idle */
+    int busy;                 /* the last look: the job oversubscribes the node or the peer idles */
+    int loaded;               /* the last look: not busy, but other jobs load the machine */
+    int long_wait;            /* the last look: the wait outlived its spin-and-yield time */
     int found_busy;           /* some look did (STRATA_STATS) */
     struct strata_wake *shown; /* where this wait published a state (NULL: none) */
 };
@@ -153,7 +164,7 @@ static inline void strata_waiter_init(struct strata_waiter *w)
 {
     w->polls = w->yields = w->blocks = w->timeouts = 0;
     w->start_ns = 0;
-    w->busy = w->found_busy = 0;
+    w->busy = w->loaded = w->long_wait = w->found_busy = 0;
     w->shown = NULL;
 }
 

@@ -10,6 +10,8 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
 
 #include "transport/cuda_api.h"
 
@@ -59,6 +61,36 @@ static void load_cuda(void)
     CHECK_CU(cu.device_get(&dev, 0));
     CHECK_CU(cu.retain(&ctx, dev));
     CHECK_CU(cu.set_current(ctx));
+}
+
+/* A buffer the tests hand to a collective: n bytes copied from host `src`
+ * into new device memory (device) or new malloc'd host memory. */
+static inline void *test_buf_place(const void *src, size_t n, int device)
+{
+    if (device) {
+        CUdeviceptr d;
+        CHECK_CU(cu.alloc(&d, n));
+        CHECK_CU(cu.htod(d, src, n));
+        return (void *)(uintptr_t)d;
+    }
+    void *p = malloc(n);
+    memcpy(p, src, n);
+    return p;
+}
+
+/* The n bytes of a test_buf_place buffer, in new malloc'd host memory; the
+ * buffer itself is freed. */
+static inline char *test_buf_take(void *p, size_t n, int device)
+{
+    char *got = malloc(n);
+    if (device) {
+        CHECK_CU(cu.dtoh(got, (CUdeviceptr)(uintptr_t)p, n));
+        CHECK_CU(cu.free((CUdeviceptr)(uintptr_t)p));
+    } else {
+        memcpy(got, p, n);
+        free(p);
+    }
+    return got;
 }
 
 #endif

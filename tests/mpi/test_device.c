@@ -44,29 +44,14 @@ static void buf_make(struct buf *b, size_t bytes, int device, unsigned seed)
     size_t n = bytes ? bytes : 1;
     b->ref = malloc(n);
     for (size_t i = 0; i < n; i++) b->ref[i] = (char)((seed * 131u + i * 7u + (i >> 9)) & 0x7f);
-    if (device) {
-        CUdeviceptr d;
-        CHECK_CU(cu.alloc(&d, n));
-        CHECK_CU(cu.htod(d, b->ref, n));
-        b->p = (void *)(uintptr_t)d;
-    } else {
-        b->p = malloc(n);
-        memcpy(b->p, b->ref, n);
-    }
+    b->p = test_buf_place(b->ref, n, device);
 }
 
 /* Compares the call's buffer with the reference's, then frees both. */
 static void buf_done(struct buf *b, const char *what)
 {
     size_t n = b->bytes ? b->bytes : 1;
-    char *got = malloc(n);
-    if (b->device) {
-        CHECK_CU(cu.dtoh(got, (CUdeviceptr)(uintptr_t)b->p, n));
-        CHECK_CU(cu.free((CUdeviceptr)(uintptr_t)b->p));
-    } else {
-        memcpy(got, b->p, n);
-        free(b->p);
-    }
+    char *got = test_buf_take(b->p, n, b->device);
     for (size_t i = 0; i < b->bytes; i++)
         if (got[i] != b->ref[i] && (!b->ext || i % b->ext < b->data)) {
             fprintf(stderr, "rank %d: %s (%s buffer): byte %zu of %zu is %d, the host MPI gives %d\n",

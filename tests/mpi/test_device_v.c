@@ -39,28 +39,13 @@ static void buf_make(struct buf *b, size_t bytes, int device, unsigned seed)
     b->ref = malloc(n);
     int *w = (int *)b->ref;
     for (size_t i = 0; i < n / sizeof(int); i++) w[i] = (int)((seed * 131u + i * 7u) % 1000) - 500;
-    if (device) {
-        CUdeviceptr d;
-        CHECK_CU(cu.alloc(&d, n));
-        CHECK_CU(cu.htod(d, b->ref, n));
-        b->p = (void *)(uintptr_t)d;
-    } else {
-        b->p = malloc(n);
-        memcpy(b->p, b->ref, n);
-    }
+    b->p = test_buf_place(b->ref, n, device);
 }
 
 static void buf_done(struct buf *b, const char *what)
 {
     size_t n = b->bytes ? b->bytes : 1;
-    char *got = malloc(n);
-    if (b->device) {
-        CHECK_CU(cu.dtoh(got, (CUdeviceptr)(uintptr_t)b->p, n));
-        CHECK_CU(cu.free((CUdeviceptr)(uintptr_t)b->p));
-    } else {
-        memcpy(got, b->p, n);
-        free(b->p);
-    }
+    char *got = test_buf_take(b->p, n, b->device);
     for (size_t i = 0; i < b->cmp; i++)
         if (got[i] != b->ref[i]) {
             fprintf(stderr, "rank %d: %s (%s buffer): byte %zu of %zu is %d, the host MPI gives %d\n",
