@@ -197,6 +197,11 @@ void strata_scan_start(struct strata_scan_op *o, struct strata_plane *p,
     strata_op_init(&o->op, p, prefix_progress);
     o->chunk = strata_tuning()->reduce_chunk / a->extent ? strata_tuning()->reduce_chunk / a->extent
                                                          : 1;
+    /* Exscan on two ranks: rank 1 reads rank 0's operand, whole from the
+     * start, straight into its result, and nobody reads rank 1: one read
+     * instead of one per chunk.  (Scan keeps its chunks: each is combined
+     * while still in the cache.) */
+    if (exclusive && p->rank == 1 && p->size == 2) o->chunk = a->count;
     /* What this rank exposes: s_r, complete from the start at rank 0. */
     const void *exposed;
     uint64_t done = 0;
