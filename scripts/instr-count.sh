@@ -4,11 +4,12 @@
 # on a shared machine where timings cannot be compared.
 #   instr-count.sh BUILD_DIR COLL BYTES RANKS [CALLS] [--top N]
 # BUILD_DIR: a build of strata for Open MPI (its lib/libstrata.so is
-# preloaded; "none" for the host MPI alone).  COLL: one of those
-# bench/instr/calls.c lists (reduce, bcast, gather, gatherv, exscan, ...).
+# preloaded; "none" for the host MPI alone).  COLL: reduce|allreduce|bcast, with i in front
+# (MPI_I<coll> + MPI_Wait) or p (MPI_Start + MPI_Wait of a persistent one); or, blocking
+# only, one of the others bench/instr/calls.c lists (gather, gatherv, exscan, ...).
 # Runs bench/instr/calls.c (built here with mpicc.openmpi) under callgrind,
 # counting only the CALLS collective calls after a warm-up, every rank on
-# one CPU with STRATA_SPIN=0: a rank that must wait yields to the other at
+# one CPU with STRATA_SPIN=0 STRATA_WAIT=spin: a rank that must wait yields to the other at
 # once, so waits cost few, nearly fixed, polls (printed as "failed polls")
 # rather than a spin as long as the other rank's delay.  Prints per rank:
 # instructions per call, those spent waiting (strata_backoff & co.), the
@@ -27,12 +28,14 @@ mkdir -p "$out"
 mpicc.openmpi -O2 -g -o "$out/calls" "$here/bench/instr/calls.c"
 preload=()
 if [ "$build" != none ]; then preload=(-x LD_PRELOAD="$(cd "$build" && pwd)/lib/libstrata.so"); fi
-export STRATA_MODEL="${STRATA_MODEL:-$here/tests/data/model.conf}" STRATA_SPIN=0
+# STRATA_WAIT=spin: the adaptive policy (shm/wait.h) spins without end while
+# the machine's load exceeds its cores, which would count other jobs' load.
+export STRATA_MODEL="${STRATA_MODEL:-$here/tests/data/model.conf}" STRATA_SPIN=0 STRATA_WAIT=spin
 lock=()
 if [ -n "${MPI_LOCK:-}" ]; then lock=(flock "$MPI_LOCK"); fi
 "${lock[@]}" taskset -c 0 env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
   mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n "$ranks" \
-  -x STRATA_MODEL -x STRATA_SPIN "${preload[@]}" \
+  -x STRATA_MODEL -x STRATA_SPIN -x STRATA_WAIT "${preload[@]}" \
   valgrind --tool=callgrind --collect-atstart=no --toggle-collect=run_calls \
   --callgrind-out-file="$out/cg.%q{OMPI_COMM_WORLD_RANK}.out" \
   "$out/calls" "$coll" "$bytes" "$calls" >"$out/log" 2>&1 ||

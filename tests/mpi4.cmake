@@ -13,6 +13,21 @@ if(STRATA_HAVE_LARGE_COUNT)
   set_tests_properties(mpi4.count-c.vnodes.np4 PROPERTIES TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "PASS count_c")
 endif()
+# Their nonblocking and persistent forms (MPI_Ibcast_c, MPI_Bcast_init_c,
+# ...): one node at an odd rank count, and two virtual nodes.  A host
+# without them (Open MPI 4.1) builds the program as a skip (exit 77), run
+# without mpirun so that the skip costs nothing.
+strata_test_program(test_count_c_nb mpi/test_count_c_nb.c)
+if(STRATA_HAVE_LARGE_COUNT AND STRATA_HAVE_PERSISTENT_COLL)
+  strata_mpi_test(NAME mpi4.count-c-nb.np3 TARGET test_count_c_nb RANKS 3)
+  strata_mpi_test(NAME mpi4.count-c-nb.vnodes.np4 TARGET test_count_c_nb RANKS 4
+                  ENV STRATA_VIRTUAL_NODES=2)
+  set_tests_properties(mpi4.count-c-nb.np3 mpi4.count-c-nb.vnodes.np4 PROPERTIES TIMEOUT 60
+                       PASS_REGULAR_EXPRESSION "PASS count_c_nb")
+else()
+  add_test(NAME mpi4.count-c-nb COMMAND $<TARGET_FILE:test_count_c_nb>)
+  set_tests_properties(mpi4.count-c-nb PROPERTIES TIMEOUT 30 SKIP_RETURN_CODE 77)
+endif()
 
 # ---- C++: one program built with this MPI's mpicxx wrapper (the library
 # itself is C), linked with libstrata like an application linking it.
@@ -79,12 +94,13 @@ set_tests_properties(mpi4.nonblocking.progress-refused.np2 PROPERTIES TIMEOUT 12
 
 # The newer collectives' nonblocking and persistent forms (Reduce_scatter,
 # Scan, the v-collectives): one node at an odd rank count, and two virtual
-# nodes (Reduce_scatter and Scan across nodes; the v-collectives there take
-# whatever route their blocking forms take).
+# nodes (all eight composed across nodes on MPI_COMM_WORLD and its
+# duplicate, --stats requiring them served there; the split's nodes hold
+# one rank each, so its calls are the host's).
 strata_test_program(test_nonblocking_more mpi/test_nonblocking_more.c)
 strata_mpi_test(NAME mpi4.nonblocking_more.np3 TARGET test_nonblocking_more RANKS 3
                 ARGS --stats ENV STRATA_STATS=stderr)
 strata_mpi_test(NAME net.nonblocking_more.nodes2.np4 TARGET test_nonblocking_more RANKS 4
-                ENV STRATA_VIRTUAL_NODES=2)
+                ARGS --stats ENV STRATA_VIRTUAL_NODES=2 STRATA_STATS=stderr)
 set_tests_properties(mpi4.nonblocking_more.np3 net.nonblocking_more.nodes2.np4 PROPERTIES
                      TIMEOUT 90 PASS_REGULAR_EXPRESSION "PASS nonblocking_more")

@@ -6,6 +6,8 @@
 # for MPI_Bcast, MPI_Allreduce and MPI_Allgather with the across-nodes
 # traffic crossing a real network stack: Open MPI on 2 hosts of 2 ranks and
 # on 3 hosts of 2, 1 and 2; MPICH (never yields) on hosts of 1 and 2 ranks.
+# Then test_vcolls (tests/vcolls.cmake) on the first layout: the four
+# v-collectives served across the hosts, results as the host MPI's.
 # Needs root and network namespaces, veth links and bridges; skipped (77)
 # otherwise.  Each MPI run is killed after 60 s (2-4 s here), so the script
 # always gets to remove its namespaces before ctest's timeout.

@@ -8,7 +8,8 @@ target_include_directories(test_select PRIVATE ${CMAKE_SOURCE_DIR}/src)
 add_test(NAME select.unit COMMAND test_select ${CMAKE_CURRENT_SOURCE_DIR}/data)
 
 # Tuning-file rules deciding real calls of prog_checksum (foundation.cmake),
-# bad and missing files stopping the job, and strata-info --explain.  MPICH
+# bad and missing files stopping the job, and strata-info --explain (the reductions
+# without algorithms too: both paths priced, the one the size takes marked).  MPICH
 # never yields the CPU: 2 ranks there.
 if(STRATA_MPI STREQUAL "openmpi")
   set(SELECT_RANKS 3)

@@ -19,9 +19,9 @@ if(STRATA_MPI STREQUAL "openmpi")
   # The segment transport: the single-copy algorithms are refused, copy-in/
   # copy-out serves every size.
   vcolls(segment.np3 3 60 ENV STRATA_TRANSPORT=segment ARGS --roots=some --comms=world)
-  # Across virtual nodes (src/net/net_vblock.c): Gatherv, Scatterv and
-  # Allgatherv by strata's compositions, Alltoallv handed to the host MPI
-  # (counted, with the reason).  Two nodes [0 1 2] [3 4], every root, the
+  # Across virtual nodes (src/net/net_vblock.c): all four by strata's
+  # compositions (Alltoallv: node part on the plane beside point-to-point
+  # streams between nodes).  Two nodes [0 1 2] [3 4], every root, the
   # reversed and all-but-last communicators ([0 1 2] [3]); three nodes
   # cyclic [0 3] [1] [2] (leaders not the lowest ranks in order, nodes of
   # one rank); then about a MiB per block, the cost model's choice only.

@@ -49,6 +49,14 @@ static int has_algorithms(int coll)
     return 0;
 }
 
+/* Reduce_scatter(_block), Scan, Exscan: no table of algorithms, a path by
+ * size that the model prices (model.h's strata_model_rs_scan). */
+static int is_rs_scan(int coll)
+{
+    return coll == STRATA_COLL_REDUCE_SCATTER_BLOCK || coll == STRATA_COLL_REDUCE_SCATTER ||
+           coll == STRATA_COLL_SCAN || coll == STRATA_COLL_EXSCAN;
+}
+
 /* argv after "--explain"; 0, or -1 with the problem in err. */
 static int parse_explain(int argc, char **argv, struct explain_request *rq, char *err,
                          size_t errlen)
@@ -58,10 +66,11 @@ static int parse_explain(int argc, char **argv, struct explain_request *rq, char
         return -1;
     }
     rq->coll = strata_coll_parse(argv[0]);
-    if (rq->coll < 0 || !has_algorithms(rq->coll)) {
+    if (rq->coll < 0 || (!has_algorithms(rq->coll) && !is_rs_scan(rq->coll))) {
         snprintf(err, errlen, "\"%s\" is not a collective with algorithms to choose from "
                  "(bcast, gather, scatter, allgather, alltoall, gatherv, scatterv, allgatherv, "
-                 "alltoallv)", argv[0]);
+                 "alltoallv) or paths the model prices (reduce_scatter_block, reduce_scatter, "
+                 "scan, exscan)", argv[0]);
         return -1;
     }
     if (info_parse_bytes(argv[1], &rq->block)) {
@@ -180,6 +189,35 @@ static void print_deciders(const struct explain_request *rq, const struct strata
     printf("  the model decides (no %s, no STRATA_TUNING_FILE)\n", var);
 }
 
+/* Reduce_scatter(_block), Scan, Exscan: both paths priced, the one the
+ * size picks marked, and whether the model would pick the same. */
+static void explain_rs_scan(const struct explain_request *rq, const struct strata_model_shape *sh)
+{
+    struct strata_rs_scan_price pr[2];
+    strata_model_rs_scan(strata_select_model(), sh, rq->coll, rq->block, pr);
+    printf("\n  %-22s %-6s %14s\n", "path", "", "predicted us");
+    int taken = pr[1].taken, cheaper = pr[1].us >= 0 && pr[1].us < pr[0].us;
+    for (int i = 0; i < 2; i++) {
+        if (pr[i].us >= 0)
+            printf("%c %-22s %-6s %14.2f  %s\n", pr[i].taken ? '*' : ' ', pr[i].name, "-",
+                   pr[i].us, pr[i].summary);
+        else
+            printf("  %-22s %-6s %14s  refused: %s\n", pr[i].name, "-", "-", pr[i].refusal);
+    }
+    size_t cap = strata_tuning()->cico_max, window = sh->region < cap ? sh->region : cap;
+    printf("  * the path strata takes\n\nWhat decides on such a call:\n");
+    printf("  the size, not the model: a vector of up to one copy-in/copy-out window (%zu bytes, "
+           "the smaller of\n  the plane's region and STRATA_CICO_MAX) goes through the segment, "
+           "a longer one %s\n", window,
+           sh->single_copy ? "by single copy" : "in rounds of the window (no single-copy transport)");
+    if (taken == cheaper)
+        printf("  the model agrees at this size\n");
+    else
+        printf("  the model would take %s at this size (%.2f us against %.2f)\n",
+               pr[cheaper].name, pr[cheaper].us, pr[taken].us);
+    printf("  across nodes: the composition of src/net/net_rs_scan.c, its node parts as above\n");
+}
+
 static void explain(const struct explain_request *rq, int world_size)
 {
     const struct strata_runtime *rt = strata_runtime();
@@ -221,7 +259,10 @@ static void explain(const struct explain_request *rq, int world_size)
     printf("\n%s of %zu bytes%s on %d ranks\n  shape %s: %d group%s, the largest of %d ranks\n"
            "  single copy: %s; copy-in/copy-out rounds of %zu bytes\n",
            strata_coll_name(rq->coll), rq->block,
-           rq->coll == STRATA_COLL_BCAST ? "" : " per rank block", shape.size, shape_from,
+           rq->coll == STRATA_COLL_BCAST ? ""
+           : is_rs_scan(rq->coll)        ? " per rank vector"
+                                         : " per rank block",
+           shape.size, shape_from,
            shape.groups, shape.groups == 1 ? "" : "s", shape.largest_group, cma, shape.region);
     printf("  transport chosen at MPI_Init: %s%s%s\n  copies priced as: %s\n", rt->transport->name,
            rt->transport_choice[0] ? "; " : " (named by STRATA_TRANSPORT or STRATA_CMA)",
@@ -235,6 +276,10 @@ static void explain(const struct explain_request *rq, int world_size)
         printf("  (a single-rank communicator: strata serves every collective locally, a "
                "copy or nothing, whatever the model says below)\n");
 
+    if (is_rs_scan(rq->coll)) {
+        explain_rs_scan(rq, &shape);
+        return;
+    }
     struct strata_prediction all[STRATA_NALGOS];
     int n = strata_select_explain(strata_select_model(), &shape, rq->coll, rq->block, all,
                                   STRATA_NALGOS);

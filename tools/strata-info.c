@@ -6,7 +6,8 @@
  *   strata-info --config   only the configuration table
  *   strata-info --explain <collective> <size> [-n ranks]
  *                          the cost model's prediction for every algorithm of
- *                          one collective, and what decides the choice
+ *                          one collective (Reduce_scatter(_block), Scan,
+ *                          Exscan: of both paths), and what decides the choice
  *   strata-info --explain-nodes <bcast|reduce> <size> <nodes> <ranks per node>
  *                          the model's view of a call across nodes: every
  *                          tree among node leaders, the node's own part,
@@ -127,8 +128,12 @@ int main(int argc, char **argv)
                "use mpi_f08's buffer-less calls, its others through the C functions",
 #endif
 #ifdef STRATA_HAVE_LARGE_COUNT
-               ", their MPI-4 large-count forms (MPI_Bcast_c ... MPI_Alltoall_c, counted "
-               "under the C names)",
+               ", their MPI-4 large-count forms (MPI_Bcast_c ... MPI_Alltoallv_c, "
+               "MPI_Ibcast_c ... MPI_Ialltoallv_c"
+#ifdef STRATA_HAVE_PERSISTENT_COLL
+               ", MPI_Bcast_init_c ... MPI_Alltoallv_init_c"
+#endif
+               "; counted under the C names)",
 #else
                " (the host MPI has no MPI-4 large-count forms)",
 #endif

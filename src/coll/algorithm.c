@@ -56,7 +56,9 @@ static const struct strata_algorithm table[] = {
     ALGO(STRATA_ALGO_ALLTOALL_PAIRWISE, STRATA_COLL_ALLTOALL, "pairwise", CMA, NULL, 1,
      strata_alltoall_pairwise, "size-1 steps, each rank reads from a different partner"),
     ALGO(STRATA_ALGO_ALLGATHER_CICO, STRATA_COLL_ALLGATHER, "copy-in-copy-out", 0, NULL, 1,
-     strata_allgather_cico, "through the shared segment, two copies, in rounds"),
+     strata_allgather_cico,
+     "through the shared segment in rounds, own block copied as it streams; a block in mapped "
+     "memory is read where it lies"),
     ALGO(STRATA_ALGO_ALLGATHER_RING_NEIGHBOUR, STRATA_COLL_ALLGATHER, "ring-neighbour",
      CMA | STRATA_NEEDS_COPRIME_K, "ring distance j", 1, strata_allgather_ring_neighbour,
      "step i reads the block rank-j received in step i-1"),

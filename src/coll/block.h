@@ -133,6 +133,22 @@ struct strata_cico_exchange {
     void (*want)(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
                  unsigned char **dst);
     const unsigned char *my_stream; /* this rank's stream (may be a private copy) */
+    /* The stream is my_stream less the bytes [skip_at, skip_at + skip_len)
+     * (Alltoall leaves out the block a rank keeps; skip_len 0: none). */
+    size_t skip_at, skip_len;
+    /* This rank's own block, copied from own_src to own_dst a slice per
+     * round, after the round's copy-in, while the others copy theirs in
+     * (own_len 0: none). */
+    const unsigned char *own_src;
+    unsigned char *own_dst;
+    size_t own_len;
+    /* This rank's stream lies in memory its peers map (transport map): it
+     * copies nothing in, and they read all of it from there in round 0 (it
+     * waits for their acks before returning).  Needs skip_len 0. */
+    int direct;
+    /* Some writer may be direct (Allgather on a mapping transport): every
+     * rank acknowledges its last read. */
+    int acks;
 };
 
 /* Every block algorithm as a resumable operation (coll/op.h): start, then

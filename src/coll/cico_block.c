@@ -8,12 +8,22 @@
  * in every round, the part of each writer's stream it wants.  Each round is
  * one plane operation, so the regions are double-buffered by round parity
  * exactly as for the broadcast (plane.h).  A resumable operation (coll/op.h):
- * the rounds and the writer being read live in the operation. */
+ * the rounds and the writer being read live in the operation.
+ *
+ * Allgather and Alltoall (issue 19): a rank's own block is copied a slice
+ * per round, right after the round's copy-in (Allgather: the bytes just read
+ * for it, still in cache), so every byte of the send buffer is read from
+ * memory once, and the copy fills the time the others take to copy theirs
+ * in; Alltoall's stream leaves the kept block out (p - 1 blocks copied in,
+ * not p).  Nothing of a user buffer is exposed to a peer, so no rank waits
+ * for another at the end: the next operation's region wait covers reuse. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "coll/block.h"
+#include "shm/arena.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -42,6 +52,42 @@ static int piece_of(const struct strata_block_op *o, const struct strata_plane *
     return 1;
 }
 
+/* len bytes of this rank's stream from stream offset `from` into dst: the
+ * stream is my_stream with [skip_at, skip_at + skip_len) left out. */
+static void stream_copy(const struct strata_cico_exchange *x, unsigned char *dst, size_t from,
+                        size_t len)
+{
+    if (from < x->skip_at || !x->skip_len) {
+        size_t below = x->skip_len && x->skip_at - from < len ? x->skip_at - from : len;
+        memcpy(dst, x->my_stream + from, below);
+        dst += below;
+        from += below;
+        len -= below;
+    }
+    if (len) memcpy(dst, x->my_stream + from + x->skip_len, len);
+}
+
+/* Round j's slice of this rank's own block: equal slices, a cache line
+ * multiple each, so that every round (but the last ones) copies some. */
+static void own_slice(struct strata_block_op *o)
+{
+    const struct strata_cico_exchange *x = &o->x;
+    if (!x->own_len || !o->rounds) return;
+    size_t step = (x->own_len + o->rounds - 1) / o->rounds;
+    step = (step + STRATA_CACHE_LINE - 1) / STRATA_CACHE_LINE * STRATA_CACHE_LINE;
+    size_t lo = o->j * step, hi = lo + step;
+    if (lo >= x->own_len) return;
+    if (hi > x->own_len) hi = x->own_len;
+    memcpy(x->own_dst + lo, x->own_src + lo, hi - lo);
+}
+
+/* Writer q streams from mapped memory and was read whole already (o->ahead
+ * remembers the first 64 such writers; later ones are looked up again). */
+static int read_whole(const struct strata_block_op *o, int q)
+{
+    return q < 64 && (o->ahead >> q & 1);
+}
+
 static int rounds_progress(struct strata_op *op)
 {
     struct strata_block_op *o = block_of(op);
@@ -50,26 +96,53 @@ static int rounds_progress(struct strata_op *op)
     size_t R = round_bytes(p);
     STRATA_OP_BEGIN(op);
     for (o->j = 0; o->j < o->rounds; o->j++) {
-        o->base = strata_plane_enter(p, 1, NULL, NULL); /* entered: done reading older regions */
-        if (o->mine > o->j * R) {
+        /* Entered: done reading older regions; buf non-NULL: read my stream
+         * where it lies. */
+        o->base = strata_plane_enter(p, 1, o->x.direct ? o->x.my_stream : NULL, NULL);
+        /* Goes with this round's progress below (release). */
+        if (o->x.direct && o->j == 0) strata_flag_set_relaxed(&me->direct, o->base);
+        if (!o->x.direct && o->mine > o->j * R) {
             STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
             size_t from = o->j * R, len = (o->mine < from + R ? o->mine : from + R) - from;
-            memcpy(strata_plane_region(p, p->rank, 0), o->x.my_stream + from, len);
+            stream_copy(&o->x, strata_plane_region(p, p->rank, 0), from, len);
         }
         /* Release: a reader that sees the round's value also sees its bytes. */
         strata_plane_publish(p, &me->progress, o->base + 1);
+        own_slice(o); /* while the others copy in */
         for (o->i = 1; o->i < p->size; o->i++) {
             int q;
             size_t a, b;
             unsigned char *dst;
-            if (!piece_of(o, p, o->j, o->i, &q, &a, &b, &dst)) continue;
+            if (!piece_of(o, p, o->j, o->i, &q, &a, &b, &dst) || read_whole(o, q)) continue;
             STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].progress, o->base + 1,
                                p->pid[(p->rank + o->i) % p->size]);
             piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
+            /* The acquire of progress made q's direct and buf visible.  q
+             * marks a direct call with the base of its first round (each
+             * round's enter takes 2 flag values); a direct q stays in this
+             * call until every reader acknowledges, so its buf is this
+             * call's.  Any other value: q streams through its region. */
+            if (strata_flag_read(&p->ctl[q].direct) == o->base - 2 * (uint64_t)o->j) {
+                const unsigned char *src =
+                    (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
+                /* All that q streams, once, through the transport (a copy
+                 * through the mapping; CMA if q's range is not mapped). */
+                size_t lo, len;
+                o->x.want(o, q, &lo, &len, &dst);
+                if (o->j == 0) strata_plane_pull(p, o->x.coll, q, src + lo, dst, len);
+                if (q < 64) o->ahead |= (uint64_t)1 << q;
+                continue;
+            }
             memcpy(dst, strata_plane_region(p, q, 0) + (a - o->j * R), b - a);
             if (p->stats) strata_stats_bytes(o->x.coll, p->dist[q], b - a);
         }
     }
+    /* Release: done reading every writer (only a direct writer waits). */
+    if (o->x.acks) strata_plane_publish(p, &me->ack, o->base);
+    if (o->x.direct)
+        for (o->i = 1; o->i < p->size; o->i++)
+            STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].ack, o->base,
+                               p->pid[(p->rank + o->i) % p->size]);
     free(o->owned);
     o->owned = NULL;
     STRATA_OP_END(op);
@@ -87,6 +160,12 @@ static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int 
     o->x.stream_len = stream_len;
     o->x.want = want;
     o->x.my_stream = my_stream;
+    o->x.skip_at = o->x.skip_len = 0;
+    o->x.own_src = NULL;
+    o->x.own_dst = NULL;
+    o->x.own_len = 0;
+    o->x.direct = o->x.acks = 0;
+    o->ahead = 0;
     size_t R = round_bytes(p), longest = 0;
     for (int q = 0; q < p->size; q++) {
         size_t len = stream_len(o, q);
@@ -94,6 +173,20 @@ static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int 
     }
     o->rounds = (longest + R - 1) / R;
     o->mine = stream_len(o, p->rank);
+}
+
+/* Copies this rank's own block a slice per round (see own_slice); with no
+ * round at all (nothing to exchange: one rank), at once. */
+static void set_own(struct strata_block_op *o, const unsigned char *src, unsigned char *dst,
+                    size_t len)
+{
+    if (!o->rounds) {
+        memcpy(dst, src, len);
+        return;
+    }
+    o->x.own_src = src;
+    o->x.own_dst = dst;
+    o->x.own_len = len;
 }
 
 /* ---- Gather: every rank's stream is its block; the root wants them all. */
@@ -145,10 +238,18 @@ void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane 
 {
     size_t b = a->block;
     unsigned char *own = a->recv + (size_t)p->rank * b;
-    if (a->send) memcpy(own, a->send, b);
     o->a = *a;
     o->owned = NULL;
-    start_rounds(o, p, STRATA_COLL_ALLGATHER, block_len, allgather_want, own);
+    /* The stream is the send buffer itself; the own block follows it round
+     * by round (in place: it is already there). */
+    const unsigned char *stream = a->send ? a->send : own;
+    start_rounds(o, p, STRATA_COLL_ALLGATHER, block_len, allgather_want, stream);
+    if (a->send) set_own(o, a->send, own, b);
+    /* A block in this rank's arena is read where it lies: one copy (a
+     * memcpy through the peers' mapping) instead of two, and no page pinned. */
+    o->x.acks = (p->xport->features & STRATA_XPORT_MAP_PEER) != 0; /* the same on every rank */
+    o->x.direct = o->x.acks && b && strata_arena_contains(stream) &&
+                  strata_arena_contains(stream + b - 1);
 }
 
 int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a)
@@ -186,18 +287,20 @@ int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *
     return strata_block_run(strata_scatter_cico_start, p, a);
 }
 
-/* ---- Alltoall: every rank's stream is its send buffer; rank r wants block
- * r of each. */
+/* ---- Alltoall: every rank's stream is its send buffer less the block it
+ * keeps; rank r wants block r of each, which in q's stream comes r-th, or
+ * (r-1)-th past q's own. */
 static size_t all_len(const struct strata_block_op *o, int q)
 {
     (void)q;
-    return (size_t)o->op.p->size * o->a.block;
+    return (size_t)(o->op.p->size - 1) * o->a.block;
 }
 
 static void alltoall_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
                           unsigned char **dst)
 {
-    *lo = (size_t)o->op.p->rank * o->a.block;
+    int r = o->op.p->rank;
+    *lo = (size_t)(r < q ? r : r - 1) * o->a.block;
     *len = o->a.block;
     *dst = o->a.recv + (size_t)q * o->a.block;
 }
@@ -219,10 +322,13 @@ void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *
         memcpy(copy, a->recv, total);
         send = copy;
     }
-    memcpy(a->recv + (size_t)p->rank * b, send + (size_t)p->rank * b, b);
     o->a = *a;
     o->owned = copy; /* freed by the last progress step */
     start_rounds(o, p, STRATA_COLL_ALLTOALL, all_len, alltoall_want, send);
+    o->x.skip_at = (size_t)p->rank * b;
+    o->x.skip_len = b;
+    /* In place, the kept block is already in recv. */
+    if (a->send) set_own(o, a->send + (size_t)p->rank * b, a->recv + (size_t)p->rank * b, b);
 }
 
 int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a)

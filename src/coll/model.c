@@ -89,6 +89,10 @@ static double sm_gather(const struct strata_model *m, int p)
 
 static double sm_barrier(const struct strata_model *m, int p) { return sm_gather(m, p) + sm_bcast(m); }
 
+/* The two building blocks the reductions' paths share (model_rs_scan.c). */
+double strata_model_cma(const struct strata_model *m, double n, int c) { return cma(m, n, c); }
+double strata_model_sm_gather(const struct strata_model *m, int p) { return sm_gather(m, p); }
+
 static double own_copy(const struct strata_model *m, double n) { return n * m->memcpy_beta; }
 
 static int clamp_k(int k, int p) { return k < 1 ? 1 : k > p - 1 ? p - 1 : k; }
@@ -187,6 +191,24 @@ static double cico(const struct strata_model *m, const struct strata_model_shape
      * least a cold memcpy. */
     double copy = m->shm_beta > m->memcpy_beta ? m->shm_beta : m->memcpy_beta;
     return busiest * copy + own_copy(m, n) + rounds * per_round;
+}
+
+/* Allgather's copy-in/copy-out (cico_block.c): every rank streams its block
+ * while it copies the others' rounds out, and copies its own block from the
+ * bytes it has just read for the copy-in.  Each copy is priced as a private
+ * memcpy of cold data, not at shm_beta: shm_beta is calibrated on a serial
+ * hand-off (one rank copies in while the other waits, then the other way),
+ * and the exchange ran at 0.40-0.63 of the shm_beta formula in strata-bench
+ * --algorithms (2 and 4 ranks, 8 KiB to 1 MiB, warm; docs/PERFORMANCE.md,
+ * issue 19 item 4), faster than one CMA read of the peer's block: no page is
+ * pinned, and the source block is read from memory once for two copies. */
+static double cico_exchange(const struct strata_model *m, const struct strata_model_shape *s,
+                            double n, int p)
+{
+    double region = s->region > 0 ? (double)s->region : 16384.0;
+    double rounds = ceil(n / region);
+    double per_round = p > 2 ? sm_gather(m, p) : sm_bcast(m);
+    return (double)p * n * m->memcpy_beta + own_copy(m, n) + rounds * per_round;
 }
 
 /* ---- Bcast (paper V-B; XHC for the pipelined pull). */
@@ -306,8 +328,10 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
     case STRATA_ALGO_GATHER_CICO: return cico(m, shape, n, p * n, n, p - 1);
     case STRATA_ALGO_SCATTER_CICO:
         return cico(m, shape, n, p * n + fmin(n, (double)shape->region), p * n, 1);
-    case STRATA_ALGO_ALLGATHER_CICO: return cico(m, shape, n, p * n, n, p - 1);
-    case STRATA_ALGO_ALLTOALL_CICO: return cico(m, shape, n, (2.0 * p - 1) * n, p * n, p - 1);
+    case STRATA_ALGO_ALLGATHER_CICO: return cico_exchange(m, shape, n, p);
+    /* Alltoall's streams leave out the block each rank keeps (copied a slice
+     * per round, as Allgather's own block): p - 1 blocks in, p - 1 out. */
+    case STRATA_ALGO_ALLTOALL_CICO: return cico(m, shape, n, 2.0 * (p - 1) * n, (p - 1) * n, p - 1);
     /* The v-collectives: n is the largest block, so the uniform formulas
      * bound the call; each first reads the layout records (one hand-off,
      * p-1 for Alltoallv). */

@@ -65,6 +65,29 @@ double strata_model_gamma(const struct strata_model *m, int c);
 double strata_model_predict(const struct strata_model *m, const struct strata_algorithm *al,
                             const struct strata_model_shape *shape, size_t block, int k);
 
+/* One CMA copy of n bytes while c ranks access the same process; one rank
+ * (or each, in parallel) reading the flags p-1 others published. */
+double strata_model_cma(const struct strata_model *m, double n, int c);
+double strata_model_sm_gather(const struct strata_model *m, int p);
+
+/* Reduce_scatter(_block), Scan and Exscan inside a node have no table of
+ * algorithms: the vector's size picks the path (copy-in/copy-out up to one
+ * window, single copy past it where the transport has it; coll.h's
+ * strata_rs_scan_path).  strata-info --explain shows the model's price of
+ * both paths beside the one taken (model_rs_scan.c). */
+struct strata_rs_scan_price {
+    const char *name;      /* "copy-in-copy-out", "slice-read", "pipelined-prefix" */
+    const char *summary;   /* what it does, in a line */
+    double us;             /* predicted; < 0 where it cannot run */
+    const char *refusal;   /* why it cannot run (us < 0) */
+    int taken;             /* the path strata takes for this call */
+};
+/* coll: STRATA_COLL_REDUCE_SCATTER_BLOCK, _REDUCE_SCATTER, _SCAN or _EXSCAN;
+ * bytes: the whole vector of one rank.  Fills out[0] (copy-in/copy-out)
+ * and out[1] (single copy); returns 2, or 0 for another collective. */
+int strata_model_rs_scan(const struct strata_model *m, const struct strata_model_shape *shape,
+                         int coll, size_t bytes, struct strata_rs_scan_price out[2]);
+
 /* Whether a copy through a peer's mapping beats a CMA copy at every size
  * by m's figures (start-up and per byte, page pinning included), with the
  * price the map transport pays on buffers outside arenas (map_alpha on top

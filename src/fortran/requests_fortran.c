@@ -27,6 +27,7 @@
 #include <stddef.h>
 
 #include "interpose/nonblocking.h"
+#include "interpose/persistent.h"
 #include "util/log.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -88,6 +89,15 @@ static void resolve(void)
         }                                             \
     } while (0)
 
+/* strata's started persistent requests among those the host's call gets
+ * are handed to it first (persistent.c: their host receive is started only
+ * for a call the host serves). */
+static void to_host(MPI_Fint count, const MPI_Fint *requests)
+{
+    if (!strata_persist_unhosted()) return;
+    for (MPI_Fint i = 0; i < count; i++) strata_persist_to_host(MPI_Request_f2c(requests[i]));
+}
+
 /* A wait: the host's wait once nothing of strata's is outstanding, else
  * progress and the host's test until `done` (set by test_call). */
 #define WAIT_LOOP(wait_call, test_call, done)                         \
@@ -109,6 +119,7 @@ static void resolve(void)
 static void f_wait(int f08, MPI_Fint *request, void *status, MPI_Fint *ierror)
 {
     HOST(host.wait[f08] && host.test[f08], ierror);
+    to_host(1, request);
     MPI_Fint flag = 0;
     WAIT_LOOP(host.wait[f08](request, status, ierror),
               host.test[f08](request, &flag, status, &err_), flag)
@@ -117,6 +128,7 @@ static void f_wait(int f08, MPI_Fint *request, void *status, MPI_Fint *ierror)
 static void f_test(int f08, MPI_Fint *request, MPI_Fint *flag, void *status, MPI_Fint *ierror)
 {
     HOST(host.test[f08], ierror);
+    to_host(1, request);
     strata_nb_progress();
     host.test[f08](request, flag, status, ierror);
 }
@@ -125,6 +137,7 @@ static void f_request_get_status(int f08, MPI_Fint *request, MPI_Fint *flag, voi
                          MPI_Fint *ierror)
 {
     HOST(host.get_status[f08], ierror);
+    to_host(1, request);
     strata_nb_progress();
     host.get_status[f08](request, flag, status, ierror);
 }
@@ -133,6 +146,7 @@ static void f_waitall(int f08, MPI_Fint *count, MPI_Fint *requests, void *status
                       MPI_Fint *ierror)
 {
     HOST(host.waitall[f08] && host.testall[f08], ierror);
+    to_host(*count, requests);
     MPI_Fint flag = 0;
     WAIT_LOOP(host.waitall[f08](count, requests, statuses, ierror),
               host.testall[f08](count, requests, &flag, statuses, &err_), flag)
@@ -142,6 +156,7 @@ static void f_testall(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *fl
                       void *statuses, MPI_Fint *ierror)
 {
     HOST(host.testall[f08], ierror);
+    to_host(*count, requests);
     strata_nb_progress();
     host.testall[f08](count, requests, flag, statuses, ierror);
 }
@@ -150,6 +165,7 @@ static void f_waitany(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *in
                       void *status, MPI_Fint *ierror)
 {
     HOST(host.waitany[f08] && host.testany[f08], ierror);
+    to_host(*count, requests);
     MPI_Fint flag = 0;
     WAIT_LOOP(host.waitany[f08](count, requests, index, status, ierror),
               host.testany[f08](count, requests, index, &flag, status, &err_), flag)
@@ -159,6 +175,7 @@ static void f_testany(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *in
                       MPI_Fint *flag, void *status, MPI_Fint *ierror)
 {
     HOST(host.testany[f08], ierror);
+    to_host(*count, requests);
     strata_nb_progress();
     host.testany[f08](count, requests, index, flag, status, ierror);
 }
@@ -169,6 +186,7 @@ static void f_waitsome(int f08, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
                        MPI_Fint *indices, void *statuses, MPI_Fint *ierror)
 {
     HOST(host.waitsome[f08] && host.testsome[f08], ierror);
+    to_host(*incount, requests);
     WAIT_LOOP(host.waitsome[f08](incount, requests, outcount, indices, statuses, ierror),
               host.testsome[f08](incount, requests, outcount, indices, statuses, &err_),
               *outcount != 0)
@@ -178,6 +196,7 @@ static void f_testsome(int f08, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
                        MPI_Fint *indices, void *statuses, MPI_Fint *ierror)
 {
     HOST(host.testsome[f08], ierror);
+    to_host(*incount, requests);
     strata_nb_progress();
     host.testsome[f08](incount, requests, outcount, indices, statuses, ierror);
 }

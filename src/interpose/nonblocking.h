@@ -108,6 +108,9 @@ struct strata_nb {
     int tag;
     MPI_Request req;                /* the application's (MPI_Cancel looks it up) */
     int app_freed;                  /* MPI_Request_free'd: strata completes req itself */
+    /* A thread in MPI_Wait on req (strata_nb_wait_own): set to 1 (release)
+     * once req's completing message is sent. */
+    _Atomic int *waiter;
     /* A persistent start: called (lock held) when it finishes, instead of
      * the nonblocking completion: persistent.c sends its message. */
     void (*on_done)(void *arg);
@@ -194,6 +197,12 @@ void strata_nb_drain(struct strata_ctx *ctx);
  * would stall strata's operations that peers wait for). */
 MPI_Request *strata_nb_host_request(void);
 int strata_nb_host_wait(int rc);
+
+/* MPI_Wait on request: if it is an outstanding operation's, progresses
+ * until that finished (its completing message sent, so the host's wait on
+ * request returns at once) and returns 1, without a host test per poll; 0
+ * if it is not one (nothing done). */
+int strata_nb_wait_own(MPI_Request request);
 
 /* Whether request is an outstanding strata operation's (MPI_Cancel). */
 int strata_nb_owns(MPI_Request request);

@@ -2,9 +2,16 @@
  * as MPIX_Bcast_init, ... in mpi-ext.h) and MPI_Start / MPI_Startall.
  *
  * The request is a persistent receive of an empty message on strata's
- * private duplicate of MPI_COMM_SELF, with a tag of its own for its life:
- * MPI_Start starts it and queues one operation, built as the nonblocking
- * form builds it; strata sends the message when the operation finishes.
+ * private duplicate of MPI_COMM_SELF, with a tag of its own for its life.
+ * MPI_Start queues one operation, built as the nonblocking form builds it,
+ * and leaves that receive inactive: strata's MPI_Wait, MPI_Test and
+ * MPI_Request_get_status complete the start themselves (the operation's
+ * end is a flag; no host request is started, matched or tested).  Only
+ * when the request reaches a call the host MPI serves (an array of
+ * requests, a Fortran completion call on Open MPI) is its receive started
+ * (strata_persist_to_host), and strata then sends the empty message when
+ * the operation finishes (at once if it has), so the host completes it as
+ * any receive; from then until the next start the request is the host's.
  * _init decides (route, argument checks, algorithm, tree, chunking, the
  * composition across nodes) by building the operation once, as the
  * nonblocking form builds it, and STRATA_STATS counts that under
@@ -17,13 +24,17 @@
  * decided when.  A call strata leaves to the host MPI at _init runs the
  * host's nonblocking form at every start, which strata's progress tests. */
 #include <mpi.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "context/runtime.h"
 #include "interpose/collectives.h"
 #include "interpose/nonblocking.h"
 #include "interpose/persistent.h"
 #include "interpose/rs_scan_calls.h"
+#include "util/log.h"
 
 #if defined(STRATA_HAVE_PERSISTENT_COLL) || defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
 #define STRATA_PERSISTENT 1
@@ -43,20 +54,93 @@ struct strata_persist {
      * them unchanged while the request lives).  Reduce_scatter's counts are
      * rcounts; a one-block side's count is scount or rcount. */
     const int *scounts, *sdispls, *rcounts, *rdispls;
+    /* A large-count request's (_init_c): its own arguments and calls. */
+    struct strata_persist_ext ext;
     struct strata_choice choice;
-    int have_choice, started, active, freed;
+    int have_choice, started, freed;
+    /* The request's state, written by the thread that calls MPI on it
+     * (start, completion) and, under the lock, by the progress that
+     * finishes its operation and by strata_persist_to_host; read by both
+     * without the lock in MPI_Start and the completion calls: atomics,
+     * relaxed except done.
+     * active: started and not yet completed by a completion call (MPI's
+     * "active").  hosted: this start's host receive was started (the host
+     * completes the request); else strata's completion calls do.  done:
+     * this start's operation finished (release / acquire, so a waiter that
+     * sees it sees the results too). */
+    _Atomic int active, hosted, done;
     int host;              /* decided at _init: every start is the host's */
     struct strata_nb *tmpl; /* built at _init, reused by every start (or NULL) */
-    struct strata_persist *next;
+    struct strata_persist *next; /* in its bucket */
 };
 
-static struct strata_persist *table; /* under strata_nb_lock */
+/* The requests by handle (under strata_nb_lock): a completion call looks
+ * its request up at every call while one is active, so a hash, not a list. */
+#define BUCKETS 256
+static struct strata_persist *buckets[BUCKETS];
+
+/* Active requests whose host receive was not started (hosted 0): while
+ * none is, strata's completion calls go straight to the host's.  Changed
+ * under the lock; read without it as a hint (relaxed): a request the
+ * caller itself started is counted before its MPI_Start returned. */
+_Atomic int strata_persist_unhosted_count;
+
+static unsigned bucket_of(MPI_Request req)
+{
+    uint64_t k = 0; /* a pointer (Open MPI) or an int (MPICH) */
+    memcpy(&k, &req, sizeof req < sizeof k ? sizeof req : sizeof k);
+    return (unsigned)((k * 0x9E3779B97F4A7C15ull) >> 56) % BUCKETS;
+}
 
 static struct strata_persist *find(MPI_Request req)
 {
-    for (struct strata_persist *ps = table; ps; ps = ps->next)
+    for (struct strata_persist *ps = buckets[bucket_of(req)]; ps; ps = ps->next)
         if (ps->req == req) return ps;
     return NULL;
+}
+
+/* Requests freed so far: a thread's last lookup stays valid while this has
+ * not moved (a freed request's handle may come back for a new one). */
+static _Atomic unsigned long free_epoch;
+
+/* The last request this thread looked up (MPI_Start then MPI_Wait on the
+ * same one is the common case): no lock then.  initial-exec as
+ * strata_nb_building_now (nonblocking.h). */
+static _Thread_local struct {
+    MPI_Request req;
+    struct strata_persist *ps;
+    unsigned long epoch;
+} last __attribute__((tls_model("initial-exec")));
+
+/* The request behind handle req, or NULL. */
+static struct strata_persist *lookup(MPI_Request req)
+{
+    /* Acquire, pairing with unlink_free's release: read before the table,
+     * so a request freed after this read moves it for the next lookup.  A
+     * request freed while this thread still uses it would be the
+     * application's error (a free concurrent with a call on it). */
+    unsigned long epoch = atomic_load_explicit(&free_epoch, memory_order_acquire);
+    if (last.ps && last.req == req && last.epoch == epoch) return last.ps;
+    strata_nb_lock();
+    struct strata_persist *ps = find(req);
+    strata_nb_unlock();
+    if (ps) {
+        last.req = req;
+        last.ps = ps;
+        last.epoch = epoch;
+    }
+    return ps;
+}
+
+static int get(_Atomic int *v) { return atomic_load_explicit(v, memory_order_relaxed); }
+static void set(_Atomic int *v, int x) { atomic_store_explicit(v, x, memory_order_relaxed); }
+
+/* A start ends for the application (completed by strata's completion call,
+ * or handed to the host). */
+static void unhosted_end(struct strata_persist *ps)
+{
+    atomic_fetch_sub_explicit(&strata_persist_unhosted_count, 1, memory_order_relaxed);
+    set(&ps->hosted, 1); /* counted out once */
 }
 
 /* Whether request is one of strata's persistent requests (active_only: and
@@ -64,22 +148,22 @@ static struct strata_persist *find(MPI_Request req)
 int strata_persist_owns(MPI_Request request, int active_only)
 {
     if (request == MPI_REQUEST_NULL) return 0;
-    strata_nb_lock();
-    struct strata_persist *ps = find(request);
-    int owns = ps && (!active_only || ps->active);
-    strata_nb_unlock();
-    return owns;
+    struct strata_persist *ps = lookup(request);
+    return ps && (!active_only || get(&ps->active));
 }
 
 static void unlink_free(struct strata_persist *ps)
 {
-    for (struct strata_persist **pp = &table; *pp; pp = &(*pp)->next)
+    /* Release: every thread's cached lookup is invalid before the memory goes. */
+    atomic_fetch_add_explicit(&free_epoch, 1, memory_order_release);
+    for (struct strata_persist **pp = &buckets[bucket_of(ps->req)]; *pp; pp = &(*pp)->next)
         if (*pp == ps) {
             *pp = ps->next;
             break;
         }
     strata_nb_persist_tag_free_locked(ps->tag);
     if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
+    free(ps->ext.args);
     free(ps);
 }
 
@@ -88,11 +172,12 @@ static void unlink_free(struct strata_persist *ps)
  * communicator handle, as any call after a free would). */
 void strata_persist_forget_ctx_locked(const struct strata_ctx *ctx)
 {
-    for (struct strata_persist *ps = table; ps; ps = ps->next)
-        if (ps->tmpl && ps->tmpl->ctx == ctx && !ps->active) {
-            strata_nb_kept_free(ps->tmpl);
-            ps->tmpl = NULL;
-        }
+    for (int b = 0; b < BUCKETS; b++)
+        for (struct strata_persist *ps = buckets[b]; ps; ps = ps->next)
+            if (ps->tmpl && ps->tmpl->ctx == ctx && (!get(&ps->active) || get(&ps->done))) {
+                strata_nb_kept_free(ps->tmpl);
+                ps->tmpl = NULL;
+            }
 }
 
 /* The message that completes the application's request.  Lock held. */
@@ -102,16 +187,28 @@ static void persist_send(struct strata_persist *ps)
     PMPI_Send(NULL, 0, MPI_BYTE, 0, ps->tag, strata_nb_persist_comm_locked());
 }
 
-/* A start finished (the operation's on_done, lock held): its message, then
- * a request the application freed while it was active is released. */
+/* A start finished (the operation's on_done, lock held).  Hosted: its
+ * message, which completes the host's receive.  Else the flag strata's
+ * completion calls read.  Then a request the application freed while it
+ * was active is released. */
 static void persist_finished(void *arg)
 {
     struct strata_persist *ps = arg;
-    persist_send(ps);
-    ps->active = 0;
-    if (!ps->freed) return;
-    /* Freed by the application while active: its receive matched just now. */
-    PMPI_Wait(&ps->req, MPI_STATUS_IGNORE);
+    if (get(&ps->hosted)) {
+        persist_send(ps);
+        set(&ps->active, 0);
+        if (!ps->freed) return;
+        /* Freed by the application while active: its receive matched just now. */
+        PMPI_Wait(&ps->req, MPI_STATUS_IGNORE);
+    } else if (ps->freed) {
+        unhosted_end(ps);
+    } else {
+        /* Release: the results are written before a waiter sees the flag. */
+        atomic_store_explicit(&ps->done, 1, memory_order_release);
+        return;
+    }
+    /* Freed: the host receive is inactive (completed just now, or never
+     * started this time). */
     PMPI_Request_free(&ps->req);
     unlink_free(ps);
 }
@@ -119,6 +216,7 @@ static void persist_finished(void *arg)
 /* The host MPI's nonblocking form of a start strata leaves. */
 static int host_start(const struct strata_persist *ps, MPI_Request *r)
 {
+    if (ps->ext.host) return ps->ext.host(ps->ext.args, r);
     switch (ps->coll) {
     case STRATA_COLL_BCAST: return PMPI_Ibcast(ps->recvbuf, ps->rcount, ps->rtype, ps->root, ps->comm, r);
     case STRATA_COLL_REDUCE:
@@ -168,6 +266,7 @@ static int host_start(const struct strata_persist *ps, MPI_Request *r)
 /* strata's decision for one start (the blocking form's). */
 static int strata_start(const struct strata_persist *ps)
 {
+    if (ps->ext.decide) return ps->ext.decide(ps->ext.args);
     switch (ps->coll) {
     case STRATA_COLL_BCAST: return strata_call_bcast(ps->recvbuf, ps->rcount, ps->rtype, ps->root, ps->comm, 0);
     case STRATA_COLL_REDUCE:
@@ -221,24 +320,28 @@ static int strata_start(const struct strata_persist *ps)
 static int start_kept(struct strata_persist *ps)
 {
     struct strata_nb *nb = strata_nb_rearm(ps->tmpl);
-    ps->active = 1;
     nb->on_done = persist_finished;
     nb->done_arg = ps;
     return strata_nb_post_persistent(nb);
 }
 
+/* A start that cannot run: the request completes at once (as a start whose
+ * operation finished); rc is MPI_Start's. */
+static int start_failed(struct strata_persist *ps, int rc)
+{
+    strata_nb_lock();
+    persist_finished(ps);
+    strata_nb_unlock();
+    return rc;
+}
+
+/* One start of ps (active, not hosted: MPI_Start set it). */
 static int start_one(struct strata_persist *ps)
 {
-    int rc = PMPI_Start(&ps->req);
-    if (rc != MPI_SUCCESS) return rc;
     if (ps->tmpl) return start_kept(ps);
     struct strata_nb *nb = strata_nb_begin(ps->coll, STRATA_FORM_PERSISTENT);
-    if (!nb) {
-        strata_nb_lock();
-        persist_send(ps);
-        strata_nb_unlock();
-        return MPI_ERR_NO_MEM;
-    }
+    if (!nb) return start_failed(ps, MPI_ERR_NO_MEM);
+    int rc;
     nb->replay = ps->started;
     nb->choice = ps->choice;
     nb->have_choice = ps->have_choice;
@@ -252,15 +355,11 @@ static int start_one(struct strata_persist *ps)
     if (rc != MPI_SUCCESS) {
         /* The request completes at once; the error is this call's. */
         strata_nb_abandon(nb);
-        strata_nb_lock();
-        persist_send(ps);
-        strata_nb_unlock();
-        return rc;
+        return start_failed(ps, rc);
     }
     ps->choice = nb->choice;
     ps->have_choice = nb->have_choice;
     ps->started = 1;
-    ps->active = 1;
     nb->on_done = persist_finished;
     nb->done_arg = ps;
     return strata_nb_post_persistent(nb);
@@ -269,10 +368,17 @@ static int start_one(struct strata_persist *ps)
 int MPI_Start(MPI_Request *request)
 {
     strata_nb_progress();
-    strata_nb_lock();
-    struct strata_persist *ps = request ? find(*request) : NULL;
-    strata_nb_unlock();
-    return ps ? start_one(ps) : PMPI_Start(request);
+    struct strata_persist *ps = request ? lookup(*request) : NULL;
+    if (!ps) return PMPI_Start(request);
+    if (get(&ps->active)) return MPI_ERR_REQUEST; /* started twice: the host's error for it */
+    /* Active, completed by strata's completion calls until a call the host
+     * serves gets it.  Relaxed: the progress that finishes the operation
+     * reads these after taking the lock that queues it. */
+    set(&ps->hosted, 0);
+    set(&ps->done, 0);
+    set(&ps->active, 1);
+    atomic_fetch_add_explicit(&strata_persist_unhosted_count, 1, memory_order_relaxed);
+    return start_one(ps);
 }
 
 int MPI_Startall(int count, MPI_Request requests[])
@@ -286,12 +392,80 @@ int strata_persist_free(MPI_Request *request)
 {
     strata_nb_lock();
     struct strata_persist *ps = find(*request);
-    int kept = ps && ps->active;
+    if (ps && get(&ps->active) && !get(&ps->hosted) && get(&ps->done)) {
+        /* Finished, not yet completed by a completion call: nothing runs. */
+        set(&ps->active, 0);
+        unhosted_end(ps);
+    }
+    int kept = ps && get(&ps->active);
     if (kept) ps->freed = 1; /* completed and freed by strata when its start finishes */
     else if (ps) unlink_free(ps);
     strata_nb_unlock();
     if (kept) *request = MPI_REQUEST_NULL;
     return kept;
+}
+
+/* An empty status (MPI 4.0, 3.7.3), as a completed collective gives. */
+static void status_empty(MPI_Status *status)
+{
+    if (status == MPI_STATUS_IGNORE) return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
+}
+
+int strata_persist_complete(MPI_Request request, enum strata_persist_how how, int *flag,
+                            MPI_Status *status)
+{
+    struct strata_persist *ps = lookup(request);
+    if (!ps || !get(&ps->active) || get(&ps->hosted)) return 0;
+    /* ps stays: only this request's own free (not concurrent with a
+     * completion call on it, MPI 4.0 11.6.2) or a free while active (then
+     * the application no longer has the handle) releases it. */
+    for (unsigned long round = 0;; round++) {
+        /* Acquire: the operation's results are seen with the flag. */
+        if (atomic_load_explicit(&ps->done, memory_order_acquire)) break;
+        strata_nb_progress();
+        if (atomic_load_explicit(&ps->done, memory_order_acquire)) break;
+        if (how != STRATA_PERSIST_WAIT) {
+            *flag = 0;
+            return 1;
+        }
+        strata_nb_idle(round);
+    }
+    *flag = 1;
+    status_empty(status);
+    if (how == STRATA_PERSIST_PEEK) return 1;
+    /* Inactive, as the standard leaves a completed persistent request (the
+     * finished operation no longer touches ps: no lock). */
+    set(&ps->active, 0);
+    unhosted_end(ps);
+    return 1;
+}
+
+void strata_persist_to_host(MPI_Request request)
+{
+    if (request == MPI_REQUEST_NULL) return;
+    strata_nb_lock();
+    struct strata_persist *ps = find(request);
+    if (ps && get(&ps->active) && !get(&ps->hosted)) {
+        unhosted_end(ps); /* hosted now */
+        int rc = PMPI_Start(&ps->req);
+        if (rc != MPI_SUCCESS) strata_error("restarting a persistent request's receive: error %d", rc);
+        if (get(&ps->done)) {
+            /* Finished before: the host completes the request at once. */
+            persist_send(ps);
+            set(&ps->active, 0);
+        }
+    }
+    strata_nb_unlock();
+}
+
+void strata_persist_to_host_all(int count, const MPI_Request requests[])
+{
+    if (!strata_persist_unhosted() || !requests) return;
+    for (int i = 0; i < count; i++) strata_persist_to_host(requests[i]);
 }
 
 #ifdef STRATA_PERSISTENT
@@ -358,11 +532,13 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
     if (rc != MPI_SUCCESS) {
         strata_nb_persist_tag_free_locked(ps->tag);
         if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
+        free(ps->ext.args);
         free(ps);
     } else {
         ps->req = *request;
-        ps->next = table;
-        table = ps;
+        unsigned b = bucket_of(ps->req);
+        ps->next = buckets[b];
+        buckets[b] = ps;
     }
     strata_nb_unlock();
     return rc;
@@ -530,6 +706,17 @@ int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdisp
             .coll = STRATA_COLL_ALLTOALLV, .sendbuf = sendbuf, .scounts = sendcounts,
             .sdispls = sdispls, .stype = sendtype, .recvbuf = recvbuf, .rcounts = recvcounts,
             .rdispls = rdispls, .rtype = recvtype, .root = -1, .comm = comm);
+}
+
+/* The large-count _init_c forms (large_count_persist.c): the same request,
+ * its arguments and calls theirs. */
+int strata_persist_init_ext(int coll, MPI_Comm comm,
+                            const struct strata_persist_ext *ext, MPI_Request *request,
+                            int *host)
+{
+    struct strata_persist t = {
+        .coll = (enum strata_coll)coll, .root = -1, .comm = comm, .ext = *ext};
+    return persist_new(&t, request, host);
 }
 #endif
 

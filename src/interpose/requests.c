@@ -1,6 +1,9 @@
 /* The completion calls, wrapped so that strata's outstanding operations
- * progress while the application waits or tests (nonblocking.h).  The
- * requests themselves are the host MPI's: with nothing of strata's
+ * progress while the application waits or tests (nonblocking.h).  A
+ * started persistent request of strata's is completed by strata itself in
+ * the one-request calls (MPI_Wait, MPI_Test, MPI_Request_get_status) and
+ * handed to the host before an array call (persistent.c).  The other
+ * requests are the host MPI's: with nothing of strata's
  * outstanding every call goes straight to the host; otherwise a wait polls
  * the host's test form between progress steps of strata's operations, with
  * the same spin-then-yield policy as a blocking collective, and goes back to
@@ -12,6 +15,14 @@
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
+    int flag;
+    if (strata_persist_unhosted() && request &&
+        strata_persist_complete(*request, STRATA_PERSIST_WAIT, &flag, status))
+        return MPI_SUCCESS;
+    /* One of strata's operations: progress alone until it finished, then the
+     * host's wait, which its completing message satisfies at once. */
+    if (strata_nb_outstanding() && request && strata_nb_wait_own(*request))
+        return PMPI_Wait(request, status);
     for (unsigned long round = 0;; round++) {
         if (!strata_nb_outstanding()) return PMPI_Wait(request, status);
         strata_nb_progress();
@@ -23,12 +34,16 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
+    if (strata_persist_unhosted() && request && flag &&
+        strata_persist_complete(*request, STRATA_PERSIST_TEST, flag, status))
+        return MPI_SUCCESS;
     strata_nb_progress();
     return PMPI_Test(request, flag, status);
 }
 
 int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 {
+    strata_persist_to_host_all(count, requests);
     for (unsigned long round = 0;; round++) {
         if (!strata_nb_outstanding()) return PMPI_Waitall(count, requests, statuses);
         strata_nb_progress();
@@ -40,12 +55,14 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
 
 int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
 {
+    strata_persist_to_host_all(count, requests);
     strata_nb_progress();
     return PMPI_Testall(count, requests, flag, statuses);
 }
 
 int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
 {
+    strata_persist_to_host_all(count, requests);
     for (unsigned long round = 0;; round++) {
         if (!strata_nb_outstanding()) return PMPI_Waitany(count, requests, index, status);
         strata_nb_progress();
@@ -57,6 +74,7 @@ int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *statu
 
 int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
 {
+    strata_persist_to_host_all(count, requests);
     strata_nb_progress();
     return PMPI_Testany(count, requests, index, flag, status);
 }
@@ -64,6 +82,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
+    strata_persist_to_host_all(incount, requests);
     for (unsigned long round = 0;; round++) {
         if (!strata_nb_outstanding())
             return PMPI_Waitsome(incount, requests, outcount, indices, statuses);
@@ -77,12 +96,16 @@ int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
                  MPI_Status statuses[])
 {
+    strata_persist_to_host_all(incount, requests);
     strata_nb_progress();
     return PMPI_Testsome(incount, requests, outcount, indices, statuses);
 }
 
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
+    if (strata_persist_unhosted() && flag &&
+        strata_persist_complete(request, STRATA_PERSIST_PEEK, flag, status))
+        return MPI_SUCCESS;
     strata_nb_progress();
     return PMPI_Request_get_status(request, flag, status);
 }

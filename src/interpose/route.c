@@ -31,13 +31,6 @@ STRATA_HOT const char *strata_route_refusal(const struct strata_ctx *ctx, enum s
                      ctx->hier.nnodes);
             return why;
         }
-        if (coll == STRATA_COLL_ALLTOALLV) {
-            static _Thread_local char why[200];
-            snprintf(why, sizeof why, "communicator spans %d nodes, and MPI_Alltoallv's blocks "
-                     "between nodes all cross the network: a node level would add a copy",
-                     ctx->hier.nnodes);
-            return why;
-        }
         /* The node parts' layout records, on the largest node with the
          * smallest round a node plane can have (one region of the agreed
          * STRATA_CICO_MAX): the same bound on every rank, whatever the node. */

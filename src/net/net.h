@@ -186,7 +186,7 @@ void strata_net_scan_start(struct strata_net_scan_op *o, struct strata_net *net,
                            const struct strata_reduce_args *a, int exclusive, char *desc,
                            size_t desclen);
 
-/* Gatherv, Scatterv (a->root) and Allgatherv across nodes (net_vblock.c),
+/* Gatherv, Scatterv (a->root), Allgatherv and Alltoallv across nodes (net_vblock.c),
  * coll as enum strata_coll, a as block.h's v-collective arguments (a->v:
  * this rank's own layout, which must outlive the operation). */
 struct strata_net_v_op {
@@ -201,7 +201,9 @@ struct strata_net_v_op {
     size_t *node_at;                /* Allgatherv: [nnodes + 1] bundle starts */
     unsigned char *transit, *bundle; /* private copies (see net_vblock.c) */
     size_t bundle_bytes;
-    const unsigned char *send;      /* Allgatherv: this rank's block */
+    const unsigned char *send;      /* Allgatherv: this rank's block; Alltoallv: its blocks */
+    size_t *sent_at;                /* Alltoallv in place: offsets of the private copy */
+    int node_done;                  /* Alltoallv: the node part has finished */
     struct strata_block_op node;    /* the node parts */
     struct strata_bcast_op bcast;   /* Allgatherv: the result inside the node */
 };

@@ -1,4 +1,4 @@
-/* Gatherv, Scatterv and Allgatherv across nodes, two levels, with nobody
+/* Gatherv, Scatterv, Allgatherv and Alltoallv across nodes, with nobody
  * using counts it was not given.
  *
  * As for the block collectives (net_block.c), each node's blocks cross the
@@ -26,12 +26,27 @@
  *             bundles all with all, the leader broadcasts the whole copy
  *             inside its node, and every rank puts each block at its own
  *             displacement.
+ *  Alltoallv  one level, no leaders: every rank knows the length of each
+ *             block it sends and receives, which is all a point-to-point
+ *             message needs.  Blocks between ranks of one node go through
+ *             the node's plane (a node Alltoallv of the node's members'
+ *             blocks); blocks to and from other nodes' ranks go straight
+ *             over the host MPI, one stream per peer, posted in pairwise
+ *             order (receives from rank - i, sends to rank + i) so that
+ *             the peers' first segments are spread; the node part and
+ *             the streams advance in the same steps.  A leader level
+ *             would need each node's counts per destination node (a node
+ *             gather, a leaders' exchange and a node scatter of counts
+ *             before any data) and two more copies of every byte that
+ *             leaves a node; it pays only by merging many small messages
+ *             on a real network, and the direct form already moves each
+ *             byte between nodes once, with no copy (docs/DESIGN.md).
+ *             In place, the outgoing blocks are copied once into private
+ *             memory first (they share recv with the incoming ones).
  *
  * The node parts are the node engine's (vblock.c), its algorithm chosen
  * there by the cost model from the largest block of the node, identical on
- * the node's ranks.  Alltoallv stays with the host MPI across nodes (route.c):
- * as for Alltoall, its traffic between nodes all crosses the network and a
- * node level would only add a copy.
+ * the node's ranks.
  *
  * Resumable operations (coll/op.h): node parts are sub-operations, the
  * leaders' streams (engine.h) advance one pass per step. */
@@ -47,7 +62,7 @@
 #include "util/colls.h"
 #include "util/log.h"
 
-enum { TAG_GATHERV = 11, TAG_SCATTERV = 12, TAG_ALLGATHERV = 13 };
+enum { TAG_GATHERV = 11, TAG_SCATTERV = 12, TAG_ALLGATHERV = 13, TAG_ALLTOALLV = 14 };
 
 static struct strata_net_v_op *v_of(struct strata_op *op)
 {
@@ -75,16 +90,25 @@ static unsigned char *staging_or_abort(struct strata_net *net, enum strata_net_b
     return t;
 }
 
-static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag, void *buf,
-                         size_t bytes)
+/* A stream cut in `seg`-byte segments, `limit` in flight (a send: all
+ * its bytes ready). */
+static void add_stream(struct strata_net *net, int is_send, int peer, int tag, void *buf,
+                       size_t bytes, size_t seg, int limit)
 {
-    const struct strata_tuning *tu = strata_tuning();
-    if (strata_engine_add(&net->engine, is_send, peer, tag, buf, bytes, tu->net_segment,
-                          is_send ? tu->net_sends : tu->net_recvs) < 0) {
+    if (strata_engine_add(&net->engine, is_send, peer, tag, buf, bytes, seg, limit) < 0) {
         strata_error("out of memory starting a v-collective across nodes");
         PMPI_Abort(net->comm, 1);
     }
     if (is_send) strata_stream_ready(&net->engine, net->engine.nstreams - 1, bytes);
+}
+
+/* The same with the leaders' segments and limits (STRATA_NET_*). */
+static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag, void *buf,
+                         size_t bytes)
+{
+    const struct strata_tuning *tu = strata_tuning();
+    add_stream(net, is_send, peer, tag, buf, bytes, tu->net_segment,
+               is_send ? tu->net_sends : tu->net_recvs);
 }
 
 /* Runs the engine until every stream completed, one pass per step ("not
@@ -437,10 +461,126 @@ static void allgatherv_start(struct strata_net_v_op *o)
     o->transit = staging_or_abort(net, STRATA_NET_TRANSIT, o->node_at[net->nnodes]);
 }
 
+/* ---- Alltoallv */
+
+/* Offsets of this rank's outgoing blocks: the private copy's in place,
+ * else the caller's. */
+static const size_t *sent_at(const struct strata_net_v_op *o)
+{
+    return o->sent_at ? o->sent_at : o->a.v->out_off;
+}
+
+/* Alltoallv's blocks go whole, one message each (segments of up to 1 GiB,
+ * for int counts): nothing is forwarded, so cutting a block would only add
+ * messages and in-flight limits to what the host MPI pipelines itself
+ * (measured: 1 MiB blocks in 128 KiB segments, 2 in flight, were slower
+ * than the host's own Alltoallv). */
+#define ALLTOALLV_SEGMENT ((size_t)1 << 30)
+
+/* The streams to and from every rank of another node, pairwise order;
+ * zero-length blocks need no message (both ends know the length). */
+static void alltoallv_streams(struct strata_net_v_op *o)
+{
+    struct strata_net *net = o->net;
+    struct strata_engine *e = &net->engine;
+    const struct strata_vlayout *v = o->a.v;
+    const size_t *soff = sent_at(o);
+    int size = net->size, me = net->rank;
+    strata_engine_reset(e, net->dup);
+    strata_engine_count_as(e, STRATA_COLL_ALLTOALLV);
+    for (int i = 1; i < size; i++) {
+        int q = (me + size - i) % size;
+        if (net->node_of[q] != net->my_node && v->in_len[q])
+            add_stream(net, 0, q, TAG_ALLTOALLV, o->a.recv + v->in_off[q], v->in_len[q],
+                       ALLTOALLV_SEGMENT, 1);
+    }
+    for (int i = 1; i < size; i++) {
+        int q = (me + i) % size;
+        if (net->node_of[q] != net->my_node && v->out_len[q])
+            add_stream(net, 1, q, TAG_ALLTOALLV, (unsigned char *)o->send + soff[q],
+                       v->out_len[q], ALLTOALLV_SEGMENT, 1);
+    }
+}
+
+static int alltoallv_progress(struct strata_op *op)
+{
+    struct strata_net_v_op *o = v_of(op);
+    struct strata_net *net = o->net;
+    struct strata_engine *e = &net->engine;
+    const struct strata_vlayout *v = o->a.v;
+    int me = net->my_node;
+    STRATA_OP_BEGIN(op);
+    o->node_done = net->node_plane == NULL;
+    /* The messages first, so they fly while the node part runs (the node
+     * part reads the outgoing blocks and writes only the node's incoming
+     * ones: in place, it reads the private copy). */
+    alltoallv_streams(o);
+    {
+        int moved, rc = strata_engine_progress(e, &moved);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    if (net->node_plane) {
+        /* The node's members' blocks, in node order. */
+        const size_t *soff = sent_at(o);
+        for (int i = 0; i < o->nsize; i++) {
+            int q = member(net, me, i);
+            out_len(o)[i] = v->out_len[q];
+            out_off(o)[i] = soff[q];
+            in_len(o)[i] = v->in_len[q];
+            in_off(o)[i] = v->in_off[q];
+        }
+        node_start(o, STRATA_COLL_ALLTOALLV, o->send, o->a.recv);
+    } else if (o->a.send && v->in_len[net->rank]) {
+        /* Alone on its node: its own block (in place it is there already). */
+        memcpy(o->a.recv + v->in_off[net->rank], o->send + sent_at(o)[net->rank],
+               v->in_len[net->rank]);
+    }
+    /* The node part and the streams in the same steps, while both run. */
+    while (!o->node_done) {
+        int rc = strata_op_step(&o->node.op), moved;
+        op->waits += o->node.op.waits;
+        o->node.op.waits = 0;
+        if (rc == MPI_SUCCESS) o->node_done = 1;
+        else if (rc != STRATA_OP_PENDING) return rc;
+        int erc = strata_engine_progress(e, &moved);
+        if (erc != MPI_SUCCESS) return erc;
+        /* Only the node part left: its own waits (which may block on a flag). */
+        if (o->node_done || strata_engine_complete(e)) break;
+        if (moved) op->waits++;
+        op->waiting_for = o->node.op.waiting_for ? o->node.op.waiting_for
+                                                 : strata_engine_waiting_for(e);
+        STRATA_OP_YIELD(op);
+    }
+    if (!o->node_done) STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    AWAIT_ENGINE(op, e);
+    free(o->arrays); /* as in gatherv_progress */
+    o->arrays = NULL;
+    STRATA_OP_END(op);
+}
+
+/* In place (a->send NULL): recv holds the outgoing blocks and takes the
+ * incoming ones, so the outgoing ones are read from a private copy, packed
+ * in rank order. */
+static void alltoallv_start(struct strata_net_v_op *o)
+{
+    struct strata_net *net = o->net;
+    const struct strata_vlayout *v = o->a.v;
+    o->send = o->a.send;
+    o->sent_at = NULL;
+    if (o->a.send) return;
+    size_t total = 0;
+    o->sent_at = o->node_at + net->nnodes + 1;
+    for (int q = 0; q < net->size; q++) o->sent_at[q] = total, total += v->out_len[q];
+    unsigned char *copy = staging_or_abort(net, STRATA_NET_TRANSIT, total);
+    for (int q = 0; q < net->size; q++)
+        if (v->out_len[q]) memcpy(copy + o->sent_at[q], o->a.recv + v->out_off[q], v->out_len[q]);
+    o->send = copy;
+}
+
 void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, int coll,
                              const struct strata_block_args *a, char *desc, size_t desclen)
 {
-    int rooted = coll != STRATA_COLL_ALLGATHERV;
+    int rooted = coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV;
     o->net = net;
     o->a = *a;
     o->coll = coll;
@@ -451,9 +591,12 @@ void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, 
     o->local_root = net->node_rank[o->leader];
     o->nsize = strata_net_node_size(net, net->my_node);
     o->word = 0;
+    o->sent_at = NULL;
     /* The four node-layout arrays, this rank's word of the lengths gather,
-     * the leader's gathered words, and (Allgatherv) the bundles' starts. */
+     * the leader's gathered words, (Allgatherv) the bundles' starts and
+     * (Alltoallv in place) the private copy's offsets. */
     size_t n = (size_t)o->nsize, words = 4 * n + n + (size_t)net->nnodes + 1;
+    if (coll == STRATA_COLL_ALLTOALLV) words += (size_t)net->size;
     o->arrays = alloc_or_abort(net, words * sizeof(size_t));
     o->lens = (uint64_t *)(o->arrays + 4 * n);
     o->node_at = o->arrays + 5 * n;
@@ -468,12 +611,21 @@ void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, 
         strata_op_init(&o->op, net->node_plane, scatterv_progress);
         o->rc = scatterv_start(o);
         break;
+    case STRATA_COLL_ALLTOALLV:
+        strata_op_init(&o->op, net->node_plane, alltoallv_progress);
+        alltoallv_start(o);
+        break;
     default:
         strata_op_init(&o->op, net->node_plane, allgatherv_progress);
         allgatherv_start(o);
         break;
     }
-    if (desc) {
+    if (desc && coll == STRATA_COLL_ALLTOALLV) {
+        snprintf(desc, desclen, "across nodes: one level over %d nodes, node Alltoallv on the "
+                 "plane beside point-to-point streams to every other node's ranks (pairwise "
+                 "order, no leaders)%s", net->nnodes, o->a.send ? "" : ", in place from a "
+                 "private copy");
+    } else if (desc) {
         const char *how = coll == STRATA_COLL_GATHERV
             ? "node Gatherv of lengths and data to each leader, bundles streamed to the root"
             : coll == STRATA_COLL_SCATTERV

@@ -73,8 +73,11 @@ static _Atomic int nalgos;
 static pthread_mutex_t algos_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* The collective the application called on this thread (-1: none yet, or
- * the last call went to the host MPI). */
-static _Thread_local int serving = -1;
+ * the last call went to the host MPI).  initial-exec: libstrata is linked
+ * or preloaded, never dlopen'ed, so this sits at a fixed offset from the
+ * thread pointer; the default model called __tls_get_addr at every
+ * strata_stats_serve_as, twice per poll of a nonblocking operation. */
+static _Thread_local int serving __attribute__((tls_model("initial-exec"))) = -1;
 
 const char *strata_distance_name(enum strata_distance d) { return dist_names[d]; }
 

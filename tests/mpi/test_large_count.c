@@ -14,7 +14,8 @@
  *     fits an int; 8- and 16-byte types), a Bcast of more than 2 GiB with
  *     holes, an Allgather whose receive count passes INT_MAX elements, and
  *     (where the host has MPI-4's _c forms) MPI_Bcast_c of more than INT_MAX
- *     bytes beside ranks calling MPI_Bcast with 2-byte elements.
+ *     bytes beside ranks calling MPI_Bcast with 2-byte elements, then the
+ *     same with MPI_Ibcast_c and MPI_Bcast_init_c beside their int forms.
  *     About 4.5 GiB of memory per rank: scripts/large-counts.sh runs it on 2
  *     ranks, outside the suite. */
 #include <limits.h>
@@ -28,6 +29,7 @@
 #include "context/context.h"
 #include "interpose/route.h"
 #include "testutil.h"
+#include "util/colls.h"
 #include "util/stats.h"
 
 static int rank, size;
@@ -289,6 +291,44 @@ static void huge_collectives(void)
         CHECK(c[i] == byte_at(i, 5), "MPI_Bcast_c of %lld bytes: byte %zu is %d",
               (long long)nbytes, i, c[i]);
     if (rank == 0) printf("ok: MPI_Bcast_c of %lld bytes beside MPI_Bcast\n", (long long)nbytes);
+
+    /* The same through the nonblocking and persistent forms: MPI_Ibcast_c
+     * beside MPI_Ibcast, MPI_Bcast_init_c beside MPI_Bcast_init (where the
+     * host has them), one route for both, counted under the C names. */
+#ifdef STRATA_HAVE_PERSISTENT_COLL
+    const int forms = 2;
+#else
+    const int forms = 1;
+#endif
+    for (int f = 1; f <= forms; f++) {
+        const char *what = f == 1 ? "MPI_Ibcast_c beside MPI_Ibcast"
+                                  : "MPI_Bcast_init_c beside MPI_Bcast_init";
+        int id = strata_call_id(STRATA_COLL_BCAST,
+                                f == 1 ? STRATA_FORM_NONBLOCKING : STRATA_FORM_PERSISTENT);
+        for (size_t i = 0; i < (size_t)nbytes; i++) c[i] = rank == 1 ? byte_at(i, 5 + f) : 0;
+        MPI_Request req;
+        if (f == 1)
+            SERVED(id, what,
+                   rank % 2 == 0
+                       ? MPI_Ibcast_c(c, nbytes, MPI_BYTE, 1, MPI_COMM_WORLD, &req)
+                       : MPI_Ibcast(c, (int)(nbytes / 2), two, 1, MPI_COMM_WORLD, &req));
+#ifdef STRATA_HAVE_PERSISTENT_COLL
+        else {
+            SERVED(id, what,
+                   rank % 2 == 0 ? MPI_Bcast_init_c(c, nbytes, MPI_BYTE, 1, MPI_COMM_WORLD,
+                                                    MPI_INFO_NULL, &req)
+                                 : MPI_Bcast_init(c, (int)(nbytes / 2), two, 1, MPI_COMM_WORLD,
+                                                  MPI_INFO_NULL, &req));
+            CHECK(MPI_Start(&req) == MPI_SUCCESS, "%s: MPI_Start", what);
+        }
+#endif
+        CHECK(MPI_Wait(&req, MPI_STATUS_IGNORE) == MPI_SUCCESS, "%s: MPI_Wait", what);
+        if (req != MPI_REQUEST_NULL) MPI_Request_free(&req);
+        for (size_t i = 0; i < (size_t)nbytes; i++)
+            CHECK(c[i] == byte_at(i, 5 + f), "%s of %lld bytes: byte %zu is %d", what,
+                  (long long)nbytes, i, c[i]);
+        if (rank == 0) printf("ok: %s, %lld bytes\n", what, (long long)nbytes);
+    }
     MPI_Type_free(&two);
     free(c);
 #endif

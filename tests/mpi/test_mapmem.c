@@ -111,7 +111,17 @@ static void allgather(size_t n)
 {
     unsigned char *s = get(n), *r = get(n * (size_t)size);
     for (size_t i = 0; i < n; i++) s[i] = val(rank, i, 2);
+    unsigned long long mapped0, mapped1, fallback;
+    strata_map_counts(&mapped0, &fallback);
     MPI_Allgather(s, (int)n, MPI_BYTE, r, (int)n, MPI_BYTE, MPI_COMM_WORLD);
+    strata_map_counts(&mapped1, &fallback);
+    /* Every rank's block in an arena (from 64 KiB in the heap): whatever the
+     * model chose (copy-in/copy-out's direct read, or a single-copy read),
+     * each rank reads every other block through its mapping (issue 19). */
+    if (strcmp(mem, "mixed") && n >= 64 << 10)
+        CHECK(mapped1 - mapped0 >= (unsigned long long)(size - 1) * n,
+              "Allgather %zu bytes: %llu bytes read through mappings, expected at least %llu", n,
+              mapped1 - mapped0, (unsigned long long)(size - 1) * n);
     for (int q = 0; q < size; q++)
         for (size_t i = 0; i < n; i++)
             if (r[(size_t)q * n + i] != val(q, i, 2)) {

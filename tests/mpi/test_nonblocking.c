@@ -10,7 +10,9 @@
  *     collective issued while nonblocking ones are pending;
  *   - a datatype with holes, freed right after posting;
  *   - persistent operations started many times with new contents (where the
- *     host defines them);
+ *     host defines them), and one request through every state (completed by
+ *     strata's own calls, by the host's array calls beside point-to-point
+ *     requests, freed after it finished, cancelled);
  *   - STRATA_STATS counts under MPI_Ibcast, ... (with --stats);
  *   - --progress-thread (STRATA_PROGRESS=thread, MPI_THREAD_MULTIPLE): an
  *     operation completes on a peer while this rank computes without any
@@ -432,6 +434,91 @@ static void persistent_rebuilt(MPI_Comm comm, int starts)
 }
 #endif
 
+#ifdef INIT
+/* One persistent request through every state strata keeps it in
+ * (persistent.c): completed by strata's own one-request calls, handed to
+ * the host by an array call before and after its operation finished (in
+ * one array with point-to-point requests), freed after its operation
+ * finished but before any completion call, and cancelled (collectives are
+ * not: it completes, uncancelled, with an empty status). */
+static void persistent_states(MPI_Comm comm, int rounds)
+{
+    enum { N = 700 };
+    int r, n;
+    MPI_Comm_rank(comm, &r);
+    MPI_Comm_size(comm, &n);
+    int *buf = malloc(sizeof(int) * N), *want = malloc(sizeof(int) * N);
+    int root = n - 1, right = (r + 1) % n, left = (r + n - 1) % n;
+    MPI_Request q;
+    INIT(Bcast)(buf, N, MPI_INT, root, comm, MPI_INFO_NULL, &q);
+    for (int s = 0; s < rounds; s++) {
+        for (int i = 0; i < N; i++) buf[i] = want[i] = r == root ? i * 5 + s : -1 - i;
+        PMPI_Bcast(want, N, MPI_INT, root, comm);
+        int out = r * 10 + s, in = -1, flag = 0, count = -1;
+        MPI_Request a[3];
+        MPI_Status st[3];
+        MPI_Start(&q);
+        switch (s % 6) {
+        case 0:
+            CHECK(MPI_Cancel(&q) == MPI_SUCCESS, "MPI_Cancel of a persistent start");
+            MPI_Wait(&q, &st[0]);
+            MPI_Test_cancelled(&st[0], &flag);
+            CHECK(!flag, "a persistent collective reported cancelled");
+            MPI_Get_count(&st[0], MPI_INT, &count);
+            CHECK(count == 0, "a persistent collective's status holds %d elements", count);
+            break;
+        case 1: /* finished, then an array call with point-to-point requests */
+        case 2: /* an array call while it may still run */
+            if (s % 6 == 1)
+                do MPI_Request_get_status(q, &flag, MPI_STATUS_IGNORE);
+                while (!flag);
+            a[0] = q;
+            MPI_Irecv(&in, 1, MPI_INT, left, 9, comm, &a[1]);
+            MPI_Isend(&out, 1, MPI_INT, right, 9, comm, &a[2]);
+            if (s % 12 < 6) {
+                MPI_Waitall(3, a, st);
+            } else {
+                do MPI_Testall(3, a, &flag, st);
+                while (!flag);
+            }
+            CHECK(a[0] == q, "a completed persistent request was not left inactive");
+            CHECK(a[1] == MPI_REQUEST_NULL && a[2] == MPI_REQUEST_NULL, "p2p requests left");
+            CHECK(in == left * 10 + s, "p2p beside a persistent start: %d", in);
+            break;
+        case 3: /* finished, freed before any completion call, made again */
+            do MPI_Request_get_status(q, &flag, MPI_STATUS_IGNORE);
+            while (!flag);
+            MPI_Request_free(&q);
+            CHECK(q == MPI_REQUEST_NULL, "Request_free of a finished start left the handle");
+            INIT(Bcast)(buf, N, MPI_INT, root, comm, MPI_INFO_NULL, &q);
+            break;
+        case 4:
+            do MPI_Test(&q, &flag, &st[0]);
+            while (!flag);
+            MPI_Test(&q, &flag, MPI_STATUS_IGNORE); /* inactive: true at once */
+            CHECK(flag, "MPI_Test of an inactive persistent request");
+            break;
+        default: /* Waitany and Testsome over it and a receive */
+            a[0] = q;
+            MPI_Irecv(&in, 1, MPI_INT, left, 9, comm, &a[1]);
+            MPI_Send(&out, 1, MPI_INT, right, 9, comm);
+            for (int done = 0, idx; done < 2; done++) {
+                MPI_Waitany(2, a, &idx, MPI_STATUS_IGNORE);
+                CHECK(idx == 0 || idx == 1, "Waitany index %d", idx);
+            }
+            CHECK(in == left * 10 + s, "p2p beside a persistent start: %d", in);
+            break;
+        }
+        for (int i = 0; i < N; i++)
+            CHECK(buf[i] == want[i], "persistent states round %d element %d: %d, want %d", s, i,
+                  buf[i], want[i]);
+    }
+    MPI_Request_free(&q);
+    free(buf);
+    free(want);
+}
+#endif
+
 /* --threads: two threads per rank, each with operations outstanding on its
  * own communicator at once. */
 static void *thread_main(void *arg)
@@ -529,6 +616,7 @@ int main(int argc, char **argv)
         freed(MPI_COMM_WORLD, 9);
 #ifdef INIT
         persistent(MPI_COMM_WORLD, 10);
+        persistent_states(MPI_COMM_WORLD, 12);
 #endif
         if (thread) threads();
         test_pass("nonblocking");
@@ -564,6 +652,7 @@ int main(int argc, char **argv)
     persistent(dup, 60);
     persistent(MPI_COMM_WORLD, 5);
     persistent_rebuilt(dup, 20);
+    persistent_states(dup, 24);
 #endif
     if (stats) {
         unsigned long long ib = strata_stats_local_calls(

@@ -11,7 +11,7 @@
  * Every converted operation (bcast, barrier, allreduce-tiny, reduce, allreduce,
  * and "block": every block algorithm with a resumable form; across virtual
  * nodes net-bcast, net-barrier, net-block (Gather, Scatter, Allgather, and
- * Gatherv, Scatterv, Allgatherv on uniform layouts),
+ * Gatherv, Scatterv, Allgatherv, Alltoallv on uniform layouts),
  * net-reduce and net-allreduce, the compositions; reduce-scatter, scan,
  * exscan and their net- forms) at every size of the list (by
  * default sizes on both sides of the copy-in/copy-out limit, so that both the
@@ -220,7 +220,11 @@ static void start(struct slot *s)
             size_t n = (size_t)s->size, *l = s->lay = calloc(4 * n, sizeof(size_t));
             CHECK(l, "out of memory");
             s->vl = (struct strata_vlayout){l, l + n, l + 2 * n, l + 3 * n};
-            for (int q = 0; q < s->size; q++) {
+            for (int q = 0; q < s->size && s->vcoll == STRATA_COLL_ALLTOALLV; q++) {
+                l[q] = l[2 * n + q] = s->bytes; /* out_len, in_len */
+                l[n + q] = l[3 * n + q] = (size_t)q * s->bytes;
+            }
+            for (int q = 0; q < s->size && s->vcoll != STRATA_COLL_ALLTOALLV; q++) {
                 int gather = s->vcoll != STRATA_COLL_SCATTERV;
                 int all = s->vcoll == STRATA_COLL_ALLGATHERV;
                 if (gather && (all || q == s->root)) l[q] = s->bytes; /* out_len */
@@ -537,15 +541,20 @@ int main(int argc, char **argv)
                    al->name);
     }
     /* Across nodes: Gather, Scatter and Allgather compositions, then
-     * Gatherv, Scatterv and Allgatherv's (net_vblock.c) on uniform layouts. */
-    const int net_block_colls[6] = {STRATA_COLL_GATHER, STRATA_COLL_SCATTER,
+     * Gatherv, Scatterv, Allgatherv and Alltoallv's (net_vblock.c) on
+     * uniform layouts, whose results are their block counterparts'. */
+    const int net_block_colls[7] = {STRATA_COLL_GATHER, STRATA_COLL_SCATTER,
                                     STRATA_COLL_ALLGATHER, STRATA_COLL_GATHERV,
-                                    STRATA_COLL_SCATTERV, STRATA_COLL_ALLGATHERV};
-    for (int ci = 0; (colls & (1u << COLL_NET_BLOCK)) && ci < 6; ci++) {
+                                    STRATA_COLL_SCATTERV, STRATA_COLL_ALLGATHERV,
+                                    STRATA_COLL_ALLTOALLV};
+    const int net_block_of[7] = {STRATA_COLL_GATHER, STRATA_COLL_SCATTER, STRATA_COLL_ALLGATHER,
+                                 STRATA_COLL_GATHER, STRATA_COLL_SCATTER, STRATA_COLL_ALLGATHER,
+                                 STRATA_COLL_ALLTOALL};
+    for (int ci = 0; (colls & (1u << COLL_NET_BLOCK)) && ci < 7; ci++) {
         for (int si = 0; si < 3; si++) {
             a.coll = b.coll = COLL_NET_BLOCK;
             a.vcoll = b.vcoll = ci < 3 ? 0 : net_block_colls[ci];
-            a.bcoll = b.bcoll = net_block_colls[ci % 3];
+            a.bcoll = b.bcoll = net_block_of[ci];
             a.bytes = b.bytes = blocks[si];
             a.root = si % 2 ? a.size - 1 : 0;
             b.root = b.size / 2;

@@ -119,6 +119,21 @@ explain
 grep -q 'STRATA_SCATTER_ALGORITHM decides instead of the model: throttled-read, k=2' "$tmp/out" ||
   fail "--explain does not name the override"
 unset STRATA_SCATTER_ALGORITHM STRATA_TUNING_FILE
+# The reductions without algorithms: both paths priced, the size's marked.
+for c in "reduce_scatter_block slice-read" "reduce_scatter slice-read" "scan pipelined-prefix" \
+         "exscan pipelined-prefix"; do
+  read -r coll path <<<"$c"
+  "$run" --native -n 1 "$info" --explain "$coll" 1M -n 4 >"$tmp/out" 2>"$tmp/err" ||
+    fail "strata-info --explain $coll failed"
+  grep -qE "^[* ] copy-in-copy-out " "$tmp/out" || fail "--explain $coll does not price copy-in-copy-out"
+  grep -qE "^(  |\* )$path " "$tmp/out" || fail "--explain $coll does not list $path"
+  [ "$(grep -c '^\* ' "$tmp/out")" -eq 1 ] || fail "--explain $coll does not mark exactly one path"
+  grep -q 'the size, not the model' "$tmp/out" || fail "--explain $coll does not say what decides"
+done
+# 1 KiB fits one window: copy-in/copy-out is taken whatever the transport.
+"$run" --native -n 1 "$info" --explain scan 1K -n 4 >"$tmp/out" 2>"$tmp/err" ||
+  fail "strata-info --explain scan failed"
+grep -qE '^\* copy-in-copy-out ' "$tmp/out" || fail "--explain scan 1K does not take copy-in-copy-out"
 # Every rank runs it; only rank 0 prints.
 "$run" --native -n "$ranks" "$info" --explain allgather 4K >"$tmp/out" 2>"$tmp/err" ||
   fail "strata-info --explain on $ranks ranks failed"
