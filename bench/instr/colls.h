@@ -5,12 +5,16 @@
 #define STRATA_BENCH_INSTR_COLLS_H
 
 #include <mpi.h>
+#include <stdlib.h>
 #include <string.h>
 
-static const char *const instr_coll_names[] = {"reduce",  "allreduce", "bcast",    "allgather",
-                                               "gather",  "scatter",   "alltoall", "barrier"};
+static const char *const instr_coll_names[] = {
+    "reduce",  "allreduce", "bcast",      "allgather", "gather", "scatter", "alltoall",
+    "barrier", "gatherv",   "scatterv",   "allgatherv", "alltoallv", "scan",  "exscan"};
 #define INSTR_NCOLLS (int)(sizeof instr_coll_names / sizeof instr_coll_names[0])
-#define INSTR_USAGE "reduce|allreduce|bcast|allgather|gather|scatter|alltoall|barrier"
+#define INSTR_USAGE                                                                        \
+    "reduce|allreduce|bcast|allgather|gather|scatter|alltoall|barrier|gatherv|scatterv|"    \
+    "allgatherv|alltoallv|scan|exscan"
 
 /* The index of a name above, -1 if none. */
 static inline int instr_coll_parse(const char *name)
@@ -18,6 +22,29 @@ static inline int instr_coll_parse(const char *name)
     for (int i = 0; i < INSTR_NCOLLS; i++)
         if (!strcmp(name, instr_coll_names[i])) return i;
     return -1;
+}
+
+/* The v-collectives' layout: every rank's block `count` doubles, packed in
+ * rank order (as the regular collectives'), so the two compare directly. */
+static inline void instr_v_layout(int count, int **counts, int **displs)
+{
+    static int *c, *d, n;
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (n < size) {
+        free(c);
+        free(d);
+        c = malloc(sizeof *c * (size_t)size);
+        d = malloc(sizeof *d * (size_t)size);
+        if (!c || !d) MPI_Abort(MPI_COMM_WORLD, 1);
+        n = size;
+    }
+    for (int j = 0; j < size; j++) {
+        c[j] = count;
+        d[j] = j * count;
+    }
+    *counts = c;
+    *displs = d;
 }
 
 #define INSTR_DEFINE_CALL(fname, P)                                                            \
@@ -32,7 +59,17 @@ static inline int instr_coll_parse(const char *name)
         case 4: return P##Gather(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, root, w);    \
         case 5: return P##Scatter(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, root, w);   \
         case 6: return P##Alltoall(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE, w);        \
-        default: return P##Barrier(w);                                                       \
+        case 7: return P##Barrier(w);                                                        \
+        case 12: return P##Scan(in, out, count, MPI_DOUBLE, MPI_SUM, w);                     \
+        case 13: return P##Exscan(in, out, count, MPI_DOUBLE, MPI_SUM, w);                   \
+        }                                                                                    \
+        int *c, *d;                                                                          \
+        instr_v_layout(count, &c, &d);                                                       \
+        switch (coll) {                                                                      \
+        case 8: return P##Gatherv(in, count, MPI_DOUBLE, out, c, d, MPI_DOUBLE, root, w);    \
+        case 9: return P##Scatterv(in, c, d, MPI_DOUBLE, out, count, MPI_DOUBLE, root, w);   \
+        case 10: return P##Allgatherv(in, count, MPI_DOUBLE, out, c, d, MPI_DOUBLE, w);      \
+        default: return P##Alltoallv(in, c, d, MPI_DOUBLE, out, c, d, MPI_DOUBLE, w);        \
         }                                                                                    \
     }
 INSTR_DEFINE_CALL(instr_call_strata, MPI_)

@@ -83,6 +83,10 @@ static const struct strata_algorithm table[] = {
      strata_gatherv_cico, "through the shared segment, two copies, in rounds of the longest block"),
     ALGO(STRATA_ALGO_GATHERV_SEQUENTIAL_READ, STRATA_COLL_GATHERV, "sequential-read", CMA, NULL, 1,
      strata_gatherv_sequential_read, "the root reads each rank's block in turn"),
+    ALGO(STRATA_ALGO_GATHERV_THROTTLED_WRITE, STRATA_COLL_GATHERV, "throttled-write", CMA,
+     "throttle (concurrent writers)", 4, strata_gatherv_throttled_write,
+     "each rank writes its block into the root where the root's record says, at most k at "
+     "once (k >= ranks - 1: Gather's parallel write)"),
     ALGO(STRATA_ALGO_SCATTERV_CICO, STRATA_COLL_SCATTERV, "copy-in-copy-out", 0, NULL, 1,
      strata_scatterv_cico, "the root's blocks in rank order through the shared segment, in rounds"),
     ALGO(STRATA_ALGO_SCATTERV_THROTTLED_READ, STRATA_COLL_SCATTERV, "throttled-read", CMA,

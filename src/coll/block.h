@@ -79,10 +79,22 @@ struct strata_vlayout {
 struct strata_algorithm;
 struct strata_block_op;
 
+/* The single-copy data paths of the v-collectives (vblock.c): readers pull
+ * their pieces, or (Gatherv) writers push theirs into the root. */
+enum { STRATA_VBLOCK_READS = 1, STRATA_VBLOCK_WRITES = 2 };
+
+/* The data path (0: copy-in/copy-out) of a v-collective algorithm of the
+ * table, for a `choose` callback. */
+int strata_vblock_path(const struct strata_algorithm *al);
+
+/* Ranks whose v-collective layout fits inside the operation (vblock.c). */
+#define STRATA_VBLOCK_INLINE 8
+
 /* The v-collectives' part of a block operation (vblock.c). */
 struct strata_vblock_state {
     int coll;         /* enum strata_coll */
-    int single_copy;  /* the data path: 1 single copy, 0 copy-in/copy-out, -1 not chosen yet */
+    int single_copy;  /* the data path: STRATA_VBLOCK_READS or _WRITES (single copy),
+                       * 0 copy-in/copy-out, -1 not chosen yet */
     int fused;        /* copy-in/copy-out done with the layout, in one operation */
     /* Chooses once the layout is read (v.agreed known, the same on every
      * rank): sets single_copy, the operation's k, and what it reports
@@ -95,9 +107,18 @@ struct strata_vblock_state {
     int rule;
     size_t agreed;   /* largest block, the same on every rank: what selection sees */
     size_t longest;  /* longest stream of the copy-in/copy-out rounds */
-    size_t *arrays;  /* owned: the six [size] arrays below */
+    size_t *arrays;  /* the six [size] arrays below: `small`, or owned */
     size_t *out_len, *out_off, *in_len, *in_off;
-    size_t *from_addr, *from_stream; /* [q]: this rank's piece in q's buffer / stream */
+    /* [q]: this rank's piece in q's buffer / stream (Gatherv's writes: in
+     * the root's receive buffer) */
+    size_t *from_addr, *from_stream;
+    /* This rank's own block, copied once peers can start on theirs. */
+    const unsigned char *own_src;
+    unsigned char *own_dst;
+    size_t own_len;
+    /* Last (not zeroed at the start): the arrays of up to
+     * STRATA_VBLOCK_INLINE ranks, so that a small call allocates nothing. */
+    size_t small[6 * STRATA_VBLOCK_INLINE];
 };
 
 typedef int (*strata_block_fn)(struct strata_plane *p, const struct strata_block_args *a);
@@ -288,6 +309,7 @@ const char *strata_vblock_refusal_size(int size, size_t round);
 /* The named algorithms of the table (algorithm.c). */
 int strata_gatherv_cico(struct strata_plane *p, const struct strata_block_args *a);
 int strata_gatherv_sequential_read(struct strata_plane *p, const struct strata_block_args *a);
+int strata_gatherv_throttled_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_scatterv_cico(struct strata_plane *p, const struct strata_block_args *a);
 int strata_scatterv_throttled_read(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgatherv_cico(struct strata_plane *p, const struct strata_block_args *a);
@@ -297,6 +319,8 @@ int strata_alltoallv_ring_read(struct strata_plane *p, const struct strata_block
 void strata_gatherv_cico_start(struct strata_block_op *o, struct strata_plane *p,
                                const struct strata_block_args *a);
 void strata_gatherv_sequential_read_start(struct strata_block_op *o, struct strata_plane *p,
+                                          const struct strata_block_args *a);
+void strata_gatherv_throttled_write_start(struct strata_block_op *o, struct strata_plane *p,
                                           const struct strata_block_args *a);
 void strata_scatterv_cico_start(struct strata_block_op *o, struct strata_plane *p,
                                 const struct strata_block_args *a);

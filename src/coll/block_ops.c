@@ -30,6 +30,7 @@ static const strata_block_start_fn starters[STRATA_NALGOS] = {
     [STRATA_ALGO_ALLGATHER_HIER_RING] = strata_allgather_hier_ring_start,
     [STRATA_ALGO_GATHERV_CICO] = strata_gatherv_cico_start,
     [STRATA_ALGO_GATHERV_SEQUENTIAL_READ] = strata_gatherv_sequential_read_start,
+    [STRATA_ALGO_GATHERV_THROTTLED_WRITE] = strata_gatherv_throttled_write_start,
     [STRATA_ALGO_SCATTERV_CICO] = strata_scatterv_cico_start,
     [STRATA_ALGO_SCATTERV_THROTTLED_READ] = strata_scatterv_throttled_read_start,
     [STRATA_ALGO_ALLGATHERV_CICO] = strata_allgatherv_cico_start,

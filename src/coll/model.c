@@ -337,6 +337,7 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
      * p-1 for Alltoallv). */
     case STRATA_ALGO_GATHERV_CICO: return m->flag + cico(m, shape, n, p * n, n, p - 1);
     case STRATA_ALGO_GATHERV_SEQUENTIAL_READ: return m->flag + sequential(m, p, n, 1);
+    case STRATA_ALGO_GATHERV_THROTTLED_WRITE: return m->flag + throttled(m, p, n, k);
     case STRATA_ALGO_SCATTERV_CICO:
         return m->flag + cico(m, shape, n, p * n + fmin(n, (double)shape->region), p * n, 1);
     case STRATA_ALGO_SCATTERV_THROTTLED_READ: return m->flag + throttled(m, p, n, k);

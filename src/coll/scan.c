@@ -98,6 +98,17 @@ static void prefix_chunk(struct strata_scan_op *o, struct strata_plane *p)
     int tail = a->true_extent < a->extent && lo + n == a->count;
     const unsigned char *remote =
         (const unsigned char *)(uintptr_t)strata_flag_read(&p->ctl[p->rank - 1].buf) + off;
+    unsigned char *recv = (unsigned char *)a->recvbuf + off;
+    if (o->exclusive && (!o->prefix || (a->sendbuf && !tail))) {
+        /* Exscan's result is s_{r-1} itself: read straight into the receive
+         * buffer, no private copy to shift out of.  The last rank exposes no
+         * prefix (in place too: its operand is not needed); another rank
+         * then folds its prefix from the result, which holds whole elements
+         * (not a padded tail) and is not its operand (not in place). */
+        strata_plane_pull(p, o->coll, p->rank - 1, remote, recv, bytes);
+        if (o->prefix) strata_combine(a, o->prefix + off, recv, o->operand + off, n);
+        return;
+    }
     unsigned char *prev = strata_rs_matching(strata_rs_slot(p, 0, 2, o->chunk * a->extent), remote);
     strata_plane_pull(p, o->coll, p->rank - 1, remote, prev, bytes);
     /* This rank's operand; a padded last element is copied out rather than
@@ -108,7 +119,6 @@ static void prefix_chunk(struct strata_scan_op *o, struct strata_plane *p)
         memcpy(copy, x, bytes);
         x = copy;
     }
-    unsigned char *recv = (unsigned char *)a->recvbuf + off;
     if (!o->exclusive) {
         if (a->sendbuf && !tail) {
             strata_combine(a, recv, prev, x, n); /* s_r, straight into the receive buffer */
@@ -118,8 +128,9 @@ static void prefix_chunk(struct strata_scan_op *o, struct strata_plane *p)
         }
         return;
     }
-    /* Exscan: s_r into the exposed prefix (read before the receive buffer,
-     * which may hold x in place, is overwritten), s_{r-1} is the result. */
+    /* Exscan in place or with a padded tail: s_r into the exposed prefix
+     * (read before the receive buffer, which may hold x, is overwritten),
+     * s_{r-1} is the result. */
     if (o->prefix) strata_combine(a, o->prefix + off, prev, x, n);
     memcpy(recv, prev, bytes);
 }
@@ -186,6 +197,11 @@ void strata_scan_start(struct strata_scan_op *o, struct strata_plane *p,
     strata_op_init(&o->op, p, prefix_progress);
     o->chunk = strata_tuning()->reduce_chunk / a->extent ? strata_tuning()->reduce_chunk / a->extent
                                                          : 1;
+    /* Exscan on two ranks: rank 1 reads rank 0's operand, whole from the
+     * start, straight into its result, and nobody reads rank 1: one read
+     * instead of one per chunk.  (Scan keeps its chunks: each is combined
+     * while still in the cache.) */
+    if (exclusive && p->rank == 1 && p->size == 2) o->chunk = a->count;
     /* What this rank exposes: s_r, complete from the start at rank 0. */
     const void *exposed;
     uint64_t done = 0;

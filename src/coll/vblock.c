@@ -27,17 +27,26 @@
  * straight from the regions of the layout operation and the call ends with
  * it: one publish per rank.  Otherwise an early copy is simply not used.
  *
- * Then one of two data paths, in the same operation or in the ones that
+ * Then one of three data paths, in the same operation or in the ones that
  * follow:
- *  - single copy (the contention-aware paper's sequential and ring reads):
- *    every reader pulls each of its pieces straight from the writer's
- *    exposed buffer, rank - 1, rank - 2, ... in turn, so that in each step
- *    each writer has one reader; Gatherv's root reads the ranks one after
- *    the other; Scatterv's readers take turns, at most k at once on the
- *    root (turns.h).  Acks keep each buffer alive until its readers are done.
+ *  - single-copy reads (the contention-aware paper's sequential and ring
+ *    reads): every reader pulls each of its pieces straight from the
+ *    writer's exposed buffer, rank - 1, rank - 2, ... in turn, so that in
+ *    each step each writer has one reader; Gatherv's root reads the ranks
+ *    one after the other; Scatterv's readers take turns, at most k at once
+ *    on the root (turns.h).  Acks keep each buffer alive until its readers
+ *    are done.
+ *  - single-copy writes (Gatherv only, Gather's throttled write): each
+ *    non-root pushes its block into the root's exposed receive buffer, where
+ *    the root's record says, at most k at once (turns.h); the root's own
+ *    block is copied meanwhile.
  *  - copy-in/copy-out: each writer's stream (its one block, or its pieces in
  *    reader order) goes through its region in rounds, as in cico_block.c;
  *    each reader copies the part it wants of every writer's round.
+ *
+ * Every rank copies its own block (if any) only after its layout is
+ * published, so that its peers' copies overlap with it (as Gather's root
+ * does).
  *
  * A resumable operation (coll/op.h); the layout arrays are private copies,
  * so the caller's may live on its stack. */
@@ -46,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/algorithm.h"
 #include "coll/block.h"
 #include "coll/turns.h"
 #include "util/colls.h"
@@ -135,6 +145,12 @@ static void write_record(const struct strata_block_op *o, struct strata_plane *p
     uint64_t *rec = (uint64_t *)(void *)strata_plane_region(p, p->rank, 0);
     rec[REC_AGREED] = v->agreed;
     rec[REC_LONGEST] = v->longest;
+    if (v->coll == STRATA_COLL_GATHERV) {
+        /* Where each writer's block goes in the root's receive buffer (the
+         * single-copy writes). */
+        for (int r = 0; r < p->size; r++) rec[REC_HEADER + 2 * r] = v->in_off[r];
+        return;
+    }
     if (one_block(v->coll)) return;
     size_t pos = 0;
     for (int r = 0; r < p->size; r++) {
@@ -156,7 +172,9 @@ static void read_record(struct strata_block_op *o, const struct strata_plane *p,
         v->agreed = rec[REC_AGREED];
         v->longest = rec[REC_LONGEST];
     }
-    if (!one_block(v->coll)) {
+    if (v->coll == STRATA_COLL_GATHERV) {
+        v->from_addr[q] = rec[REC_HEADER + 2 * p->rank];
+    } else if (!one_block(v->coll)) {
         v->from_addr[q] = rec[REC_HEADER + 2 * p->rank];
         v->from_stream[q] = rec[REC_HEADER + 2 * p->rank + 1];
     }
@@ -219,12 +237,27 @@ static void pull_piece(struct strata_block_op *o, struct strata_plane *p, int q)
 {
     const struct strata_vblock_state *v = &o->v;
     const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
-    strata_plane_pull(p, v->coll, q, src + v->from_addr[q], o->a.recv + v->in_off[q], v->in_len[q]);
+    size_t at = one_block(v->coll) ? 0 : v->from_addr[q]; /* a one-block writer's block starts it */
+    strata_plane_pull(p, v->coll, q, src + at, o->a.recv + v->in_off[q], v->in_len[q]);
+}
+
+/* This rank's block straight into the root's exposed receive buffer. */
+static void push_block(struct strata_block_op *o, struct strata_plane *p, int root)
+{
+    const struct strata_vblock_state *v = &o->v;
+    unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[root].acc);
+    strata_plane_push(p, v->coll, root, dst + v->from_addr[root], o->send, v->out_len[root]);
+}
+
+int strata_vblock_path(const struct strata_algorithm *al)
+{
+    if (!(al->needs & STRATA_NEEDS_SINGLE_COPY)) return 0;
+    return al->id == STRATA_ALGO_GATHERV_THROTTLED_WRITE ? STRATA_VBLOCK_WRITES : STRATA_VBLOCK_READS;
 }
 
 static void finish(struct strata_block_op *o)
 {
-    free(o->v.arrays);
+    if (o->v.arrays != o->v.small) free(o->v.arrays);
     o->v.arrays = NULL;
     free(o->owned);
     o->owned = NULL;
@@ -239,7 +272,9 @@ static int vblock_progress(struct strata_op *op)
     size_t R = round_bytes(p);
     STRATA_OP_BEGIN(op);
     /* ---- The layout: entered with the buffer peers read from exposed. */
-    o->base = strata_plane_enter(p, 1, o->send, NULL);
+    /* Gatherv's root also exposes its receive buffer, for the writes. */
+    o->base = strata_plane_enter(p, 1, o->send,
+                                 v->coll == STRATA_COLL_GATHERV && me == root ? o->a.recv : NULL);
     if (has_record(o, me) || own_fits(o, p)) {
         /* Readers of this half's last contents (two operations ago) are done. */
         STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
@@ -248,6 +283,9 @@ static int vblock_progress(struct strata_op *op)
     }
     /* Release: the record, the fused stream and the exposed buffer go with it. */
     strata_plane_publish(p, &p->ctl[me].progress, o->base + 1);
+    /* Now that peers can start: this rank's own block (peers read only its
+     * exposed buffer and regions, and write only other blocks' places). */
+    if (v->own_len) memcpy(v->own_dst, v->own_src, v->own_len);
     for (o->i = 0; o->i < size; o->i++) {
         if (o->i == me || !has_record(o, o->i)) continue;
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].progress, o->base + 1, p->pid[o->i]);
@@ -287,6 +325,19 @@ static int vblock_progress(struct strata_op *op)
         /* No ack: nobody reads this rank's exposed buffer on this path, and
          * the regions' next writer waits for every rank to enter a later
          * operation (STRATA_OP_AWAIT_REGIONS_FREE), i.e. to be done here. */
+    } else if (v->single_copy == STRATA_VBLOCK_WRITES) {
+        /* Gatherv's throttled write: at most k writers in the root at once. */
+        if (me != root) {
+            STRATA_OP_AWAIT_TURN(op, p, root, o->base, o->k);
+            /* The root's acc is visible: its progress of this operation was
+             * acquired with its record above. */
+            if (v->out_len[root]) push_block(o, p, root);
+        } else {
+            STRATA_OP_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t); /* every block is in */
+        }
+        /* Release: this rank's block is in the root's buffer (the root may
+         * return once it has them all); hands the turn on to turn + k. */
+        strata_plane_publish(p, &p->ctl[me].ack, o->base);
     } else if (v->single_copy) {
         if (v->coll == STRATA_COLL_SCATTERV) {
             /* Throttled read: at most k readers on the root at once. */
@@ -384,11 +435,16 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
     o->a.v = NULL; /* the caller's layout may not outlive this call */
     o->k = a->k;
     o->owned = NULL;
-    memset(v, 0, sizeof *v);
+    memset(v, 0, offsetof(struct strata_vblock_state, small));
     v->coll = coll;
     v->single_copy = single_copy;
     v->choose = choose;
-    v->arrays = alloc_or_abort(6 * (size_t)size * sizeof(size_t), "a v-collective's layout");
+    if (size <= STRATA_VBLOCK_INLINE) {
+        v->arrays = v->small;
+        memset(v->arrays, 0, 6 * (size_t)size * sizeof(size_t));
+    } else {
+        v->arrays = alloc_or_abort(6 * (size_t)size * sizeof(size_t), "a v-collective's layout");
+    }
     v->out_len = v->arrays;
     v->out_off = v->out_len + size;
     v->in_len = v->out_off + size;
@@ -426,9 +482,12 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
                (coll == STRATA_COLL_SCATTERV && me == root && !a->recv)) {
         v->in_len[me] = v->out_len[me] = 0; /* the root's own block stays where it is */
     }
-    /* This rank's own block. */
-    if (v->in_len[me] && v->out_len[me])
-        memcpy(a->recv + v->in_off[me], send + v->out_off[me], v->in_len[me]);
+    /* This rank's own block: copied once the layout is published. */
+    if (v->in_len[me] && v->out_len[me]) {
+        v->own_dst = a->recv + v->in_off[me];
+        v->own_src = send + v->out_off[me];
+        v->own_len = v->in_len[me];
+    }
     v->in_len[me] = v->out_len[me] = 0;
     /* A writer of one block exposes that block (offset 0 for every reader). */
     if (one_block(coll)) {
@@ -461,10 +520,11 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
     }
 
 VBLOCK_ALGO(gatherv_cico, STRATA_COLL_GATHERV, 0)
-VBLOCK_ALGO(gatherv_sequential_read, STRATA_COLL_GATHERV, 1)
+VBLOCK_ALGO(gatherv_sequential_read, STRATA_COLL_GATHERV, STRATA_VBLOCK_READS)
+VBLOCK_ALGO(gatherv_throttled_write, STRATA_COLL_GATHERV, STRATA_VBLOCK_WRITES)
 VBLOCK_ALGO(scatterv_cico, STRATA_COLL_SCATTERV, 0)
-VBLOCK_ALGO(scatterv_throttled_read, STRATA_COLL_SCATTERV, 1)
+VBLOCK_ALGO(scatterv_throttled_read, STRATA_COLL_SCATTERV, STRATA_VBLOCK_READS)
 VBLOCK_ALGO(allgatherv_cico, STRATA_COLL_ALLGATHERV, 0)
-VBLOCK_ALGO(allgatherv_ring_read, STRATA_COLL_ALLGATHERV, 1)
+VBLOCK_ALGO(allgatherv_ring_read, STRATA_COLL_ALLGATHERV, STRATA_VBLOCK_READS)
 VBLOCK_ALGO(alltoallv_cico, STRATA_COLL_ALLTOALLV, 0)
-VBLOCK_ALGO(alltoallv_ring_read, STRATA_COLL_ALLTOALLV, 1)
+VBLOCK_ALGO(alltoallv_ring_read, STRATA_COLL_ALLTOALLV, STRATA_VBLOCK_READS)

@@ -17,6 +17,7 @@
  * block after block, and unpacked from it at the end, on this rank alone. */
 #include <limits.h>
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,13 +108,13 @@ static void side_open(struct vside *s, MPI_Comm comm, const void *buf, MPI_Datat
                              s->run + off[j], comm, 0);
 }
 
-/* Closes a side: unpacks the blocks in `unpack` (a mask: NULL none, else
- * unpack[j]) back into the user's memory. */
-static void side_close(struct vside *s, MPI_Comm comm, const char *unpack)
+/* Closes a side: unpacks its first `unpack` blocks back into the user's
+ * memory. */
+static void side_close(struct vside *s, MPI_Comm comm, int unpack)
 {
-    if (s->tmp && unpack)
-        for (int j = 0; j < s->n; j++)
-            if (unpack[j] && s->count[j])
+    if (s->tmp)
+        for (int j = 0; j < unpack && j < s->n; j++)
+            if (s->count[j])
                 strata_pack_user((const char *)s->user + s->displ[j] * s->extent, s->count[j],
                                  s->type, s->run + s->off[j], comm, 1);
     free(s->tmp);
@@ -169,8 +170,14 @@ static const char *side_bad(const char *side, const void *buf, const void *count
     return NULL;
 }
 
-/* One v-collective call after its arguments were read.  On the heap: a
- * nonblocking or persistent start keeps it until the operation ends. */
+/* Calls on up to this many ranks keep their arrays inside the call: a
+ * blocking call then allocates nothing (malloc and free were 40% of a
+ * small Gatherv's instructions). */
+enum { VCALL_INLINE = 16 };
+
+/* One v-collective call after its arguments were read.  On the stack of a
+ * blocking call; on the heap when a nonblocking or persistent start keeps
+ * it until the operation ends. */
 struct vcall {
     enum strata_coll coll;
     int root;
@@ -180,14 +187,32 @@ struct vcall {
     int unpack_n;                   /* receive blocks to unpack at the end */
     struct strata_vlayout v;        /* views of the four arrays below */
     size_t *out_len, *out_off, *in_len, *in_off;
-    size_t *arrays; /* [8 * size]: the layout and the sides' byte runs */
-    long long *w;   /* the widened counts and displacements the sides read */
+    size_t *arrays; /* [8 * size]: the layout and the sides' byte runs (small or owned) */
+    long long *w;   /* owned widened counts and displacements the sides read (NULL: the
+                     * caller's stack holds them) */
     long long one[2]; /* a one-block side's count and displacement (0) */
     MPI_Comm comm;
+    int heap;       /* the call itself was allocated */
+    /* Set by vargs and the operations' start functions, not zeroed. */
     struct strata_block_args a;     /* the node operation's */
     struct strata_block_op o;
     struct strata_net_v_op net;     /* a nonblocking start's composition across nodes */
+    size_t small[8 * VCALL_INLINE];
 };
+
+/* The widened arrays of a call (n long longs): in `stack` (the caller's,
+ * 4 * VCALL_INLINE of them) when they fit and the call ends before its
+ * entry point returns, else allocated; w_free frees what was allocated. */
+static long long *w_alloc(MPI_Comm comm, size_t n, long long *stack)
+{
+    if (n <= 4 * VCALL_INLINE && !strata_nb_building()) return stack;
+    return xmalloc(comm, n * sizeof(long long));
+}
+
+static void w_free(long long *w, const long long *stack)
+{
+    if (w != stack) free(w);
+}
 
 /* The v-collectives' choice, once the ranks agree on the largest block
  * (coll/vblock.c calls it back). */
@@ -196,7 +221,7 @@ static void choose(struct strata_block_op *o)
     struct strata_choice ch;
     strata_select(o->op.p, o->v.coll, o->v.agreed, &ch);
     o->v.al = ch.al;
-    o->v.single_copy = (ch.al->needs & STRATA_NEEDS_SINGLE_COPY) != 0;
+    o->v.single_copy = strata_vblock_path(ch.al);
     o->k = ch.k;
     o->v.predicted_us = ch.predicted_us;
     o->v.why = ch.why;
@@ -275,16 +300,22 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
     return rc;
 }
 
-/* A new call with its arrays: 8 [size] arrays of size_t. */
-static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, int root)
+/* A new call with its arrays (8 [size] arrays of size_t): `stack` for a
+ * blocking call, allocated for an operation being built; w (the widened
+ * arrays, from w_alloc) goes with it. */
+static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                               struct vcall *stack, long long *w, const long long *wstack)
 {
     int size = ctx->size;
-    struct vcall *c = xmalloc(ctx->comm, sizeof *c);
-    memset(c, 0, sizeof *c);
+    int heap = strata_nb_building() != NULL;
+    struct vcall *c = heap ? xmalloc(ctx->comm, sizeof *c) : stack;
+    memset(c, 0, offsetof(struct vcall, a)); /* the rest is set before use */
+    c->heap = heap;
     c->comm = ctx->comm;
     c->coll = coll;
     c->root = root;
-    c->arrays = xmalloc(ctx->comm, 8 * (size_t)size * sizeof(size_t));
+    c->w = w == wstack ? NULL : w;
+    c->arrays = size <= VCALL_INLINE ? c->small : xmalloc(ctx->comm, 8 * (size_t)size * sizeof(size_t));
     memset(c->arrays, 0, 8 * (size_t)size * sizeof(size_t));
     c->out_len = c->arrays;
     c->out_off = c->arrays + size;
@@ -298,19 +329,11 @@ static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, in
  * receive side and frees the call. */
 static void vcall_end(struct vcall *c, int unpack)
 {
-    if (c->send_used) side_close(&c->send, c->comm, NULL);
-    if (c->recv_used) {
-        char *all = NULL;
-        if (unpack) {
-            all = xmalloc(c->comm, (size_t)c->unpack_n);
-            memset(all, 1, (size_t)c->unpack_n);
-        }
-        side_close(&c->recv, c->comm, all);
-        free(all);
-    }
-    free(c->arrays);
+    if (c->send_used) side_close(&c->send, c->comm, 0);
+    if (c->recv_used) side_close(&c->recv, c->comm, unpack ? c->unpack_n : 0);
+    if (c->arrays != c->small) free(c->arrays);
     free(c->w);
-    free(c);
+    if (c->heap) free(c);
 }
 
 /* ---- The nonblocking and persistent forms (nonblocking.h): the call is
@@ -373,15 +396,16 @@ static size_t *scratch_of(struct vcall *c, int size, int which) { return c->arra
  * (vbuf, vcounts, vdispls, vtype; the receive side of a gather, the send
  * side of a scatter) and every rank's one block (buf, *count, type), whose
  * MPI_IN_PLACE at the root means in place.  Sets *at_root, *in_place and,
- * at the root, *w (the counts then the displacements widened; the caller
- * frees it, also when the call goes to the host).  The send side is checked
+ * at the root, *w (the counts then the displacements widened, w_alloc'ed
+ * with wstack; the caller frees it with w_free, also when the call goes to
+ * the host).  The send side is checked
  * first either way, so a call bad on both sides names what it named before
  * this was shared.  Returns why the call goes to the host, or NULL. */
 static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm comm, int large,
                               int vector_is_recv, const void *vbuf, const void *vcounts,
                               const void *vdispls, MPI_Datatype vtype, const void *buf,
                               const long long *count, MPI_Datatype type, int *at_root,
-                              int *in_place, long long **w)
+                              int *in_place, long long **w, long long *wstack)
 {
     int size = ctx->size;
     const char *vside = vector_is_recv ? "recv" : "send", *side = vector_is_recv ? "send" : "recv";
@@ -392,7 +416,7 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
         return strata_reason_bad_args(1, root, size, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0,
                                       MPI_DATATYPE_NULL, -1);
     if (*at_root && vcounts && vdispls) {
-        *w = xmalloc(comm, 2 * (size_t)size * sizeof **w);
+        *w = w_alloc(comm, 2 * (size_t)size, wstack);
         widen(*w, vcounts, size, 1, large);
         widen(*w + size, vdispls, size, 0, large);
     }
@@ -413,16 +437,16 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_GATHERV);
-    long long *w = NULL;
+    long long *w = NULL, wstack[4 * VCALL_INLINE];
     int at_root = 0, in_place = 0;
     if (ctx) {
         const char *why = rooted_bad(ctx, root, comm, large, 1, recvbuf, recvcounts, displs,
                                      recvtype, sendbuf, &sendcount, sendtype, &at_root,
-                                     &in_place, &w);
+                                     &in_place, &w, wstack);
         ctx = strata_entry_settle(ctx, STRATA_COLL_GATHERV, root, 0, why);
     }
     if (!ctx) {
-        free(w);
+        w_free(w, wstack);
         return HOST_CALL(large,
                          large ? HOST_LARGE(Gatherv, sendbuf, sendcount, sendtype, recvbuf,
                                             recvcounts, displs, recvtype, root, comm)
@@ -432,8 +456,7 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                                        displs, recvtype, root, comm, strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall *c = vcall_new(ctx, STRATA_COLL_GATHERV, root);
-    c->w = w;
+    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_GATHERV, root, &call, w, wstack);
     c->one[0] = sendcount;
     c->in_place = in_place;
     c->unpack_n = size;
@@ -460,16 +483,16 @@ int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void
                          MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_SCATTERV);
-    long long *w = NULL;
+    long long *w = NULL, wstack[4 * VCALL_INLINE];
     int at_root = 0, in_place = 0;
     if (ctx) {
         const char *why = rooted_bad(ctx, root, comm, large, 0, sendbuf, sendcounts, displs,
                                      sendtype, recvbuf, &recvcount, recvtype, &at_root,
-                                     &in_place, &w);
+                                     &in_place, &w, wstack);
         ctx = strata_entry_settle(ctx, STRATA_COLL_SCATTERV, root, 0, why);
     }
     if (!ctx) {
-        free(w);
+        w_free(w, wstack);
         return HOST_CALL(large,
                          large ? HOST_LARGE(Scatterv, sendbuf, sendcounts, displs, sendtype,
                                             recvbuf, recvcount, recvtype, root, comm)
@@ -480,8 +503,7 @@ int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void
                                         strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall *c = vcall_new(ctx, STRATA_COLL_SCATTERV, root);
-    c->w = w;
+    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_SCATTERV, root, &call, w, wstack);
     c->one[0] = recvcount;
     c->in_place = 0; /* the send side is there; the root's receive side is not */
     c->unpack_n = 1;
@@ -506,13 +528,13 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
                            MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLGATHERV);
-    long long *w = NULL;
+    long long *w = NULL, wstack[4 * VCALL_INLINE];
     const char *why = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
     if (ctx) {
         int size = ctx->size;
         if (recvcounts && displs) {
-            w = xmalloc(comm, 2 * (size_t)size * sizeof *w);
+            w = w_alloc(comm, 2 * (size_t)size, wstack);
             widen(w, recvcounts, size, 1, large);
             widen(w + size, displs, size, 0, large);
         }
@@ -522,7 +544,7 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
         ctx = strata_entry_settle(ctx, STRATA_COLL_ALLGATHERV, -1, 0, why);
     }
     if (!ctx) {
-        free(w);
+        w_free(w, wstack);
         return HOST_CALL(large,
                          large ? HOST_LARGE(Allgatherv, sendbuf, sendcount, sendtype, recvbuf,
                                             recvcounts, displs, recvtype, comm)
@@ -532,8 +554,7 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
                                           displs, recvtype, comm, strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall *c = vcall_new(ctx, STRATA_COLL_ALLGATHERV, -1);
-    c->w = w;
+    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_ALLGATHERV, -1, &call, w, wstack);
     c->one[0] = sendcount;
     c->in_place = in_place;
     c->unpack_n = size;
@@ -557,12 +578,12 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
                           const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLTOALLV);
-    long long *w = NULL;
+    long long *w = NULL, wstack[4 * VCALL_INLINE];
     const char *why = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
     if (ctx) {
         int size = ctx->size;
-        w = xmalloc(comm, 4 * (size_t)size * sizeof *w);
+        w = w_alloc(comm, 4 * (size_t)size, wstack);
         if (!in_place && sendcounts && sdispls) {
             widen(w, sendcounts, size, 1, large);
             widen(w + size, sdispls, size, 0, large);
@@ -576,7 +597,7 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
         ctx = strata_entry_settle(ctx, STRATA_COLL_ALLTOALLV, -1, 0, why);
     }
     if (!ctx) {
-        free(w);
+        w_free(w, wstack);
         return HOST_CALL(large,
                          large ? HOST_LARGE(Alltoallv, sendbuf, sendcounts, sdispls, sendtype,
                                             recvbuf, recvcounts, rdispls, recvtype, comm)
@@ -587,8 +608,7 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
                                          strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall *c = vcall_new(ctx, STRATA_COLL_ALLTOALLV, -1);
-    c->w = w;
+    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_ALLTOALLV, -1, &call, w, wstack);
     c->in_place = in_place;
     c->unpack_n = size;
     if (!in_place) {

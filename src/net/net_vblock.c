@@ -133,7 +133,7 @@ static void choose(struct strata_block_op *o)
     struct strata_choice ch;
     strata_select(o->op.p, o->v.coll, o->v.agreed, &ch);
     o->v.al = ch.al;
-    o->v.single_copy = (ch.al->needs & STRATA_NEEDS_SINGLE_COPY) != 0;
+    o->v.single_copy = strata_vblock_path(ch.al);
     o->k = ch.k;
     o->v.predicted_us = ch.predicted_us;
     o->v.why = ch.why;

@@ -215,11 +215,20 @@ static void run_comm(MPI_Comm comm, const struct type *types, int ntypes, int la
     int bases[3] = {3, large ? 300000 : 5000, 0}, nbases = across_nodes ? 3 : 2;
     for (int ci = 0; ci < 4; ci++) {
         int coll = colls[ci], rooted = coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV;
-        /* Each algorithm forced in turn, then the model's choice (NULL). */
-        const char *algos[8];
-        int nalgos = 0;
-        for (int id = 0; id < STRATA_NALGOS && !model_only; id++)
-            if (strata_algorithm(id)->coll == coll) algos[nalgos++] = strata_algorithm(id)->name;
+        /* Each algorithm forced in turn (one with a factor also with k = 1:
+         * its throttle's turns), then the model's choice (NULL). */
+        const char *algos[12];
+        static char with_k[4][64];
+        int nalgos = 0, nk = 0;
+        for (int id = 0; id < STRATA_NALGOS && !model_only; id++) {
+            const struct strata_algorithm *al = strata_algorithm(id);
+            if (al->coll != coll) continue;
+            algos[nalgos++] = al->name;
+            if (al->k_meaning && nk < 4) {
+                snprintf(with_k[nk], sizeof with_k[nk], "%s:1", al->name);
+                algos[nalgos++] = with_k[nk++];
+            }
+        }
         algos[nalgos++] = NULL;
         for (int ai = 0; ai < nalgos; ai++) {
             char err[256];
