@@ -328,7 +328,14 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
     case STRATA_ALGO_GATHER_CICO: return cico(m, shape, n, p * n, n, p - 1);
     case STRATA_ALGO_SCATTER_CICO:
         return cico(m, shape, n, p * n + fmin(n, (double)shape->region), p * n, 1);
-    case STRATA_ALGO_ALLGATHER_CICO: return cico_exchange(m, shape, n, p);
+    case STRATA_ALGO_ALLGATHER_CICO:
+        /* The exchange is fast because every rank copies at once; with more
+         * ranks than cores they take turns at every round's hand-off, which
+         * the serial hand-off price describes (measured: 4 ranks on 2 cores
+         * beside 2 busy processes, 1-4 MiB, 10-23x the host against
+         * ring-source-read's 0.5-0.9; docs/PERFORMANCE.md, issue 15). */
+        if (shape->cores > 0 && shape->cores < p) return cico(m, shape, n, p * n, n, p - 1);
+        return cico_exchange(m, shape, n, p);
     /* Alltoall's streams leave out the block each rank keeps (copied a slice
      * per round, as Allgather's own block): p - 1 blocks in, p - 1 out. */
     case STRATA_ALGO_ALLTOALL_CICO: return cico(m, shape, n, 2.0 * (p - 1) * n, (p - 1) * n, p - 1);
