@@ -128,7 +128,7 @@ int bench_nonblocking_supported(int coll);
  * (MPI_Ibcast, ... and MPI_Wait) or the host's (PMPI_). */
 void bench_call_nonblocking(struct bench *b, const struct bench_row *r, int strata);
 
-/* One blocking call of row r (bench_timing.c): strata's (MPI_) or the host's
+/* One blocking call of row r (bench_calls.c): strata's (MPI_) or the host's
  * (PMPI_), with the arguments of the timed table (root b->root). */
 void bench_call_blocking(struct bench *b, const struct bench_row *r, int strata);
 

@@ -27,44 +27,6 @@
 
 #define CACHE_LINE 64
 
-/* The collective calls of one implementation, so that strata's and the host
- * MPI's calls are built from the very same arguments. */
-struct coll_api {
-    int (*bcast)(void *, int, MPI_Datatype, int, MPI_Comm);
-    int (*reduce)(const void *, void *, int, MPI_Datatype, MPI_Op, int, MPI_Comm);
-    int (*allreduce)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
-    int (*allgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
-    int (*gather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
-    int (*scatter)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, int, MPI_Comm);
-    int (*alltoall)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype, MPI_Comm);
-    int (*barrier)(MPI_Comm);
-    int (*reduce_scatter_block)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
-    int (*reduce_scatter)(const void *, void *, const int *, MPI_Datatype, MPI_Op, MPI_Comm);
-    int (*scan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
-    int (*exscan)(const void *, void *, int, MPI_Datatype, MPI_Op, MPI_Comm);
-    int (*gatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
-                   MPI_Datatype, int, MPI_Comm);
-    int (*scatterv)(const void *, const int *, const int *, MPI_Datatype, void *, int,
-                    MPI_Datatype, int, MPI_Comm);
-    int (*allgatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
-                      MPI_Datatype, MPI_Comm);
-    int (*alltoallv)(const void *, const int *, const int *, MPI_Datatype, void *, const int *,
-                     const int *, MPI_Datatype, MPI_Comm);
-};
-
-static const struct coll_api native_api = {
-    PMPI_Bcast, PMPI_Reduce, PMPI_Allreduce, PMPI_Allgather,
-    PMPI_Gather, PMPI_Scatter, PMPI_Alltoall, PMPI_Barrier,
-    PMPI_Reduce_scatter_block, PMPI_Reduce_scatter, PMPI_Scan, PMPI_Exscan,
-    PMPI_Gatherv, PMPI_Scatterv, PMPI_Allgatherv, PMPI_Alltoallv,
-};
-static const struct coll_api strata_api = {
-    MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather,
-    MPI_Gather, MPI_Scatter, MPI_Alltoall, MPI_Barrier,
-    MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan,
-    MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv,
-};
-
 /* ---- buffers ---------------------------------------------------------- */
 
 /* Bytes the send and receive buffers need for a block of `bytes` per rank:
@@ -154,69 +116,6 @@ static void prepare_call(struct bench *b, const struct bench_row *r)
     if (b->flush) flush_caches(b);
 }
 
-/* ---- the calls -------------------------------------------------------- */
-
-/* One collective through `api` with root b->root; bcast works in the send
- * buffer on every rank (the root's data, the others' destination).  Separate
- * send and receive buffers everywhere else: no MPI_IN_PLACE. */
-static void call_collective(const struct coll_api *api, struct bench *b, const struct bench_row *r)
-{
-    MPI_Comm w = MPI_COMM_WORLD;
-    int n = r->count, root = b->root;
-    MPI_Datatype t = r->type;
-    switch (r->coll) {
-    case STRATA_COLL_BCAST: api->bcast(b->send, n, t, root, w); break;
-    case STRATA_COLL_REDUCE: api->reduce(b->send, b->recv, n, t, MPI_SUM, root, w); break;
-    case STRATA_COLL_ALLREDUCE: api->allreduce(b->send, b->recv, n, t, MPI_SUM, w); break;
-    case STRATA_COLL_ALLGATHER: api->allgather(b->send, n, t, b->recv, n, t, w); break;
-    case STRATA_COLL_GATHER: api->gather(b->send, n, t, b->recv, n, t, root, w); break;
-    case STRATA_COLL_SCATTER: api->scatter(b->send, n, t, b->recv, n, t, root, w); break;
-    case STRATA_COLL_ALLTOALL: api->alltoall(b->send, n, t, b->recv, n, t, w); break;
-    case STRATA_COLL_BARRIER: api->barrier(w); break;
-    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
-        api->reduce_scatter_block(b->send, b->recv, n, t, MPI_SUM, w);
-        break;
-    case STRATA_COLL_REDUCE_SCATTER: {
-        /* Every rank's block the same: the counts array, built once. */
-        static int *counts, ncounts, counted;
-        if (ncounts < b->size) {
-            free(counts);
-            counts = malloc(sizeof *counts * (size_t)b->size);
-            ncounts = counts ? b->size : 0;
-            counted = -1;
-        }
-        if (!counts) break;
-        if (counted != n)
-            for (int q = 0; q < b->size; q++) counts[q] = n;
-        counted = n;
-        api->reduce_scatter(b->send, b->recv, counts, t, MPI_SUM, w);
-        break;
-    }
-    case STRATA_COLL_SCAN: api->scan(b->send, b->recv, n, t, MPI_SUM, w); break;
-    case STRATA_COLL_EXSCAN: api->exscan(b->send, b->recv, n, t, MPI_SUM, w); break;
-    /* The v-collectives: block j has vcounts[j] bytes (--pattern), packed;
-     * Alltoallv sends every rank the same layout it receives. */
-    case STRATA_COLL_GATHERV:
-        api->gatherv(b->send, b->vcounts[b->rank], t, b->recv, b->vcounts, b->vdispls, t, root, w);
-        break;
-    case STRATA_COLL_SCATTERV:
-        api->scatterv(b->send, b->vcounts, b->vdispls, t, b->recv, b->vcounts[b->rank], t, root, w);
-        break;
-    case STRATA_COLL_ALLGATHERV:
-        api->allgatherv(b->send, b->vcounts[b->rank], t, b->recv, b->vcounts, b->vdispls, t, w);
-        break;
-    case STRATA_COLL_ALLTOALLV:
-        api->alltoallv(b->send, b->vcounts, b->vdispls, t, b->recv, b->vcounts, b->vdispls, t, w);
-        break;
-    default: break;
-    }
-}
-
-void bench_call_blocking(struct bench *b, const struct bench_row *r, int strata)
-{
-    call_collective(strata ? &strata_api : &native_api, b, r);
-}
-
 /* Looping only if the kernel returns a short count. */
 int bench_copy_from_root(struct bench *b, size_t bytes)
 {
@@ -253,8 +152,8 @@ static double time_variant(struct bench *b, struct bench_row *r, enum bench_vari
     double t0 = MPI_Wtime();
     /* --nonblocking --noise: the quiet figures are the nonblocking forms' too. */
     if (b->opt.nonblocking && v != V_COPY) bench_call_nonblocking(b, r, v == V_STRATA);
-    else if (v == V_NATIVE) call_collective(&native_api, b, r);
-    else if (v == V_STRATA) call_collective(&strata_api, b, r);
+    else if (v == V_NATIVE) bench_call_blocking(b, r, 0);
+    else if (v == V_STRATA) bench_call_blocking(b, r, 1);
     else if (b->rank == 1 && bench_copy_from_root(b, r->bytes)) r->copy_failed = 1;
     return MPI_Wtime() - t0;
 }
@@ -390,7 +289,7 @@ static double time_noisy_call(void *ctx, int impl, const struct bench_noise_draw
         *late_s = MPI_Wtime() - t0;
     }
     if (b->opt.nonblocking) bench_call_nonblocking(b, b->noisy_row, impl);
-    else call_collective(impl ? &strata_api : &native_api, b, b->noisy_row);
+    else bench_call_blocking(b, b->noisy_row, impl);
     return MPI_Wtime() - t0;
 }
 
@@ -402,7 +301,7 @@ static void loop_call(void *ctx, int impl)
     struct bench *b = ctx;
     next_root(b);
     if (b->opt.nonblocking) bench_call_nonblocking(b, b->noisy_row, impl);
-    else call_collective(impl ? &strata_api : &native_api, b, b->noisy_row);
+    else bench_call_blocking(b, b->noisy_row, impl);
 }
 
 int bench_run_noisy_row(struct bench *b, struct bench_row *r)
