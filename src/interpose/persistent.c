@@ -195,8 +195,12 @@ static void persist_finished(void *arg)
 {
     struct strata_persist *ps = arg;
     if (get(&ps->hosted)) {
-        persist_send(ps);
+        /* Inactive before the message: once it is sent, the application's
+         * host call may complete the request and start it again at once
+         * (another thread, or this one after the progress thread sent it),
+         * and that start must not find it still active. */
         set(&ps->active, 0);
+        persist_send(ps);
         if (!ps->freed) return;
         /* Freed by the application while active: its receive matched just now. */
         PMPI_Wait(&ps->req, MPI_STATUS_IGNORE);
@@ -208,9 +212,12 @@ static void persist_finished(void *arg)
         return;
     }
     /* Freed: the host receive is inactive (completed just now, or never
-     * started this time). */
-    PMPI_Request_free(&ps->req);
+     * started this time).  Unlinked (every cached lookup invalidated)
+     * before the host frees the handle, which it may hand out again at
+     * once. */
+    MPI_Request host_req = ps->req;
     unlink_free(ps);
+    PMPI_Request_free(&host_req);
 }
 
 /* The host MPI's nonblocking form of a start strata leaves. */

@@ -9,7 +9,8 @@
 ! newer eight I-forms at once in one MPI_WAITALL (v-forms with reversed
 ! displacements); with -DHAVE_PERSISTENT (MPI-4 hosts) MPI_ALLREDUCE_INIT,
 ! MPI_BCAST_INIT, MPI_BARRIER_INIT and MPI_SCAN_INIT started five times with
-! new contents (MPI_STARTALL, MPI_WAITALL) and freed.
+! new contents (MPI_STARTALL, MPI_WAITALL), once more through
+! MPI_REQUEST_GET_STATUS and MPI_WAIT, and freed.
 ! Results are checked against values computed here.  Rank 0 prints "EXPECT
 ! MPI_Ibcast <strata> <host>" lines for tests/scripts/fortran_stats.sh.
 #if defined(F08)
@@ -273,6 +274,19 @@ program nonblocking
       call check(all(sb(1:n) == [(rep * 3 + i, i = 1, n)]), 'Bcast_init values')
       call check(all(rb(1:n) == [(rank * rep + i, i = 1, n)]), 'Scan_init values')
     end do
+    ! One more start completed by single-request calls: MPI_REQUEST_GET_STATUS
+    ! polled until it says done (the results must be there by then; MPICH's
+    ! mpi_f08 binding calls PMPI_ directly, so strata wraps it), then MPI_WAIT.
+    x = [(rank * 7 + i, i = 1, n)]
+    y = -1
+    call MPI_Start(preqs(1), ierr)
+    flag = .false.
+    do while (.not. flag)
+      call MPI_Request_get_status(preqs(1), flag, MPI_STATUS_IGNORE, ierr)
+    end do
+    call check(all(y == [(7 * t + nranks * i, i = 1, n)]), 'Allreduce_init at Request_get_status')
+    call MPI_Wait(preqs(1), MPI_STATUS_IGNORE, ierr)
+    call check(ierr == MPI_SUCCESS, 'Wait of a completed start')
     do k = 1, 4
       call MPI_Request_free(preqs(k), ierr)
     end do
