@@ -18,27 +18,17 @@
 
 #ifdef STRATA_HAVE_LARGE_COUNT
 
-/* As nb_entry.c's: strata_call is the blocking form's decision, host the
- * host's nonblocking _c call with the application's arguments. */
-#define NONBLOCKING(coll, strata_call, host)                                                 \
-    do {                                                                                   \
-        struct strata_nb *nb = strata_nb_begin(coll, STRATA_FORM_NONBLOCKING);             \
-        if (!nb) return host;                                                              \
-        int rc = strata_call, out;                                                         \
-        return strata_nb_end(nb, rc, request, &out) ? host : out;                          \
-    } while (0)
-
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_BCAST, strata_call_bcast(buffer, count, datatype, root, comm, 1),
+    STRATA_NB_ENTRY(STRATA_COLL_BCAST, strata_call_bcast(buffer, count, datatype, root, comm, 1),
                 PMPI_Ibcast_c(buffer, count, datatype, root, comm, request));
 }
 
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_REDUCE,
+    STRATA_NB_ENTRY(STRATA_COLL_REDUCE,
                 strata_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, 1),
                 PMPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request));
 }
@@ -46,7 +36,7 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLREDUCE,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLREDUCE,
                 strata_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm, 1),
                 PMPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request));
 }
@@ -55,7 +45,7 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_GATHER,
+    STRATA_NB_ENTRY(STRATA_COLL_GATHER,
                 strata_call_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                    root, comm, 1),
                 PMPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -66,7 +56,7 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                    MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_SCATTER,
+    STRATA_NB_ENTRY(STRATA_COLL_SCATTER,
                 strata_call_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     root, comm, 1),
                 PMPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -77,7 +67,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLGATHER,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLGATHER,
                 strata_call_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                       recvtype, comm, 1),
                 PMPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -88,7 +78,7 @@ int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                     MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLTOALL,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLTOALL,
                 strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                      comm, 1),
                 PMPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
@@ -99,7 +89,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                 MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_REDUCE_SCATTER_BLOCK,
+    STRATA_NB_ENTRY(STRATA_COLL_REDUCE_SCATTER_BLOCK,
                 strata_call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm,
                                            1),
                 PMPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm,
@@ -109,7 +99,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_REDUCE_SCATTER,
+    STRATA_NB_ENTRY(STRATA_COLL_REDUCE_SCATTER,
                 strata_call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
                                            1),
                 PMPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm,
@@ -119,7 +109,7 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_SCAN,
+    STRATA_NB_ENTRY(STRATA_COLL_SCAN,
                 strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, 1),
                 PMPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request));
 }
@@ -127,7 +117,7 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_EXSCAN,
+    STRATA_NB_ENTRY(STRATA_COLL_EXSCAN,
                 strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, 1),
                 PMPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request));
 }
@@ -136,7 +126,7 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_GATHERV,
+    STRATA_NB_ENTRY(STRATA_COLL_GATHERV,
                 strata_call_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                     recvtype, root, comm, 1),
                 PMPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -147,7 +137,7 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_SCATTERV,
+    STRATA_NB_ENTRY(STRATA_COLL_SCATTERV,
                 strata_call_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                      recvtype, root, comm, 1),
                 PMPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
@@ -158,7 +148,7 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLGATHERV,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLGATHERV,
                 strata_call_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                        recvtype, comm, 1),
                 PMPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -170,7 +160,7 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                      const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLTOALLV,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLTOALLV,
                 strata_call_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                       recvcounts, rdispls, recvtype, comm, 1),
                 PMPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,

@@ -7,27 +7,17 @@
 #include "interpose/collectives.h"
 #include "interpose/nonblocking.h"
 
-/* strata_call: the blocking form's decision; host: the host's nonblocking
- * call, with the application's arguments, for a call strata leaves. */
-#define NONBLOCKING(coll, strata_call, host)                                                 \
-    do {                                                                                   \
-        struct strata_nb *nb = strata_nb_begin(coll, STRATA_FORM_NONBLOCKING);             \
-        if (!nb) return host;                                                              \
-        int rc = strata_call, out;                                                         \
-        return strata_nb_end(nb, rc, request, &out) ? host : out;                          \
-    } while (0)
-
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_BCAST, strata_call_bcast(buffer, count, datatype, root, comm, 0),
+    STRATA_NB_ENTRY(STRATA_COLL_BCAST, strata_call_bcast(buffer, count, datatype, root, comm, 0),
                 PMPI_Ibcast(buffer, count, datatype, root, comm, request));
 }
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_REDUCE,
+    STRATA_NB_ENTRY(STRATA_COLL_REDUCE,
                 strata_call_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, 0),
                 PMPI_Ireduce(sendbuf, recvbuf, count, datatype, op, root, comm, request));
 }
@@ -35,7 +25,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                    MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLREDUCE,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLREDUCE,
                 strata_call_allreduce(sendbuf, recvbuf, count, datatype, op, comm, 0),
                 PMPI_Iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request));
 }
@@ -44,7 +34,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                 MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_GATHER,
+    STRATA_NB_ENTRY(STRATA_COLL_GATHER,
                 strata_call_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                    root, comm, 0),
                 PMPI_Igather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -55,7 +45,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_SCATTER,
+    STRATA_NB_ENTRY(STRATA_COLL_SCATTER,
                 strata_call_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                     root, comm, 0),
                 PMPI_Iscatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
@@ -65,7 +55,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLGATHER,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLGATHER,
                 strata_call_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                       recvtype, comm, 0),
                 PMPI_Iallgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -75,7 +65,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLTOALL,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLTOALL,
                 strata_call_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                                      comm, 0),
                 PMPI_Ialltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
@@ -84,5 +74,5 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_BARRIER, strata_call_barrier(comm), PMPI_Ibarrier(comm, request));
+    STRATA_NB_ENTRY(STRATA_COLL_BARRIER, strata_call_barrier(comm), PMPI_Ibarrier(comm, request));
 }

@@ -9,21 +9,11 @@
 #include "interpose/nonblocking.h"
 #include "interpose/rs_scan_calls.h"
 
-/* As nb_entry.c's: strata_call is the blocking form's decision, host the
- * host's nonblocking call with the application's arguments. */
-#define NONBLOCKING(coll, strata_call, host)                                                 \
-    do {                                                                                   \
-        struct strata_nb *nb = strata_nb_begin(coll, STRATA_FORM_NONBLOCKING);             \
-        if (!nb) return host;                                                              \
-        int rc = strata_call, out;                                                         \
-        return strata_nb_end(nb, rc, request, &out) ? host : out;                          \
-    } while (0)
-
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                               MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_REDUCE_SCATTER_BLOCK,
+    STRATA_NB_ENTRY(STRATA_COLL_REDUCE_SCATTER_BLOCK,
                 strata_call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm,
                                            0),
                 PMPI_Ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm,
@@ -33,7 +23,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_REDUCE_SCATTER,
+    STRATA_NB_ENTRY(STRATA_COLL_REDUCE_SCATTER,
                 strata_call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm,
                                            0),
                 PMPI_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request));
@@ -42,7 +32,7 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_SCAN,
+    STRATA_NB_ENTRY(STRATA_COLL_SCAN,
                 strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, 0),
                 PMPI_Iscan(sendbuf, recvbuf, count, datatype, op, comm, request));
 }
@@ -50,7 +40,7 @@ int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype dataty
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_EXSCAN,
+    STRATA_NB_ENTRY(STRATA_COLL_EXSCAN,
                 strata_call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, 0),
                 PMPI_Iexscan(sendbuf, recvbuf, count, datatype, op, comm, request));
 }
@@ -59,7 +49,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_GATHERV,
+    STRATA_NB_ENTRY(STRATA_COLL_GATHERV,
                 strata_call_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                     recvtype, root, comm, 0),
                 PMPI_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -70,7 +60,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_SCATTERV,
+    STRATA_NB_ENTRY(STRATA_COLL_SCATTERV,
                 strata_call_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
                                      recvtype, root, comm, 0),
                 PMPI_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
@@ -81,7 +71,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm, MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLGATHERV,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLGATHERV,
                 strata_call_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
                                        recvtype, comm, 0),
                 PMPI_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
@@ -93,7 +83,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                    MPI_Request *request)
 {
-    NONBLOCKING(STRATA_COLL_ALLTOALLV,
+    STRATA_NB_ENTRY(STRATA_COLL_ALLTOALLV,
                 strata_call_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                       recvcounts, rdispls, recvtype, comm, 0),
                 PMPI_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,

@@ -152,6 +152,19 @@ int strata_nb_to_host(void);
  * *request is MPI_REQUEST_NULL; *rc_out is what the entry point returns. */
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out);
 
+/* The body of every nonblocking entry point (nb_entry.c, nb_entry_more.c,
+ * large_count_nb.c): begin, the blocking form's strata_call_<coll> (which
+ * builds the operation instead of running it), end; `host`, the host's own
+ * nonblocking call, where strata leaves it.  Uses the entry point's
+ * parameter `request`. */
+#define STRATA_NB_ENTRY(coll, strata_call, host)                                       \
+    do {                                                                               \
+        struct strata_nb *nb = strata_nb_begin(coll, STRATA_FORM_NONBLOCKING);         \
+        if (!nb) return host;                                                          \
+        int rc = strata_call, out;                                                     \
+        return strata_nb_end(nb, rc, request, &out) ? host : out;                      \
+    } while (0)
+
 /* Outstanding operations in this process (nonblocking.c changes it under
  * its lock). */
 extern _Atomic int strata_nb_outstanding_count;
