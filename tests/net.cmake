@@ -47,7 +47,7 @@ if(STRATA_MPI STREQUAL "openmpi")
   net_colls(leaders1.nodes2.np5 5 2 block 120 ENV STRATA_NET_REDUCE_LEADERS=1
             ARGS --comms=world,sub --roots=some --colls=reduce,allreduce)
   net_colls(leaders2.large.nodes2.np6 6 2 block 150 ENV STRATA_NET_SEGMENT=1K
-            ARGS --large --sizes=1M --comms=world,reversed --roots=some --colls=reduce,allreduce)
+            ARGS --large --sizes=1M --comms=reversed --roots=some --colls=reduce,allreduce)
   # Many 1 KiB segments, one in flight each way between leaders: every
   # payload above 1 KiB is pipelined across nodes.
   net_colls(segments.nodes4.np5 5 4 block 120

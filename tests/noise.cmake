@@ -60,9 +60,16 @@ function(loaded name target ranks timeout)
   set_tests_properties(noise.loaded.${name} PROPERTIES TIMEOUT ${timeout}
                        ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf;STRATA_STATS=/dev/null")
 endfunction()
-# Bcast, Reduce, Allreduce, Barrier.
+# Bcast, Reduce, Allreduce, Barrier.  MPICH's own calls spin against the
+# competitors (41 s once in CI against 1 s here): there the results are
+# checked against the values computed from the inputs only.
+if(STRATA_MPI STREQUAL "openmpi")
+  set(LOADED_NODE_HOST_CHECK)
+else()
+  set(LOADED_NODE_HOST_CHECK --no-host)
+endif()
 loaded(node.np2 test_node_colls 2 120 --suites=bcast,reduce,allreduce,barrier
-       --comms=world --roots=some --types=int --no-large)
+       --comms=world --roots=some --types=int --no-large ${LOADED_NODE_HOST_CHECK})
 # Gather, Scatter, Allgather, Alltoall and the Bcast variants, every algorithm.
 loaded(block.np2 test_block_colls 2 120 --comms=world --roots=some --sizes=7,64K+5)
 # Reduce_scatter(_block), Scan, Exscan.

@@ -20,6 +20,7 @@ struct node_opts {
     unsigned long long seed;
     int all_roots;        /* every root, or only the first, last and middle ones */
     int large;            /* include the large sizes and counts (>= 256 KiB) */
+    int lean_large;       /* the large reductions once each (one root, in place or not) */
     int huge;             /* number of 16 MiB broadcasts */
     int host_check;       /* also compare with the host MPI's PMPI_ result */
     int host_survey;      /* list the host MPI's wrong results instead of failing */

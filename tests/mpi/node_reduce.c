@@ -721,6 +721,14 @@ void node_reduce_large_suite(MPI_Comm comm, const char *cname)
     int nroots = node_roots(size, roots);
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const struct rtype *t = type_named(cases[k].type);
+        if (node_opt.lean_large) {
+            /* Cases alternate between Allreduce and Reduce at a root taken
+             * in turn, in place every other pair: each case once. */
+            const int in_place = (int)(k / 2 % 2), root = k % 2 ? roots[k / 2 % (size_t)nroots] : -1;
+            run_reduce(comm, cname, t, cases[k].op, cases[k].count, root, in_place,
+                       node_salt(46 + in_place, k, (uint64_t)(root + 1), 0));
+            continue;
+        }
         for (int in_place = 0; in_place < 2; in_place++) {
             run_reduce(comm, cname, t, cases[k].op, cases[k].count, -1, in_place,
                        node_salt(40 + in_place, k, 0, 0));

@@ -15,6 +15,9 @@
  *   --roots=some    the large sizes (broadcasts and the "large" reductions) at
  *                   the first, last and middle roots only (default: every root)
  *   --no-large      skip sizes from 256 KiB up
+ *   --lean-large    each large reduction case once (Allreduce, or Reduce at one
+ *                   root, in place every other case) instead of at every root
+ *                   both ways: the hierarchies of the fake machines, briefly
  *   --huge=N        N broadcasts of 16 MiB (default 0)
  *   --no-host       do not compare with the host MPI
  *   --host-survey   print the host MPI's wrong results (HOST-WRONG lines)
@@ -209,6 +212,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "--roots=some")) node_opt.all_roots = 0;
         else if (!strcmp(a, "--roots=all")) node_opt.all_roots = 1;
         else if (!strcmp(a, "--no-large")) node_opt.large = 0;
+        else if (!strcmp(a, "--lean-large")) node_opt.lean_large = 1;
         else if (!strncmp(a, "--huge=", 7)) node_opt.huge = atoi(a + 7);
         else if (!strcmp(a, "--no-host")) node_opt.host_check = 0;
         else if (!strcmp(a, "--host-survey")) node_opt.host_survey = 1;

@@ -16,7 +16,10 @@
  *
  * Other jobs may run at the same time, so only segments named after this
  * job's processes count: strata names them /strata-UID-PID-SERIAL-RANDOM.
- * Rank 0 prints "PIDS p0 p1 ..." first, for the script. */
+ * Rank 0 prints "PIDS p0 p1 ..." first, for the script, and with
+ * --pids=FILE also writes that line to FILE: a launcher that kills the job
+ * on MPI_Abort may drop output it has not forwarded yet (MPICH's hydra did,
+ * in CI), a file it cannot. */
 #include <dirent.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,12 +81,14 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     int rank, size, rounds = 40, abort_mode = 0;
+    const char *pids_file = NULL;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--rounds=", 9)) rounds = atoi(argv[i] + 9);
         else if (!strcmp(argv[i], "--abort")) abort_mode = 1;
         else if (!strcmp(argv[i], "--abort-create")) abort_mode = 2;
+        else if (!strncmp(argv[i], "--pids=", 7)) pids_file = argv[i] + 7;
         else CHECK(0, "unknown option %s", argv[i]);
     }
     job_size = size;
@@ -92,11 +97,18 @@ int main(int argc, char **argv)
     int me = (int)getpid();
     PMPI_Allgather(&me, 1, MPI_INT, job_pids, 1, MPI_INT, MPI_COMM_WORLD);
     if (rank == 0) {
-        printf("PIDS");
-        for (int r = 0; r < size; r++) printf(" %d", job_pids[r]);
-        printf("\n");
+        FILE *to[2] = {stdout, pids_file ? fopen(pids_file, "w") : NULL};
+        CHECK(!pids_file || to[1], "cannot write %s", pids_file);
+        for (int k = 0; k < 2 && to[k]; k++) {
+            fprintf(to[k], "PIDS");
+            for (int r = 0; r < size; r++) fprintf(to[k], " %d", job_pids[r]);
+            fprintf(to[k], "\n");
+        }
         fflush(stdout);
+        CHECK(!to[1] || fclose(to[1]) == 0, "cannot write %s", pids_file);
     }
+    /* Rank 1 may end the job next: the file is complete before it can. */
+    PMPI_Barrier(MPI_COMM_WORLD);
     CHECK(size >= 2 || !abort_mode, "the abort modes need 2 ranks or more");
 
     use(MPI_COMM_WORLD, 0);

@@ -13,10 +13,14 @@ case "$mode" in
   *) echo "shm_leftovers.sh: unknown mode $mode" >&2; exit 2 ;;
 esac
 
-out=$("$run" --native -n "$ranks" "$prog" "${args[@]}" 2>&1)
+# The program writes its processes to a file too: a launcher that kills the
+# job on MPI_Abort may lose output it has not forwarded yet.
+pids_file=$(mktemp)
+trap 'rm -f "$pids_file"' EXIT
+out=$("$run" --native -n "$ranks" "$prog" "${args[@]}" --pids="$pids_file" 2>&1)
 rc=$?
 printf '%s\n' "$out"
-pids=$(printf '%s\n' "$out" | sed -n 's/^PIDS //p' | head -n 1)
+pids=$(sed -n 's/^PIDS //p' "$pids_file" | head -n 1)
 if [ -z "$pids" ]; then
   echo "FAIL: the program did not report its processes (exit status $rc)"
   exit 1
