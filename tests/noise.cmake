@@ -76,3 +76,16 @@ loaded(block.np2 test_block_colls 2 120 --comms=world --roots=some --sizes=7,64K
 loaded(rs_scan.np2 test_rs_scan 2 120 --no-large)
 # Gatherv, Scatterv, Allgatherv, Alltoallv.
 loaded(vcolls.np2 test_vcolls 2 120 --roots=some --comms=world)
+
+# MPI's progress rule across strata's waits (tests/mpi/test_host_progress.c):
+# a rank waits in a collective served by strata while its partner is in an
+# MPI_Ssend that only the waiting rank's host progress can match.  Without
+# the host's progress inside strata's waits this hangs (both MPIs, 2 ranks:
+# found 2026-11-26); the timeout is the failure.
+strata_test_program(test_host_progress mpi/test_host_progress.c)
+strata_mpi_test(NAME noise.host-progress.np2 TARGET test_host_progress RANKS 2)
+set_tests_properties(noise.host-progress.np2 PROPERTIES TIMEOUT 60)
+if(STRATA_MPI STREQUAL "openmpi")
+  strata_mpi_test(NAME noise.host-progress.np3 TARGET test_host_progress RANKS 3)
+  set_tests_properties(noise.host-progress.np3 PROPERTIES TIMEOUT 60)
+endif()

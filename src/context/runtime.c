@@ -47,6 +47,15 @@ static void disable(const char *why)
     snprintf(rt.why_disabled, sizeof rt.why_disabled, "%s", why);
 }
 
+/* The host's progress while strata waits (shm/wait.h): a probe that finds
+ * nothing turns the progress engine of both host MPIs.  MPI_COMM_SELF:
+ * always valid until MPI_Finalize, and a probe consumes nothing. */
+static void host_progress(void)
+{
+    int flag;
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+}
+
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
  * usable: the place to release what the application never freed. */
 static int self_delete(MPI_Comm comm, int keyval, void *value, void *extra)
@@ -484,6 +493,8 @@ static void strata_runtime_init(int thread_level)
     }
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
     PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
+    /* Relaxed: waits read the hook as a plain function pointer (wait.c). */
+    atomic_store_explicit(&strata_wait_host_hook, host_progress, memory_order_relaxed);
 
     enum setup_outcome layout = setup_layout_and_locations(err, sizeof err);
     if (layout == SETUP_BAD_VALUE) {
@@ -523,6 +534,8 @@ void strata_runtime_finalize(void)
     if (!rt.ready) return;
     if (strata_runtime()) strata_stats_report(cfg->stats, rt.world_rank, rt.world_size);
     if (release_above) release_above();
+    /* No wait from here on may call the host: MPI_Finalize goes on. */
+    atomic_store_explicit(&strata_wait_host_hook, NULL, memory_order_relaxed);
     /* Contexts returned their bytes to the shared counter: it can go now. */
     static _Atomic uint64_t after_finalize;
     strata_segment_share_accounting(&after_finalize);

@@ -11,6 +11,7 @@
 #include "context/runtime.h"
 #include "interpose/route.h"
 #include "shm/flags.h"
+#include "shm/wait.h"
 #include "util/log.h"
 #include "util/stats.h"
 
@@ -316,6 +317,10 @@ void strata_nb_progress(void)
 
 void strata_nb_idle(unsigned long round)
 {
+    /* The host's progress too (shm/wait.h): these loops wait on strata's
+     * operations, which do not call the host by themselves. */
+    if (round % STRATA_WAIT_HOST_EVERY == STRATA_WAIT_HOST_EVERY - 1 || round >= strata_flag_spin())
+        strata_wait_poke_host();
     strata_backoff(round);
     if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;
     for (struct strata_nb *nb = active; nb; nb = nb->next_active)

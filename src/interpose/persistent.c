@@ -34,6 +34,7 @@
 #include "interpose/nonblocking.h"
 #include "interpose/persistent.h"
 #include "interpose/rs_scan_calls.h"
+#include "shm/wait.h"
 #include "util/log.h"
 
 #if defined(STRATA_HAVE_PERSISTENT_COLL) || defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
@@ -436,6 +437,10 @@ int strata_persist_complete(MPI_Request request, enum strata_persist_how how, in
         strata_nb_progress();
         if (atomic_load_explicit(&ps->done, memory_order_acquire)) break;
         if (how != STRATA_PERSIST_WAIT) {
+            /* Not done: a test turns the host's progress too, as the host's
+             * own MPI_Test would (an application may poll this request
+             * while a peer needs this rank's progress, shm/wait.h). */
+            strata_wait_poke_host();
             *flag = 0;
             return 1;
         }

@@ -48,6 +48,9 @@ void strata_wait_set_timeout_ms(unsigned ms) { timeout_ms = ms; }
 /* Yields between liveness checks while yielding (a few milliseconds). */
 #define LIVENESS_EVERY 4096UL
 
+_Atomic(strata_wait_host_fn) strata_wait_host_hook;
+
+
 void strata_wait_configure(int adaptive_on, int asymmetric, unsigned block_after_us,
                            int oversubscribed)
 {
@@ -149,6 +152,7 @@ static void show(struct strata_waiter *w, const struct strata_wait_target *t, ui
 /* Blocks on the owner's bell until it rings or the timeout: W1-W6. */
 static void block(struct strata_waiter *w, const struct strata_wait_target *t)
 {
+    strata_wait_poke_host(); /* before this waiter counts as a sleeper: it may take a while */
     show(w, t, STRATA_RUN_BLOCK);
     struct strata_wake *o = t->owner;
     atomic_fetch_add_explicit(&o->sleepers, 1, memory_order_seq_cst); /* W1 */
@@ -182,6 +186,7 @@ static void block(struct strata_waiter *w, const struct strata_wait_target *t)
 static void yield(struct strata_waiter *w, const struct strata_wait_target *t)
 {
     show(w, t, STRATA_RUN_YIELD);
+    strata_wait_poke_host();
     sched_yield();
     if (++w->yields % LIVENESS_EVERY == 0) strata_peer_check_alive(t->pid);
 }
@@ -195,6 +200,7 @@ STRATA_HOT void strata_waiter_pause(struct strata_waiter *w, const struct strata
         strata_cpu_relax();
         return;
     }
+    if (n % STRATA_WAIT_HOST_EVERY == 0) strata_wait_poke_host();
     int can_block = adaptive && t->flag && t->owner;
     if (!can_block) {
         /* Not a flag, or STRATA_WAIT=spin: spin STRATA_SPIN polls, then yield. */

@@ -224,6 +224,30 @@ void strata_wait_set_timeout_ms(unsigned ms);
 void strata_wait_configure(int adaptive, int asymmetric, unsigned block_after_us,
                            int oversubscribed);
 
+/* The host MPI's progress while a wait lasts.  MPI's progress rule lets a
+ * program post a receive, enter a collective and count on a peer's matching
+ * send (a synchronous one, say) completing meanwhile: the host MPIs' own
+ * collectives drive their progress engine as they wait, strata's waits do
+ * not by themselves.  A long wait therefore calls this hook (set by the
+ * runtime at MPI_Init to a probe that drives the host's progress, cleared
+ * before MPI_Finalize goes on): every STRATA_WAIT_HOST_EVERY polls and
+ * before every yield and block.  Waits that end within the quick spin never
+ * call it, so small calls pay nothing.  Only threads that may call the host
+ * MPI wait here (the application's in an MPI call, or the progress thread,
+ * which needs MPI_THREAD_MULTIPLE). */
+typedef void (*strata_wait_host_fn)(void);
+extern _Atomic(strata_wait_host_fn) strata_wait_host_hook;
+#define STRATA_WAIT_HOST_EVERY 4096UL
+
+/* One turn of the host's progress engine, if the hook is set.  Relaxed: the
+ * hook is a function set at MPI_Init; nothing it uses is published through
+ * the pointer. */
+static inline void strata_wait_poke_host(void)
+{
+    strata_wait_host_fn poke = atomic_load_explicit(&strata_wait_host_hook, memory_order_relaxed);
+    if (poke) poke();
+}
+
 /* Whether the machine currently has more runnable tasks than online cores
  * (or the node more ranks than cores): the sample described above. */
 int strata_machine_busy(void);
