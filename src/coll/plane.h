@@ -321,6 +321,7 @@ static inline void strata_lines_put(struct strata_line *slot, size_t off, const 
 static inline void strata_plane_publish_lines(struct strata_plane *p, struct strata_line *slot,
                                               size_t n, uint64_t value)
 {
+    if (n == 0) n = 1; /* an empty payload still publishes its slot's first line */
     for (size_t i = 0; i + 1 < n; i++)
         atomic_store_explicit(&slot[i].flag, value, memory_order_release);
     strata_plane_publish(p, &slot[n - 1].flag, value);

@@ -378,7 +378,12 @@ int MPI_Start(MPI_Request *request)
     strata_nb_progress();
     struct strata_persist *ps = request ? lookup(*request) : NULL;
     if (!ps) return PMPI_Start(request);
-    if (get(&ps->active)) return MPI_ERR_REQUEST; /* started twice: the host's error for it */
+    if (get(&ps->active)) {
+        /* Started twice: the hosts' error for it, through the handler of the
+         * request's communicator (fatal by default, as the host's). */
+        PMPI_Comm_call_errhandler(ps->comm, MPI_ERR_REQUEST);
+        return MPI_ERR_REQUEST;
+    }
     /* Active, completed by strata's completion calls until a call the host
      * serves gets it.  Relaxed: the progress that finishes the operation
      * reads these after taking the lock that queues it. */

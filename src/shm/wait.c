@@ -186,7 +186,6 @@ static void block(struct strata_waiter *w, const struct strata_wait_target *t)
 static void yield(struct strata_waiter *w, const struct strata_wait_target *t)
 {
     show(w, t, STRATA_RUN_YIELD);
-    strata_wait_poke_host();
     sched_yield();
     if (++w->yields % LIVENESS_EVERY == 0) strata_peer_check_alive(t->pid);
 }
