@@ -379,9 +379,10 @@ int MPI_Start(MPI_Request *request)
     struct strata_persist *ps = request ? lookup(*request) : NULL;
     if (!ps) return PMPI_Start(request);
     if (get(&ps->active)) {
-        /* Started twice: the hosts' error for it, through the handler of the
-         * request's communicator (fatal by default, as the host's). */
-        PMPI_Comm_call_errhandler(ps->comm, MPI_ERR_REQUEST);
+        /* Started twice: MPICH's error for it, through MPI_COMM_WORLD's
+         * handler as MPICH raises it (fatal by default; Open MPI 4.1's
+         * MPIX_ requests crash on it instead). */
+        PMPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_REQUEST);
         return MPI_ERR_REQUEST;
     }
     /* Active, completed by strata's completion calls until a call the host
