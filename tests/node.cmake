@@ -46,7 +46,7 @@ if(STRATA_MPI STREQUAL "openmpi")
   node_colls(colls.np4.reduce 4 120 ARGS --suites=${NODE_ALL_REDUCE},fp,userop
              --comms=world,evenodd)
   node_colls(colls.np4.large 4 90 ARGS --suites=large --comms=reversed --roots=some)
-  node_colls(colls.np5 5 150 ARGS ${NODE_SUITES} --roots=some --huge=1)
+  node_colls(colls.np5 5 150 ARGS ${NODE_SUITES} --roots=some)
   node_colls(colls.np8.bcast 8 120 ARGS --suites=bcast,mixed,barrier,userop --huge=2)
   node_colls(colls.np8.reduce 8 120 ARGS --suites=reduce,allreduce)
   node_colls(colls.np8.inplace 8 120 ARGS --suites=reduce-inplace,allreduce-inplace,fp)
