@@ -167,13 +167,35 @@ static const struct {
     {MPI_SHORT_INT, 0, -1, K_P_SHORT}, {MPI_LONG_DOUBLE_INT, 0, -1, K_P_LDOUBLE},
 };
 
+/* The last type this thread looked up, and its kind: a program calls with
+ * the same few types, and the scan above cost 180 instructions for a type
+ * late in the table or absent from it (MPI_BYTE, MPI_CHAR, a derived type),
+ * twice per call (issue 14, 1 KiB rows).  Caching a handle is safe both
+ * ways: a predefined handle never changes meaning, and a freed derived
+ * type's handle can only come back as another derived type (Open MPI's
+ * predefined handles are static objects, MPICH's a handle kind of their
+ * own).  Zero-initialised (valid = 0), initial-exec as the library's other
+ * thread-locals. */
+static _Thread_local struct {
+    MPI_Datatype type;
+    unsigned char kind;
+    unsigned char valid;
+} last_kind __attribute__((tls_model("initial-exec")));
+
 static enum kind kind_of(MPI_Datatype t)
 {
+    if (last_kind.valid && last_kind.type == t) return (enum kind)last_kind.kind;
+    enum kind k = K_NONE;
     for (size_t i = 0; i < sizeof c_types / sizeof c_types[0]; i++)
-        if (t == c_types[i].type)
-            return c_types[i].is_signed < 0 ? (enum kind)c_types[i].kind
-                                             : int_kind(c_types[i].size, c_types[i].is_signed);
-    return K_NONE;
+        if (t == c_types[i].type) {
+            k = c_types[i].is_signed < 0 ? (enum kind)c_types[i].kind
+                                         : int_kind(c_types[i].size, c_types[i].is_signed);
+            break;
+        }
+    last_kind.type = t;
+    last_kind.kind = (unsigned char)k;
+    last_kind.valid = 1;
+    return k;
 }
 
 STRATA_HOT int strata_predefined_c_type(MPI_Datatype type) { return kind_of(type) != K_NONE; }
