@@ -38,8 +38,9 @@
  *    memory again in this operation; before returning, a rank waits for the
  *    ack of every rank that may still read or write its buffers (the user
  *    may reuse them as soon as the call returns).
- *  - Waits use strata_flag_wait_ge(flag, value, p->pid[owner]) (spin, then
- *    yield, and notice dead peers).  Every copy from or into a peer goes
+ *  - Waits are the operation's (STRATA_OP_AWAIT_GE, coll/op.h): the policy
+ *    of shm/wait.h (spin, then yield or block, notice dead peers, turn the
+ *    host's progress in long waits).  Every copy from or into a peer goes
  *    through strata_plane_pull/push (plane.h): the plane's transport moves
  *    the bytes, STRATA_STATS counts them, a failure ends the job. */
 #ifndef STRATA_BLOCK_H

@@ -6,9 +6,8 @@
  *   MPI_SUCCESS         done: the user's buffers are free again,
  *   STRATA_OP_PENDING   not yet: call progress again later,
  *   an MPI error code   failed.
- * Progress never spins: where the blocking code waited in
- * strata_flag_wait_ge, it returns PENDING, and the next call resumes at the
- * same wait.  So one thread can drive several operations (on different
+ * Progress never spins: where a straight-through algorithm would wait for a
+ * flag, it returns PENDING, and the next call resumes at the same wait.  So one thread can drive several operations (on different
  * communicators) by alternating their progress steps, and a blocking
  * collective is start + strata_op_run, the one place with the waiting
  * policy (spin, then yield, and check that the awaited peer still lives).

@@ -48,12 +48,18 @@ static void disable(const char *why)
 }
 
 /* The host's progress while strata waits (shm/wait.h): a probe that finds
- * nothing turns the progress engine of both host MPIs.  MPI_COMM_SELF:
- * always valid until MPI_Finalize, and a probe consumes nothing. */
+ * nothing turns the progress engine of both host MPIs.  On a duplicate of
+ * MPI_COMM_WORLD made at start-up: nothing is ever sent on it, so the probe
+ * finds nothing and breaks no assertion the application made about its own
+ * communicators (mpi_assert_no_any_source); MPICH's probe on MPI_COMM_SELF
+ * does not progress other ranks' traffic, one on a world-sized
+ * communicator does. */
+static MPI_Comm progress_comm = MPI_COMM_NULL;
+
 static void host_progress(void)
 {
     int flag;
-    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+    PMPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, progress_comm, &flag, MPI_STATUS_IGNORE);
 }
 
 /* MPI_Finalize deletes MPI_COMM_SELF's attributes first, while MPI is still
@@ -494,7 +500,10 @@ static void strata_runtime_init(int thread_level)
     PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL);
     PMPI_Comm_set_attr(MPI_COMM_SELF, self_keyval, NULL);
     /* Relaxed: waits read the hook as a plain function pointer (wait.c). */
-    atomic_store_explicit(&strata_wait_host_hook, host_progress, memory_order_relaxed);
+    if (PMPI_Comm_dup(MPI_COMM_WORLD, &progress_comm) == MPI_SUCCESS) {
+        PMPI_Comm_set_name(progress_comm, "strata host progress");
+        atomic_store_explicit(&strata_wait_host_hook, host_progress, memory_order_relaxed);
+    }
 
     enum setup_outcome layout = setup_layout_and_locations(err, sizeof err);
     if (layout == SETUP_BAD_VALUE) {
@@ -536,6 +545,7 @@ void strata_runtime_finalize(void)
     if (release_above) release_above();
     /* No wait from here on may call the host: MPI_Finalize goes on. */
     atomic_store_explicit(&strata_wait_host_hook, NULL, memory_order_relaxed);
+    if (progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&progress_comm);
     /* Contexts returned their bytes to the shared counter: it can go now. */
     static _Atomic uint64_t after_finalize;
     strata_segment_share_accounting(&after_finalize);

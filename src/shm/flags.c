@@ -45,12 +45,3 @@ int strata_liveness_due(unsigned long round)
 {
     return round > spin_polls && (round - spin_polls) % LIVENESS_EVERY == 0;
 }
-
-void strata_flag_wait_ge(strata_flag *flag, uint64_t value, pid_t owner)
-{
-    unsigned long round = 0;
-    while (strata_flag_read(flag) < value) {
-        strata_backoff(round++);
-        if (strata_liveness_due(round)) strata_peer_check_alive(owner);
-    }
-}

@@ -26,9 +26,10 @@
  * polls, so that more ranks than cores still make progress; every so often
  * a waiter checks that the peer it waits for is still alive, so a rank
  * killed mid-collective ends the job instead of hanging it.  That is the
- * plain policy of strata_flag_wait_ge; collectives wait with the adaptive
- * one of shm/wait.h (spin while it pays, block in the kernel when the
- * cores are shared), whose writers publish through strata_wake_publish. */
+ * plain policy of strata_backoff (loops over strata's own requests);
+ * collectives wait with the adaptive one of shm/wait.h (spin while it pays,
+ * block in the kernel when the cores are shared), whose writers publish
+ * through strata_wake_publish. */
 #ifndef STRATA_FLAGS_H
 #define STRATA_FLAGS_H
 
@@ -62,10 +63,6 @@ static inline uint64_t strata_flag_read(strata_flag *flag)
 {
     return atomic_load_explicit(flag, memory_order_acquire);
 }
-
-/* Spins briefly, then yields, until *flag >= value.  `owner` is the pid of
- * the flag's writer, checked for liveness while waiting (0: do not check). */
-void strata_flag_wait_ge(strata_flag *flag, uint64_t value, pid_t owner);
 
 /* One unsuccessful poll of a wait loop (round counts them from 0): spins
  * for the first STRATA_SPIN polls, then yields the CPU. */

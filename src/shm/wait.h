@@ -230,9 +230,9 @@ void strata_wait_configure(int adaptive, int asymmetric, unsigned block_after_us
  * collectives drive their progress engine as they wait, strata's waits do
  * not by themselves.  A long wait therefore calls this hook (set by the
  * runtime at MPI_Init to a probe that drives the host's progress, cleared
- * before MPI_Finalize goes on): every STRATA_WAIT_HOST_EVERY polls (yields
- * count as polls) and before every block.  Not at each yield: Open MPI's
- * progress yields by itself when the job oversubscribes the node.  Waits that end within the quick spin never
+ * before MPI_Finalize goes on): every STRATA_WAIT_HOST_EVERY polls, every
+ * 64 yields and before every block.  Not at each yield: Open MPI's progress
+ * yields by itself when the job oversubscribes the node.  Waits that end within the quick spin never
  * call it, so small calls pay nothing.  Only threads that may call the host
  * MPI wait here (the application's in an MPI call, or the progress thread,
  * which needs MPI_THREAD_MULTIPLE). */

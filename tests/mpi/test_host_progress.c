@@ -11,13 +11,20 @@
  * the host has MPI-4's forms: Bcast, Allreduce, Barrier) persistent, and
  * for a small and a large synchronous send: the even rank posts MPI_Irecv,
  * enters the collective, then waits for the receive; the odd rank calls
- * MPI_Ssend first, then the collective.  Results of both are checked.  A
- * hang is the failure (the ctest timeout ends it). */
+ * MPI_Ssend first, then the collective.  The messages go on a duplicate of
+ * MPI_COMM_WORLD (progress on the collective's communicator alone would not
+ * do).  Results of both are checked, and every collective must have been
+ * served by strata (STRATA_STATS on: counted served under its C name), or
+ * the test would prove nothing.  A hang is the failure (the ctest timeout
+ * ends it). */
 #include <ctype.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "util/colls.h"
+#include "util/stats.h"
 
 #define CHECK(cond, ...)                                                               \
     do {                                                                               \
@@ -34,6 +41,14 @@ static int rank, size;
 static int *sendbuf, *recvbuf;
 
 static int value(int r, int i) { return r * 1000 + i; }
+
+/* Calls strata served on this rank so far, every collective and form. */
+static unsigned long long served(void)
+{
+    unsigned long long n = 0;
+    for (int id = 0; id < STRATA_NCALLS; id++) n += strata_stats_local_calls(id, 1);
+    return n;
+}
 
 /* How a collective is called. */
 enum form { BLOCKING, NONBLOCKING, PERSISTENT, NFORMS };
@@ -136,6 +151,9 @@ int main(int argc, char **argv)
     const size_t big = 1u << 20;
     char *msg = malloc(big);
     CHECK(sendbuf && recvbuf && msg, "out of memory");
+    CHECK(strata_stats_enabled(), "run with STRATA_STATS set (the served counts are checked)");
+    MPI_Comm msgs;
+    MPI_Comm_dup(MPI_COMM_WORLD, &msgs);
     const int partner = rank % 2 ? rank - 1 : rank + 1;
     const int paired = partner < size;
     int cases = 0;
@@ -143,21 +161,23 @@ int main(int argc, char **argv)
         for (int k = 0; collective(k, form); k++) { /* a first call sets everything up */
             for (size_t len = 8; len <= big; len = len < big ? big : 2 * big) {
                 const char *name = NULL;
+                const unsigned long long before = served();
                 if (!paired) {
                     name = collective(k, form);
                 } else if (rank % 2 == 0) {
                     MPI_Request rq;
                     memset(msg, 0, len);
-                    MPI_Irecv(msg, (int)len, MPI_BYTE, partner, 7, MPI_COMM_WORLD, &rq);
+                    MPI_Irecv(msg, (int)len, MPI_BYTE, partner, 7, msgs, &rq);
                     name = collective(k, form); /* the partner is in MPI_Ssend */
                     MPI_Wait(&rq, MPI_STATUS_IGNORE);
                     for (size_t i = 0; i < len; i++)
                         CHECK(msg[i] == (char)(i * 7 + (size_t)partner), "message byte %zu", i);
                 } else {
                     for (size_t i = 0; i < len; i++) msg[i] = (char)(i * 7 + (size_t)rank);
-                    MPI_Ssend(msg, (int)len, MPI_BYTE, partner, 7, MPI_COMM_WORLD);
+                    MPI_Ssend(msg, (int)len, MPI_BYTE, partner, 7, msgs);
                     name = collective(k, form);
                 }
+                CHECK(served() == before + 1, "MPI_%s (form %d) was not served by strata", name, form);
                 char label[32];
                 if (form == NONBLOCKING)
                     snprintf(label, sizeof label, "MPI_I%c%s", tolower(name[0]), name + 1);
@@ -169,6 +189,7 @@ int main(int argc, char **argv)
         }
     }
     if (rank == 0) printf("PASS host progress (%d cases)\n", cases);
+    MPI_Comm_free(&msgs);
     free(msg);
     free(sendbuf);
     free(recvbuf);
