@@ -7,8 +7,8 @@
  * (shm/wait.h, "The host MPI's progress").
  *
  * Ranks pair up (0 with 1, 2 with 3, ...; an odd last rank only takes part
- * in the collectives).  For each collective, blocking, nonblocking and (where
- * the host has MPI-4's forms: Bcast, Allreduce, Barrier) persistent, and
+ * in the collectives).  For each collective, blocking, nonblocking and (Bcast,
+ * Allreduce, Barrier; MPI-4's or Open MPI 4.1's MPIX_ forms) persistent, and
  * for a small and a large synchronous send: the even rank posts MPI_Irecv,
  * enters the collective, then waits for the receive; the odd rank calls
  * MPI_Ssend first, then the collective.  The messages go on a duplicate of
@@ -25,6 +25,14 @@
 
 #include "util/colls.h"
 #include "util/stats.h"
+
+/* MPI-4's persistent collectives, or Open MPI 4.1's MPIX_ forms. */
+#if !defined(STRATA_HAVE_PERSISTENT_COLL) && defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
+#include <mpi-ext.h>
+#define INIT(name) MPIX_##name##_init
+#elif defined(STRATA_HAVE_PERSISTENT_COLL)
+#define INIT(name) MPI_##name##_init
+#endif
 
 #define CHECK(cond, ...)                                                               \
     do {                                                                               \
@@ -56,7 +64,7 @@ enum form { BLOCKING, NONBLOCKING, PERSISTENT, NFORMS };
 /* Runs collective `k` in `form` (nonblocking: then MPI_Wait; persistent:
  * init, start, wait, free) and checks its result; returns its name, NULL
  * past the last (persistent: Bcast, Allreduce and Barrier, where the host
- * MPI has MPI-4's _init forms). */
+ * MPI has the _init forms, MPI-4's or MPIX_). */
 static const char *collective(int k, enum form form)
 {
     MPI_Request req = MPI_REQUEST_NULL;
@@ -65,15 +73,15 @@ static const char *collective(int k, enum form form)
     for (int i = 0; i < COUNT; i++) sendbuf[i] = value(rank, i);
     memset(recvbuf, 0xff, sizeof(int) * COUNT * (size_t)size);
     if (form == PERSISTENT) {
-#if MPI_VERSION >= 4
+#ifdef INIT
         if (k == 0) {
             if (rank == 0) memcpy(recvbuf, sendbuf, sizeof(int) * COUNT);
-            MPI_Bcast_init(recvbuf, COUNT, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+            INIT(Bcast)(recvbuf, COUNT, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &req);
         } else if (k == 1)
-            MPI_Allreduce_init(sendbuf, recvbuf, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
-                               MPI_INFO_NULL, &req);
+            INIT(Allreduce)(sendbuf, recvbuf, COUNT, MPI_INT, MPI_SUM, MPI_COMM_WORLD,
+                            MPI_INFO_NULL, &req);
         else if (k == 2)
-            MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &req);
+            INIT(Barrier)(MPI_COMM_WORLD, MPI_INFO_NULL, &req);
         else if (k > 2)
             return NULL;
         MPI_Start(&req);
