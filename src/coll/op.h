@@ -7,8 +7,9 @@
  *   STRATA_OP_PENDING   not yet: call progress again later,
  *   an MPI error code   failed.
  * Progress never spins: where a straight-through algorithm would wait for a
- * flag, it returns PENDING, and the next call resumes at the same wait.  So one thread can drive several operations (on different
- * communicators) by alternating their progress steps, and a blocking
+ * flag, it returns PENDING, and the next call resumes at the same wait.  So
+ * one thread can drive several operations (on different communicators) by
+ * alternating their progress steps, and a blocking
  * collective is start + strata_op_run, the one place with the waiting
  * policy (spin, then yield, and check that the awaited peer still lives).
  *
