@@ -7,6 +7,7 @@
 #include <strings.h>
 
 #include "util/colls.h"
+#include "util/hot.h"
 
 /* Short for the table: needs a transport that reaches peers' memory. */
 #define CMA STRATA_NEEDS_SINGLE_COPY
@@ -107,7 +108,10 @@ _Static_assert(sizeof table / sizeof table[0] == STRATA_NALGOS,
 #undef ALGO
 #undef CMA
 
-const struct strata_algorithm *strata_algorithm(enum strata_algo id) { return &table[id]; }
+STRATA_HOT const struct strata_algorithm *strata_algorithm(enum strata_algo id)
+{
+    return &table[id];
+}
 
 const struct strata_algorithm *strata_algorithm_find(int coll, const char *name)
 {

@@ -3,19 +3,20 @@
  * for small blocks, and the only one when CMA is off.
  *
  * One engine serves all four.  Rank q exposes a stream of bytes (its block,
- * or for the root of Scatter and for Alltoall its whole send buffer); the
- * stream moves in rounds of one region half each, and every reader copies,
+ * none for Gather's root, or for the root of Scatter and for Alltoall its
+ * send buffer less the block it keeps); the stream moves in rounds of one region half each, and every reader copies,
  * in every round, the part of each writer's stream it wants.  Each round is
  * one plane operation, so the regions are double-buffered by round parity
  * exactly as for the broadcast (plane.h).  A resumable operation (coll/op.h):
  * the rounds and the writer being read live in the operation.
  *
- * Allgather and Alltoall (issue 19): a rank's own block is copied a slice
- * per round, right after the round's copy-in (Allgather: the bytes just read
- * for it, still in cache), so every byte of the send buffer is read from
- * memory once, and the copy fills the time the others take to copy theirs
- * in; Alltoall's stream leaves the kept block out (p - 1 blocks copied in,
- * not p).  Nothing of a user buffer is exposed to a peer, so no rank waits
+ * Allgather and Alltoall (issue 19), and the root of Gather and Scatter: a
+ * rank's own block is copied a slice per round, right after the round's
+ * copy-in (Allgather: the bytes just read for it, still in cache), so every
+ * byte of the send buffer is read from memory once, and the copy fills the
+ * time the others take to copy theirs in instead of delaying this rank's
+ * publish; streams leave the kept block out (p - 1 blocks copied in, not p;
+ * 1 KiB Scatter and Gather, issue 14).  Nothing of a user buffer is exposed to a peer, so no rank waits
  * for another at the end: the next operation's region wait covers reuse.
  *
  * Blocks small enough that every rank's stream fits one slot of flag lines
@@ -30,6 +31,7 @@
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
+#include "util/hot.h"
 
 static struct strata_block_op *block_of(struct strata_op *op)
 {
@@ -42,8 +44,8 @@ static size_t round_bytes(const struct strata_plane *p) { return (size_t)p->nreg
 
 /* What this rank copies of writer (rank + i)'s stream in round j: [*a, *b)
  * of the stream into *dst + (*a - lo).  0 if nothing. */
-static int piece_of(const struct strata_block_op *o, const struct strata_plane *p, size_t j,
-                    int i, int *q, size_t *a, size_t *b, unsigned char **dst)
+STRATA_HOT static int piece_of(const struct strata_block_op *o, const struct strata_plane *p,
+                               size_t j, int i, int *q, size_t *a, size_t *b, unsigned char **dst)
 {
     size_t R = round_bytes(p), from = j * R, to = from + R, lo, len;
     *q = (p->rank + i) % p->size; /* start with different writers */
@@ -57,8 +59,8 @@ static int piece_of(const struct strata_block_op *o, const struct strata_plane *
 
 /* len bytes of this rank's stream from stream offset `from` into dst: the
  * stream is my_stream with [skip_at, skip_at + skip_len) left out. */
-static void stream_copy(const struct strata_cico_exchange *x, unsigned char *dst, size_t from,
-                        size_t len)
+STRATA_HOT static void stream_copy(const struct strata_cico_exchange *x, unsigned char *dst,
+                                   size_t from, size_t len)
 {
     if (from < x->skip_at || !x->skip_len) {
         size_t below = x->skip_len && x->skip_at - from < len ? x->skip_at - from : len;
@@ -72,7 +74,7 @@ static void stream_copy(const struct strata_cico_exchange *x, unsigned char *dst
 
 /* Round j's slice of this rank's own block: equal slices, a cache line
  * multiple each, so that every round (but the last ones) copies some. */
-static void own_slice(struct strata_block_op *o)
+STRATA_HOT static void own_slice(struct strata_block_op *o)
 {
     const struct strata_cico_exchange *x = &o->x;
     if (!x->own_len || !o->rounds) return;
@@ -91,7 +93,7 @@ static int read_whole(const struct strata_block_op *o, int q)
     return q < 64 && (o->ahead >> q & 1);
 }
 
-static int rounds_progress(struct strata_op *op)
+STRATA_HOT static int rounds_progress(struct strata_op *op)
 {
     struct strata_block_op *o = block_of(op);
     struct strata_plane *p = op->p;
@@ -146,17 +148,16 @@ static int rounds_progress(struct strata_op *op)
         for (o->i = 1; o->i < p->size; o->i++)
             STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].ack, o->base,
                                p->pid[(p->rank + o->i) % p->size]);
-    free(o->owned);
+    if (o->owned) free(o->owned); /* free(NULL) still runs strata's free (heap.c) */
     o->owned = NULL;
     STRATA_OP_END(op);
 }
 
 /* Sets the operation up to exchange the streams x describes. */
-static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int coll,
-                         size_t (*stream_len)(const struct strata_block_op *, int),
-                         void (*want)(const struct strata_block_op *, int, size_t *, size_t *,
-                                      unsigned char **),
-                         const unsigned char *my_stream)
+STRATA_HOT static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int coll,
+                                    size_t (*stream_len)(const struct strata_block_op *, int),
+                                    void (*want)(const struct strata_block_op *, int, size_t *,
+                                    size_t *, unsigned char **), const unsigned char *my_stream)
 {
     strata_op_init(&o->op, p, rounds_progress);
     o->x.coll = coll;
@@ -180,8 +181,8 @@ static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int 
 
 /* Copies this rank's own block a slice per round (see own_slice); with no
  * round at all (nothing to exchange: one rank), at once. */
-static void set_own(struct strata_block_op *o, const unsigned char *src, unsigned char *dst,
-                    size_t len)
+STRATA_HOT static void set_own(struct strata_block_op *o, const unsigned char *src,
+                               unsigned char *dst, size_t len)
 {
     if (!o->rounds) {
         memcpy(dst, src, len);
@@ -192,56 +193,59 @@ static void set_own(struct strata_block_op *o, const unsigned char *src, unsigne
     o->x.own_len = len;
 }
 
-/* ---- Gather: every rank's stream is its block; the root wants them all. */
-static size_t block_len(const struct strata_block_op *o, int q)
+/* ---- Gather: every rank's stream is its block; the root wants them all.
+ * The root streams nothing (nobody reads its block) and copies its own
+ * block after its entry, while the others copy theirs in. */
+STRATA_HOT static size_t block_len(const struct strata_block_op *o, int q)
 {
-    (void)q;
-    return o->a.block;
+    return q == o->a.root ? 0 : o->a.block;
 }
 
-static void gather_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
-                        unsigned char **dst)
+STRATA_HOT static void gather_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
+                                   unsigned char **dst)
 {
     *lo = 0;
     *len = o->op.p->rank == o->a.root ? o->a.block : 0;
     *dst = o->a.recv + (size_t)q * o->a.block;
 }
 
-void strata_gather_cico_start(struct strata_block_op *o, struct strata_plane *p,
-                              const struct strata_block_args *a)
+STRATA_HOT void strata_gather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                         const struct strata_block_args *a)
 {
     size_t b = a->block;
     int root = a->root;
     const unsigned char *mine = a->send;
-    if (p->rank == root) {
-        if (!mine) mine = a->recv + (size_t)root * b; /* in place */
-        else memcpy(a->recv + (size_t)root * b, mine, b);
-    }
     if (strata_lines_fit(STRATA_COLL_GATHER, p->size, b)) {
+        if (p->rank == root) {
+            if (!mine) mine = a->recv + (size_t)root * b; /* in place */
+            else memcpy(a->recv + (size_t)root * b, mine, b);
+        }
         strata_lines_start(o, p, STRATA_COLL_GATHER, a, mine);
         return;
     }
     o->a = *a;
     o->owned = NULL;
     start_rounds(o, p, STRATA_COLL_GATHER, block_len, gather_want, mine);
+    /* In place, the root's block is already there. */
+    if (p->rank == root && mine) set_own(o, mine, a->recv + (size_t)root * b, b);
 }
 
-int strata_gather_cico(struct strata_plane *p, const struct strata_block_args *a)
+STRATA_HOT int strata_gather_cico(struct strata_plane *p, const struct strata_block_args *a)
 {
     return strata_block_run(strata_gather_cico_start, p, a);
 }
 
 /* ---- Allgather: the same streams; everyone wants them all. */
-static void allgather_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
-                           unsigned char **dst)
+STRATA_HOT static void allgather_want(const struct strata_block_op *o, int q, size_t *lo,
+                                      size_t *len, unsigned char **dst)
 {
     *lo = 0;
     *len = o->a.block;
     *dst = o->a.recv + (size_t)q * o->a.block;
 }
 
-void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane *p,
-                                 const struct strata_block_args *a)
+STRATA_HOT void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                            const struct strata_block_args *a)
 {
     size_t b = a->block;
     unsigned char *own = a->recv + (size_t)p->rank * b;
@@ -264,41 +268,49 @@ void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane 
                   strata_arena_contains(stream + b - 1);
 }
 
-int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a)
+STRATA_HOT int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a)
 {
     return strata_block_run(strata_allgather_cico_start, p, a);
 }
 
-/* ---- Scatter: only the root has a stream, its whole send buffer. */
-static size_t root_len(const struct strata_block_op *o, int q)
+/* ---- Scatter: only the root has a stream, its send buffer less the block
+ * it keeps (copied after its entry, while the others copy theirs out); rank
+ * r's block comes r-th in it, or (r-1)-th past the root's. */
+STRATA_HOT static size_t root_len(const struct strata_block_op *o, int q)
 {
-    return q == o->a.root ? (size_t)o->op.p->size * o->a.block : 0;
+    return q == o->a.root ? (size_t)(o->op.p->size - 1) * o->a.block : 0;
 }
 
-static void scatter_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
-                         unsigned char **dst)
+STRATA_HOT static void scatter_want(const struct strata_block_op *o, int q, size_t *lo,
+                                    size_t *len, unsigned char **dst)
 {
-    *lo = (size_t)o->op.p->rank * o->a.block;
-    *len = q == o->a.root ? o->a.block : 0;
+    int r = o->op.p->rank, root = o->a.root;
+    *lo = (size_t)(r < root ? r : r - 1) * o->a.block;
+    *len = q == root ? o->a.block : 0;
     *dst = o->a.recv;
 }
 
-void strata_scatter_cico_start(struct strata_block_op *o, struct strata_plane *p,
-                               const struct strata_block_args *a)
+STRATA_HOT void strata_scatter_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                          const struct strata_block_args *a)
 {
     size_t b = a->block;
-    if (p->rank == a->root && a->recv) memcpy(a->recv, a->send + (size_t)a->root * b, b);
+    int at_root = p->rank == a->root;
     if (strata_lines_fit(STRATA_COLL_SCATTER, p->size, b)) {
+        if (at_root && a->recv) memcpy(a->recv, a->send + (size_t)a->root * b, b);
         strata_lines_start(o, p, STRATA_COLL_SCATTER, a, a->send);
         return;
     }
     o->a = *a;
     o->owned = NULL;
-    start_rounds(o, p, STRATA_COLL_SCATTER, root_len, scatter_want,
-                 p->rank == a->root ? a->send : NULL);
+    start_rounds(o, p, STRATA_COLL_SCATTER, root_len, scatter_want, at_root ? a->send : NULL);
+    if (!at_root) return;
+    o->x.skip_at = (size_t)a->root * b;
+    o->x.skip_len = b;
+    /* In place (no recv), the root's block stays where it is. */
+    if (a->recv) set_own(o, a->send + (size_t)a->root * b, a->recv, b);
 }
 
-int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *a)
+STRATA_HOT int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *a)
 {
     return strata_block_run(strata_scatter_cico_start, p, a);
 }
@@ -306,14 +318,14 @@ int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *
 /* ---- Alltoall: every rank's stream is its send buffer less the block it
  * keeps; rank r wants block r of each, which in q's stream comes r-th, or
  * (r-1)-th past q's own. */
-static size_t all_len(const struct strata_block_op *o, int q)
+STRATA_HOT static size_t all_len(const struct strata_block_op *o, int q)
 {
     (void)q;
     return (size_t)(o->op.p->size - 1) * o->a.block;
 }
 
-static void alltoall_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
-                          unsigned char **dst)
+STRATA_HOT static void alltoall_want(const struct strata_block_op *o, int q, size_t *lo,
+                                     size_t *len, unsigned char **dst)
 {
     int r = o->op.p->rank;
     *lo = (size_t)(r < q ? r : r - 1) * o->a.block;
@@ -321,8 +333,8 @@ static void alltoall_want(const struct strata_block_op *o, int q, size_t *lo, si
     *dst = o->a.recv + (size_t)q * o->a.block;
 }
 
-void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *p,
-                                const struct strata_block_args *a)
+STRATA_HOT void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *p,
+                                           const struct strata_block_args *a)
 {
     size_t b = a->block, total = (size_t)p->size * b;
     const unsigned char *send = a->send;
@@ -354,7 +366,7 @@ void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *
     if (a->send) set_own(o, a->send + (size_t)p->rank * b, a->recv + (size_t)p->rank * b, b);
 }
 
-int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a)
+STRATA_HOT int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a)
 {
     return strata_block_run(strata_alltoall_cico_start, p, a);
 }

@@ -24,6 +24,11 @@ strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type);
  * points do per call otherwise.  0 says nothing about other types. */
 int strata_predefined_c_type(MPI_Datatype type);
 
+/* MPI_Type_size without asking the host for a predefined C type (its size
+ * is kept per thread with the type above); any other type goes to the host,
+ * which also reports a bad handle as it would without strata. */
+int strata_type_size(MPI_Datatype type, int *size);
+
 /* (op, type) as the device reducers number them (transport/device_reduce.h:
  * enum strata_dev_op, enum strata_dev_kind): 0, or -1 when strata has no
  * CPU kernel for the pair (then no device reducer is asked either). */

@@ -53,11 +53,14 @@ struct strata_rank_ctl {
     _Alignas(STRATA_CACHE_LINE) strata_flag seq; /* base of the op this rank entered */
     strata_flag buf;                    /* its exposed buffer for that op (CMA) */
     strata_flag acc;                    /* its accumulation buffer for that op (CMA) */
-    /* Copy-in/copy-out Allgather: the base of the first round of the call
-     * in which this rank's block is read where it lies, at buf (cico_block.c);
-     * bases are never reused, so an older value means "not this call". */
-    strata_flag direct;
     _Alignas(STRATA_CACHE_LINE) strata_flag progress; /* bytes it holds of the op's data */
+    /* Copy-in/copy-out exchange (cico_block.c): the base of the first round
+     * of the call in which this rank's stream is read where it lies, at buf;
+     * bases are never reused, so an older value means "not this call".  On
+     * progress's line: every reader checks it right after acquiring
+     * progress, and on seq's line it cost each reader one more line from
+     * the writer's core per call (issue 14, 1 KiB rows). */
+    strata_flag direct;
     _Alignas(STRATA_CACHE_LINE) strata_flag done[STRATA_MAX_HIER]; /* chunks reduced per level */
     _Alignas(STRATA_CACHE_LINE) strata_flag ack;     /* op finished here and below */
     _Alignas(STRATA_CACHE_LINE) strata_flag arrive;  /* barrier: subtree arrived */

@@ -259,7 +259,7 @@ static void finish(struct strata_block_op *o)
 {
     if (o->v.arrays != o->v.small) free(o->v.arrays);
     o->v.arrays = NULL;
-    free(o->owned);
+    if (o->owned) free(o->owned); /* free(NULL) still runs strata's free (heap.c) */
     o->owned = NULL;
 }
 

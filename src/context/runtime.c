@@ -32,7 +32,7 @@ STRATA_HOT const struct strata_runtime *strata_runtime(void)
     return rt.ready && !rt.disabled ? &rt : NULL;
 }
 
-const struct strata_runtime *strata_runtime_state(void) { return &rt; }
+STRATA_HOT const struct strata_runtime *strata_runtime_state(void) { return &rt; }
 
 /* What the layer above releases at MPI_Finalize, after the STRATA_STATS
  * report and before the runtime goes: the contexts never freed (context.c

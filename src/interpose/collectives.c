@@ -93,7 +93,7 @@ static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, 
  * STRATA_CHECK_ARGS the ranks first agree (check.h), so that a call that is
  * not the same on every rank goes to the host MPI on every rank. */
 STRATA_HOT static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
-                                 long long bytes, const char *why)
+                                            long long bytes, const char *why)
 {
     char disagreement[200];
     if (strata_check_enabled() &&
@@ -120,7 +120,7 @@ STRATA_HOT static long long signature_bytes(long long count, MPI_Datatype type)
 {
     int size;
     if (count < 0 || type == MPI_DATATYPE_NULL) return -1;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0) return -1;
+    if (strata_type_size(type, &size) != MPI_SUCCESS || size < 0) return -1;
     if (size > 0 && count > LLONG_MAX / size) return -1;
     return count * size;
 }
@@ -161,7 +161,7 @@ STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
 
 /* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2. */
 STRATA_HOT static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
-                   struct strata_choice *ch)
+                              struct strata_choice *ch)
 {
     /* A persistent operation decides once, at its first start. */
     struct strata_nb *nb = strata_nb_building();
@@ -195,7 +195,8 @@ STRATA_HOT static void choose(struct strata_ctx *ctx, enum strata_coll coll, siz
 
 /* Runs the chosen algorithm. */
 STRATA_HOT static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
-                      const unsigned char *send, unsigned char *recv, size_t block, int root)
+                                 const unsigned char *send, unsigned char *recv, size_t block,
+                                 int root)
 {
     struct strata_block_args a = {send, recv, block, root, ch->k, NULL};
     return ch->al->run(ctx->plane, &a);
@@ -262,7 +263,7 @@ STRATA_HOT static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes
 }
 
 STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
-                      MPI_Comm comm, int large)
+                                 MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
     long long bytes = ctx ? signature_bytes(count, datatype) : -1;
@@ -304,10 +305,11 @@ STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype dat
 }
 
 /* Fills a reduction's arguments, or returns why strata leaves the call. */
-STRATA_HOT static const char *reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
-                               struct strata_reduce_how *r, char *why, size_t whylen,
-                               const void *sendbuf, void *recvbuf, long long count, MPI_Datatype type,
-                               MPI_Op op, int recv_used)
+STRATA_HOT static const char *reduce_args(const struct strata_ctx *ctx,
+                                          struct strata_reduce_args *a, struct strata_reduce_how *r,
+                                          char *why, size_t whylen, const void *sendbuf,
+                                          void *recvbuf, long long count, MPI_Datatype type,
+                                          MPI_Op op, int recv_used)
 {
     if (op == MPI_OP_NULL) return "op is MPI_OP_NULL";
     if (count < 0 || type == MPI_DATATYPE_NULL)
@@ -341,7 +343,7 @@ STRATA_HOT static const char *reduce_args(const struct strata_ctx *ctx, struct s
 /* A Reduce or Allreduce (coll) across nodes, or on the node's plane: the only
  * place a reduction decides between the two. */
 STRATA_HOT static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
-                      const struct strata_reduce_args *a)
+                                 const struct strata_reduce_args *a)
 {
     size_t bytes = a->count * a->extent;
     struct strata_nb *nb = strata_nb_building();
@@ -382,8 +384,9 @@ STRATA_HOT static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
     return strata_reduce(ctx->plane, a);
 }
 
-STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, int large)
+STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count,
+                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                  int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
     struct strata_reduce_args a;
@@ -409,7 +412,7 @@ STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long 
 }
 
 STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
     struct strata_reduce_args a;
@@ -486,7 +489,7 @@ struct block_call {
     int root;
 };
 
-static int run_block(struct strata_ctx *ctx, const struct block_call *c)
+STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call *c)
 {
     int size = ctx->size;
     if (c->block == 0) {
@@ -558,9 +561,9 @@ static int run_block(struct strata_ctx *ctx, const struct block_call *c)
  * rank blocks it holds, 0 if unused) must be valid data whose signature
  * holds one block per rank (the standard makes both sides equal), and the
  * two sides must not share memory. */
-static int block_args_bad(long long block, const void *sendbuf, long long scount,
-                          MPI_Datatype stype, int send_blocks, const void *recvbuf,
-                          long long rcount, MPI_Datatype rtype, int recv_blocks)
+STRATA_HOT static int block_args_bad(long long block, const void *sendbuf, long long scount,
+                                     MPI_Datatype stype, int send_blocks, const void *recvbuf,
+                                     long long rcount, MPI_Datatype rtype, int recv_blocks)
 {
     struct strata_data_arg send, recv;
     if (send_blocks) {
@@ -574,9 +577,9 @@ static int block_args_bad(long long block, const void *sendbuf, long long scount
     return send_blocks && recv_blocks && strata_route_overlap(&send, &recv);
 }
 
-int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, int large)
+STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                  int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_GATHER);
     struct block_call c = {STRATA_COLL_GATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
@@ -608,9 +611,9 @@ int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype se
     return run_block(ctx, &c);
 }
 
-int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, int large)
+STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_SCATTER);
     struct block_call c = {STRATA_COLL_SCATTER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
@@ -641,9 +644,9 @@ int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype s
     return run_block(ctx, &c);
 }
 
-int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                          int large)
+STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLGATHER);
     struct block_call c = {STRATA_COLL_ALLGATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
@@ -670,9 +673,9 @@ int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype
     return run_block(ctx, &c);
 }
 
-int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         int large)
+STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, int large)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLTOALL);
     struct block_call c = {STRATA_COLL_ALLTOALL, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};

@@ -231,7 +231,7 @@ static int bcast_pieces(void *buffer, long long count, MPI_Datatype type, int ro
 }
 
 STRATA_HOT int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
-                      MPI_Comm comm, int large)
+                                 MPI_Comm comm, int large)
 {
     if (!device_job(comm)) return strata_host_bcast(buffer, count, datatype, root, comm, large);
     struct side s;
@@ -361,8 +361,9 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
     return rc;
 }
 
-STRATA_HOT int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, int large)
+STRATA_HOT int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count,
+                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                  int large)
 {
     if (!device_job(comm))
         return strata_host_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, large);
@@ -370,7 +371,7 @@ STRATA_HOT int strata_call_reduce(const void *sendbuf, void *recvbuf, long long 
 }
 
 STRATA_HOT int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
     if (!device_job(comm))
         return strata_host_allreduce(sendbuf, recvbuf, count, datatype, op, comm, large);
@@ -396,8 +397,9 @@ static const char *const block_names[] = {"MPI_Gather", "MPI_Scatter", "MPI_Allg
 static const enum strata_coll block_colls[] = {STRATA_COLL_GATHER, STRATA_COLL_SCATTER,
                                                STRATA_COLL_ALLGATHER, STRATA_COLL_ALLTOALL};
 
-static int block_host(enum block_coll c, const void *sb, long long sc, MPI_Datatype st, void *rb,
-                      long long rc, MPI_Datatype rt, int root, MPI_Comm comm, int large)
+STRATA_HOT static int block_host(enum block_coll c, const void *sb, long long sc, MPI_Datatype st,
+                                 void *rb, long long rc, MPI_Datatype rt, int root, MPI_Comm comm,
+                                 int large)
 {
     switch (c) {
     case GATHER: return strata_host_gather(sb, sc, st, rb, rc, rt, root, comm, large);
@@ -407,12 +409,11 @@ static int block_host(enum block_coll c, const void *sb, long long sc, MPI_Datat
     }
 }
 
+/* The call in a job with devices (device_job): device buffers staged. */
 static int block_staged(enum block_coll c, const void *sendbuf, long long scount,
                         MPI_Datatype stype, void *recvbuf, long long rcount, MPI_Datatype rtype,
                         int root, MPI_Comm comm, int large)
 {
-    if (!device_job(comm))
-        return block_host(c, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, large);
     int rank = 0, size = 1, inter = is_inter(comm);
     PMPI_Comm_rank(comm, &rank);
     if (!inter) PMPI_Comm_size(comm, &size);
@@ -465,34 +466,48 @@ static int block_staged(enum block_coll c, const void *sendbuf, long long scount
     return rc;
 }
 
-int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, int large)
+/* Without devices in the job (most jobs), straight to the host path: no
+ * staging detour on a small call's entry. */
+STRATA_HOT int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                  int root, MPI_Comm comm, int large)
 {
+    if (!device_job(comm))
+        return strata_host_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                  root, comm, large);
     return block_staged(GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                         comm, large);
 }
 
-int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, int large)
+STRATA_HOT int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm, int large)
 {
+    if (!device_job(comm))
+        return strata_host_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   root, comm, large);
     return block_staged(SCATTER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                         comm, large);
 }
 
-int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                          MPI_Comm comm, int large)
+STRATA_HOT int strata_call_allgather(const void *sendbuf, long long sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
+    if (!device_job(comm))
+        return strata_host_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm, large);
     return block_staged(ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
                         comm, large);
 }
 
-int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         int large)
+STRATA_HOT int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, int large)
 {
+    if (!device_job(comm))
+        return strata_host_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    comm, large);
     return block_staged(ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
                         comm, large);
 }

@@ -320,8 +320,7 @@ void strata_nb_idle(unsigned long round)
     /* The host's progress too (shm/wait.h): these loops wait on strata's
      * operations, which do not call the host by themselves. */
     unsigned long spin = strata_flag_spin();
-    if (round < spin ? round % STRATA_WAIT_HOST_EVERY == STRATA_WAIT_HOST_EVERY - 1
-                     : (round - spin) % 64 == 0) /* yields may take a slice each */
+    if (round < spin ? strata_wait_host_due(round, 0) : strata_wait_host_due(round - spin, 1))
         strata_wait_poke_host();
     strata_backoff(round);
     if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;

@@ -78,7 +78,7 @@ STRATA_HOT const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI
     int size;
     PMPI_Type_get_extent(type, &lb, &extent);
     PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
-    PMPI_Type_size(type, &size);
+    strata_type_size(type, &size);
     if (extent <= 0 || true_extent > extent) {
         snprintf(why, len, "datatype %s has elements that overlap or run backwards (extent "
                  "%ld, true extent %ld): strata moves whole elements one after another",
@@ -104,7 +104,7 @@ STRATA_HOT const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI
 static void copy_elements(const void *from, void *to, const struct strata_reduce_how *r)
 {
     int size, in = 0, out = 0;
-    PMPI_Type_size(r->type, &size);
+    strata_type_size(r->type, &size);
     int bytes = (int)r->count * size; /* at most INT_MAX: see strata_reduce_op_choose */
     void *packed = malloc(bytes ? (size_t)bytes : 1);
     if (!packed) {

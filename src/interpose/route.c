@@ -69,7 +69,7 @@ STRATA_HOT const char *strata_route_path(const struct strata_plane *p, size_t by
 }
 
 STRATA_HOT void strata_route_served(const struct strata_ctx *ctx, int call, const char *algorithm,
-                         size_t bytes)
+                                    size_t bytes)
 {
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return;
@@ -132,7 +132,7 @@ STRATA_HOT int strata_route_bad_data(const void *buf, long long count, MPI_Datat
         if (combiner != MPI_COMBINER_NAMED && !committed(type)) return 1;
     }
     if (count == 0 || (buf != MPI_BOTTOM && buf != MPI_IN_PLACE)) return 0;
-    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size == 0) return 0;
+    if (strata_type_size(type, &size) != MPI_SUCCESS || size == 0) return 0;
     if (buf == MPI_IN_PLACE) return 1;
     /* MPI_BOTTOM with a type of absolute addresses is a real buffer. */
     MPI_Aint true_lb, true_extent;
@@ -147,8 +147,8 @@ static int padded_pair(MPI_Datatype t)
            t == MPI_SHORT_INT || t == MPI_LONG_DOUBLE_INT;
 }
 
-void strata_route_data_arg(const void *buf, long long count, int blocks, MPI_Datatype type,
-                           struct strata_data_arg *d)
+STRATA_HOT void strata_route_data_arg(const void *buf, long long count, int blocks,
+                                      MPI_Datatype type, struct strata_data_arg *d)
 {
     int ni, na, nd, combiner = MPI_COMBINER_NAMED, size;
     *d = (struct strata_data_arg){buf, 1, -1, 0, 0};
@@ -159,7 +159,7 @@ void strata_route_data_arg(const void *buf, long long count, int blocks, MPI_Dat
         PMPI_Type_get_envelope(type, &ni, &na, &nd, &combiner) != MPI_SUCCESS)
         return;
     int named = combiner == MPI_COMBINER_NAMED;
-    if ((!named && !committed(type)) || PMPI_Type_size(type, &size) != MPI_SUCCESS || size < 0)
+    if ((!named && !committed(type)) || strata_type_size(type, &size) != MPI_SUCCESS || size < 0)
         return;
     if (size > 0 && count > LLONG_MAX / size / (blocks ? blocks : 1)) return; /* the host's to judge */
     d->bytes = count * size;
@@ -184,7 +184,8 @@ void strata_route_data_arg(const void *buf, long long count, int blocks, MPI_Dat
     }
 }
 
-int strata_route_overlap(const struct strata_data_arg *a, const struct strata_data_arg *b)
+STRATA_HOT int strata_route_overlap(const struct strata_data_arg *a,
+                                    const struct strata_data_arg *b)
 {
     if (a->bytes <= 0 || b->bytes <= 0) return 0;
     if (a->buf == b->buf && a->buf != MPI_BOTTOM) return 1;

@@ -25,6 +25,7 @@
 
 #include "coll/algorithm.h"
 #include "coll/block.h"
+#include "coll/ops.h"
 #include "coll/select.h"
 #include "config/config.h"
 #include "context/context.h"
@@ -84,7 +85,7 @@ static void side_open(struct vside *s, MPI_Comm comm, const void *buf, MPI_Datat
 {
     int tsize;
     MPI_Aint lb;
-    PMPI_Type_size(type, &tsize);
+    strata_type_size(type, &tsize);
     *s = (struct vside){buf, type, n, count, displ, 0, NULL, NULL, len, off};
     PMPI_Type_get_extent(type, &lb, &s->extent);
     int negative = 0;
@@ -117,7 +118,7 @@ static void side_close(struct vside *s, MPI_Comm comm, int unpack)
             if (s->count[j])
                 strata_pack_user((const char *)s->user + s->displ[j] * s->extent, s->count[j],
                                  s->type, s->run + s->off[j], comm, 1);
-    free(s->tmp);
+    if (s->tmp) free(s->tmp); /* free(NULL) still runs strata's free (heap.c) */
 }
 
 /* A call's counts and displacements as long long: int arrays (large 0) or
@@ -160,7 +161,7 @@ static const char *side_bad(const char *side, const void *buf, const void *count
         if (total > LLONG_MAX - count[j]) return "counts add up beyond what strata can address";
         total += count[j];
     }
-    if (type != MPI_DATATYPE_NULL && PMPI_Type_size(type, &tsize) == MPI_SUCCESS && tsize > 0 &&
+    if (type != MPI_DATATYPE_NULL && strata_type_size(type, &tsize) == MPI_SUCCESS && tsize > 0 &&
         total > LLONG_MAX / tsize)
         return "counts add up beyond what strata can address";
     if (strata_route_bad_data(buf, total, type))

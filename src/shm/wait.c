@@ -186,9 +186,9 @@ static void block(struct strata_waiter *w, const struct strata_wait_target *t)
 static void yield(struct strata_waiter *w, const struct strata_wait_target *t)
 {
     show(w, t, STRATA_RUN_YIELD);
-    /* Each yield may take a scheduler slice: the host's progress every 64
-     * of them, not every 4096 polls only (STRATA_WAIT=spin yields forever). */
-    if (w->yields % 64 == 63) strata_wait_poke_host();
+    /* Each yield may take a scheduler slice: the host's progress by yields,
+     * not by polls only (STRATA_WAIT=spin yields forever). */
+    if (strata_wait_host_due(w->yields, 1)) strata_wait_poke_host();
     sched_yield();
     if (++w->yields % LIVENESS_EVERY == 0) strata_peer_check_alive(t->pid);
 }
@@ -202,7 +202,7 @@ STRATA_HOT void strata_waiter_pause(struct strata_waiter *w, const struct strata
         strata_cpu_relax();
         return;
     }
-    if (n % STRATA_WAIT_HOST_EVERY == 0) strata_wait_poke_host();
+    if (strata_wait_host_due(n, 0)) strata_wait_poke_host();
     int can_block = adaptive && t->flag && t->owner;
     if (!can_block) {
         /* Not a flag, or STRATA_WAIT=spin: spin STRATA_SPIN polls, then yield. */

@@ -231,7 +231,7 @@ void strata_wait_configure(int adaptive, int asymmetric, unsigned block_after_us
  * not by themselves.  A long wait therefore calls this hook (set by the
  * runtime at MPI_Init to a probe that drives the host's progress, cleared
  * before MPI_Finalize goes on): every STRATA_WAIT_HOST_EVERY polls, every
- * 64 yields and before every block.  Not at each yield: Open MPI's progress
+ * STRATA_WAIT_HOST_YIELDS yields and before every block.  Not at each yield: Open MPI's progress
  * yields by itself when the job oversubscribes the node.  Waits that end within the quick spin never
  * call it, so small calls pay nothing.  Only threads that may call the host
  * MPI wait here (the application's in an MPI call, or the progress thread,
@@ -239,6 +239,17 @@ void strata_wait_configure(int adaptive, int asymmetric, unsigned block_after_us
 typedef void (*strata_wait_host_fn)(void);
 extern _Atomic(strata_wait_host_fn) strata_wait_host_hook;
 #define STRATA_WAIT_HOST_EVERY 4096UL
+#define STRATA_WAIT_HOST_YIELDS 64UL
+
+/* Whether a wait's poll (its count so far while spinning, or its yields so
+ * far once yielding) is one that drives the host: the cadence above, stated
+ * once for strata_waiter_pause and the nonblocking queue's idle loop.  Never
+ * the first poll or yield: a short wait must not pay a probe. */
+static inline int strata_wait_host_due(unsigned long count, int yielding)
+{
+    unsigned long every = yielding ? STRATA_WAIT_HOST_YIELDS : STRATA_WAIT_HOST_EVERY;
+    return count % every == every - 1;
+}
 
 /* One turn of the host's progress engine, if the hook is set.  Relaxed: the
  * hook is a function set at MPI_Init; nothing it uses is published through
