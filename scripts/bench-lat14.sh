@@ -8,7 +8,7 @@
 # "strata minus host" of the same run; the summary is the median over the
 # rounds.  About 4 minutes with the default 12 rounds on a quiet machine.
 #   scripts/bench-lat14.sh                 # then: the table on stdout
-# Environment: ROUNDS (default 12), OUT (default bench/results/lat14),
+# Environment: ROUNDS (default 12), OUT (default bench/results/lat14), NP (ranks, 2),
 # COLLS and SIZES (strata-bench's lists; defaults below),
 # BEFORE, MAIN, BRANCH: build directories (each with bin/strata-run and
 # bin/strata-bench of its tree); MPI_LOCK=FILE runs each mpirun under flock.
@@ -46,7 +46,7 @@ for r in $(seq 1 "$rounds"); do
   esac
   for tag in $order; do
     case $tag in before) b=$before ;; main) b=$main ;; branch) b=$branch ;; esac
-    "${lock[@]}" timeout 120 "$b/bin/strata-run" -n 2 "$b/bin/strata-bench" \
+    "${lock[@]}" timeout 120 "$b/bin/strata-run" -n "${NP:-2}" "$b/bin/strata-bench" \
       --colls "${COLLS:-bcast,reduce,allreduce,allgather,barrier}" --sizes "${SIZES:-8,1K}" --iters 2000 \
       --json "$out/$tag.r$r.json" >"$out/$tag.r$r.txt" 2>&1 || echo "rc=$? $tag round $r" >&2
   done
