@@ -79,6 +79,7 @@ int strata_device_bcast_ipc(void *buffer, long long count, MPI_Datatype type, in
     if (!all) return 0;
     struct strata_device_comm *dc = strata_device_comm(comm);
     struct strata_device_lane *lane = strata_device_comm_enter(comm, run);
+    strata_device_settle(lane); /* before any peer touches this rank's buffers */
     strata_device_comm_split(dc, comm);
     int node_rank, node_size, rc = MPI_SUCCESS;
     PMPI_Comm_rank(dc->node, &node_rank);

@@ -40,6 +40,7 @@ int strata_device_allreduce_ipc(const void *sendbuf, void *recvbuf, long long co
     if (!all) return 0;
     struct strata_device_comm *dc = strata_device_comm(comm);
     struct strata_device_lane *lane = strata_device_comm_enter(comm, rrun);
+    strata_device_settle(lane); /* before any peer touches this rank's buffers */
     strata_device_comm_split(dc, comm);
     int node_rank, node_size;
     PMPI_Comm_rank(dc->node, &node_rank);

@@ -155,9 +155,12 @@ int strata_device_enter(struct strata_device_lane **plane, const void *p)
     lane->saved = cur;
     if (cur != lane->ctx && (rc = cu.cuCtxSetCurrent(lane->ctx))) failed("cuCtxSetCurrent", rc);
     if (!lane->stream) {
-        /* Non-blocking: the application's work on the legacy default
-         * stream does not serialise with strata's copies. */
-        if ((rc = cu.cuStreamCreate(&lane->stream, STRATA_CU_STREAM_NON_BLOCKING)))
+        /* A blocking stream: strata's copies and kernels follow the work the
+         * application gave the legacy default stream before the call.  A
+         * synchronous cuMemcpyHtoD from pageable memory returns before its
+         * bytes land; on a non-blocking stream strata read such inputs stale
+         * (first run on a GPU, an H200: wrong results from 4 bytes up). */
+        if ((rc = cu.cuStreamCreate(&lane->stream, 0)))
             failed("cuStreamCreate", rc);
         for (int i = 0; i < STRATA_DEVICE_EVENTS; i++)
             if ((rc = cu.cuEventCreate(&lane->ev[i], STRATA_CU_EVENT_DISABLE_TIMING)))
@@ -262,6 +265,14 @@ void strata_device_wait(struct strata_device_lane *lane, int e)
 {
     CUresult rc = cu.cuEventSynchronize(lane->ev[e]);
     if (rc) failed("cuEventSynchronize", rc);
+}
+
+void strata_device_settle(struct strata_device_lane *lane)
+{
+    /* The lane is a blocking stream: an event recorded on it completes only
+     * after the legacy stream's earlier work. */
+    strata_device_mark(lane, 0);
+    strata_device_wait(lane, 0);
 }
 
 void strata_device_sync(struct strata_device_lane *lane)

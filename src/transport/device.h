@@ -64,6 +64,12 @@ void strata_device_mark(struct strata_device_lane *lane, int e);
 void strata_device_wait(struct strata_device_lane *lane, int e);
 /* Waits for everything issued on the lane. */
 void strata_device_sync(struct strata_device_lane *lane);
+/* Waits until the work the application gave the legacy default stream
+ * before the call has finished (a synchronous cuMemcpyHtoD from pageable
+ * memory returns before its bytes land): before other processes read or
+ * write this rank's buffers through CUDA IPC, which no stream of this
+ * process orders.  Event 0 of the lane; nothing else may be in flight. */
+void strata_device_settle(struct strata_device_lane *lane);
 /* The lane's CUstream, for GPU work ordered with its copies. */
 void *strata_device_stream(struct strata_device_lane *lane);
 

@@ -16,6 +16,15 @@
  * - Every stream is a worker thread that runs its copies in order, after
  *   FAKECUDA_DELAY_US microseconds each: a caller that reads a staging
  *   buffer before synchronising reads stale data.
+ * - The legacy default stream (the NULL handle) is one more such thread.  A
+ *   synchronous copy from pageable memory to the device returns once the
+ *   bytes are staged, before they land (CUDA's documented behaviour, seen on
+ *   an H200: a non-blocking stream read an application's input before its
+ *   cuMemcpyHtoD had landed); copies between devices are asynchronous too;
+ *   a synchronous copy to the host first waits for the legacy stream and
+ *   every blocking stream.  Work on a blocking stream (flags 0) waits for
+ *   the legacy stream's earlier work; work on a non-blocking one does not.
+ *   cuMemFree and cuMemFreeHost wait for every stream, as on CUDA.
  * - Errors as CUDA returns them: NOT_INITIALIZED before cuInit, NO_DEVICE
  *   with FAKECUDA_DEVICES=0, INVALID_CONTEXT for a copy or allocation with
  *   no current context, INVALID_VALUE for a pointer that is not device
@@ -76,6 +85,8 @@ static int initialised, ndevices = -1;
 static long copies_left = -1; /* FAKECUDA_FAIL_COPY_AFTER */
 static unsigned delay_us;
 static __thread CUcontext current;
+/* Frees wait for every stream, as cuMemFree and cuMemFreeHost do on CUDA. */
+static void device_idle(void);
 
 static size_t page_round(size_t n)
 {
@@ -244,6 +255,7 @@ EXPORT CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytes)
 EXPORT CUresult cuMemFree_v2(CUdeviceptr dptr)
 {
     if (!initialised) return STRATA_CUDA_ERROR_NOT_INITIALIZED;
+    device_idle();
     pthread_mutex_lock(&lock);
     struct alloc *a = find(dptr, 0);
     CUresult rc = STRATA_CUDA_ERROR_INVALID_VALUE;
@@ -343,6 +355,7 @@ EXPORT CUresult cuMemHostAlloc(void **p, size_t bytes, unsigned flags)
 EXPORT CUresult cuMemFreeHost(void *p)
 {
     if (!initialised) return STRATA_CUDA_ERROR_NOT_INITIALIZED;
+    device_idle();
     pthread_mutex_lock(&lock);
     struct alloc *a = find((uintptr_t)p, 0);
     size_t size = a && a->kind == HOST_PINNED && a->base == (uintptr_t)p ? a->size : 0;
@@ -401,6 +414,8 @@ struct op {
     const char *src;
     size_t n;
     CUevent event;
+    int free_src;               /* src is the fake's staging copy */
+    unsigned long after_legacy; /* runs once the legacy stream finished this many */
     struct op *next;
 };
 
@@ -418,7 +433,55 @@ struct CUstream_st {
     struct op *head, *tail;
     unsigned long queued, finished;
     int stop;
+    int blocking;                    /* created with flags 0 */
+    struct CUstream_st *next_stream; /* the list of every stream, for the host's waits */
 };
+
+/* The legacy default stream, started at its first use; and every stream
+ * created (the list a synchronous copy to the host waits on). */
+static struct CUstream_st *legacy;
+static struct CUstream_st *streams;
+static void *stream_main(void *arg);
+
+static void forget_streams_in_child(void);
+static void install_atfork(void) { pthread_atfork(NULL, NULL, forget_streams_in_child); }
+
+/* A child of fork has no stream threads: it starts its own legacy stream
+ * (a test's child processes use the fake; CUDA itself forbids that). */
+static void forget_streams_in_child(void)
+{
+    legacy = NULL;
+    streams = NULL;
+}
+
+static struct CUstream_st *legacy_stream(void)
+{
+    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+    pthread_once(&atfork_once, install_atfork);
+    pthread_mutex_lock(&lock);
+    if (!legacy) {
+        struct CUstream_st *s = calloc(1, sizeof *s);
+        if (s) {
+            pthread_mutex_init(&s->m, NULL);
+            pthread_cond_init(&s->cv, NULL);
+            s->blocking = 1;
+            if (pthread_create(&s->thread, NULL, stream_main, s)) free(s);
+            else legacy = s;
+        }
+    }
+    struct CUstream_st *s = legacy;
+    pthread_mutex_unlock(&lock);
+    return s;
+}
+
+static unsigned long legacy_queued(void)
+{
+    struct CUstream_st *l = legacy_stream();
+    pthread_mutex_lock(&l->m);
+    unsigned long n = l->queued;
+    pthread_mutex_unlock(&l->m);
+    return n;
+}
 
 static void pause_a_little(void)
 {
@@ -436,6 +499,11 @@ static void *stream_main(void *arg)
         if (!s->head) break;
         struct op *o = s->head;
         pthread_mutex_unlock(&s->m);
+        if (o->after_legacy) {
+            pthread_mutex_lock(&legacy->m);
+            while (legacy->finished < o->after_legacy) pthread_cond_wait(&legacy->cv, &legacy->m);
+            pthread_mutex_unlock(&legacy->m);
+        }
         if (o->event) {
             pthread_mutex_lock(&o->event->m);
             o->event->completed++;
@@ -444,6 +512,7 @@ static void *stream_main(void *arg)
         } else {
             pause_a_little();
             memcpy(o->dst, o->src, o->n);
+            if (o->free_src) free((void *)o->src);
         }
         pthread_mutex_lock(&s->m);
         s->head = o->next;
@@ -456,22 +525,17 @@ static void *stream_main(void *arg)
     return NULL;
 }
 
-static CUresult enqueue(CUstream s, char *dst, const char *src, size_t n, CUevent e)
+static CUresult enqueue(CUstream s, char *dst, const char *src, size_t n, CUevent e,
+                        int free_src)
 {
-    if (!s) { /* the default stream: synchronous here */
-        if (e) {
-            pthread_mutex_lock(&e->m);
-            e->completed = e->recorded;
-            pthread_mutex_unlock(&e->m);
-        } else {
-            memcpy(dst, src, n);
-        }
-        return STRATA_CUDA_SUCCESS;
-    }
-    if (s->ctx != current) return STRATA_CUDA_ERROR_INVALID_CONTEXT;
+    if (!s) s = legacy_stream();
+    else if (s->ctx != current) return STRATA_CUDA_ERROR_INVALID_CONTEXT;
+    if (!s) return STRATA_CUDA_ERROR_OUT_OF_MEMORY;
     struct op *o = malloc(sizeof *o);
     if (!o) return STRATA_CUDA_ERROR_OUT_OF_MEMORY;
-    *o = (struct op){dst, src, n, e, NULL};
+    /* A blocking stream's work follows the legacy stream's earlier work. */
+    unsigned long after = s != legacy && s->blocking ? legacy_queued() : 0;
+    *o = (struct op){dst, src, n, e, free_src, after, NULL};
     pthread_mutex_lock(&s->m);
     if (s->tail) s->tail->next = o;
     else s->head = o;
@@ -480,6 +544,40 @@ static CUresult enqueue(CUstream s, char *dst, const char *src, size_t n, CUeven
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->m);
     return STRATA_CUDA_SUCCESS;
+}
+
+static void drain(struct CUstream_st *s)
+{
+    pthread_mutex_lock(&s->m);
+    while (s->finished < s->queued) pthread_cond_wait(&s->cv, &s->m);
+    pthread_mutex_unlock(&s->m);
+}
+
+/* A synchronous copy to the host, or cuStreamSynchronize(NULL): the legacy
+ * stream and every blocking stream finish what they were given. */
+static void host_waits_for_device(void)
+{
+    drain(legacy_stream());
+    pthread_mutex_lock(&lock);
+    for (struct CUstream_st *t = streams; t; t = t->next_stream)
+        if (t->blocking) {
+            pthread_mutex_unlock(&lock);
+            drain(t);
+            pthread_mutex_lock(&lock);
+        }
+    pthread_mutex_unlock(&lock);
+}
+
+static void device_idle(void)
+{
+    drain(legacy_stream());
+    pthread_mutex_lock(&lock);
+    for (struct CUstream_st *t = streams; t; t = t->next_stream) {
+        pthread_mutex_unlock(&lock);
+        drain(t);
+        pthread_mutex_lock(&lock);
+    }
+    pthread_mutex_unlock(&lock);
 }
 
 static CUresult copy(uintptr_t dst, int dst_dev, uintptr_t src, int src_dev, size_t n, CUstream s,
@@ -492,12 +590,19 @@ static CUresult copy(uintptr_t dst, int dst_dev, uintptr_t src, int src_dev, siz
     if (!d || !from) return STRATA_CUDA_ERROR_INVALID_VALUE;
     if (async && take_copy()) return STRATA_CUDA_ERROR_INVALID_VALUE;
     if (!n) return STRATA_CUDA_SUCCESS;
-    if (!async) {
-        pause_a_little();
-        memcpy(d, from, n);
-        return STRATA_CUDA_SUCCESS;
+    if (async) return enqueue(s, d, from, n, NULL, 0);
+    if (dst_dev) {
+        /* To a device: staged now, landing later on the legacy stream. */
+        char *staged = malloc(n);
+        if (!staged) return STRATA_CUDA_ERROR_OUT_OF_MEMORY;
+        memcpy(staged, from, n);
+        return enqueue(NULL, d, staged, n, NULL, 1);
     }
-    return enqueue(s, d, from, n, NULL);
+    /* To the host: after the legacy stream and every blocking stream. */
+    host_waits_for_device();
+    pause_a_little();
+    memcpy(d, from, n);
+    return STRATA_CUDA_SUCCESS;
 }
 
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
@@ -536,6 +641,7 @@ EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
     if (!current) return STRATA_CUDA_ERROR_INVALID_CONTEXT;
     char *d = resolve(dst, n, 1);
     if (!d) return STRATA_CUDA_ERROR_INVALID_VALUE;
+    drain(legacy_stream()); /* ordered after the legacy stream's copies */
     memset(d, v, n);
     return STRATA_CUDA_SUCCESS;
 }
@@ -550,12 +656,17 @@ EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned flags)
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (!s) return STRATA_CUDA_ERROR_OUT_OF_MEMORY;
     s->ctx = current;
+    s->blocking = !(flags & STRATA_CU_STREAM_NON_BLOCKING);
     pthread_mutex_init(&s->m, NULL);
     pthread_cond_init(&s->cv, NULL);
     if (pthread_create(&s->thread, NULL, stream_main, s)) {
         free(s);
         return STRATA_CUDA_ERROR_OUT_OF_MEMORY;
     }
+    pthread_mutex_lock(&lock);
+    s->next_stream = streams;
+    streams = s;
+    pthread_mutex_unlock(&lock);
     *ps = s;
     return STRATA_CUDA_SUCCESS;
 }
@@ -563,10 +674,8 @@ EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned flags)
 EXPORT CUresult cuStreamSynchronize(CUstream s)
 {
     if (!initialised) return STRATA_CUDA_ERROR_NOT_INITIALIZED;
-    if (!s) return STRATA_CUDA_SUCCESS;
-    pthread_mutex_lock(&s->m);
-    while (s->finished < s->queued) pthread_cond_wait(&s->cv, &s->m);
-    pthread_mutex_unlock(&s->m);
+    if (!s) host_waits_for_device();
+    else drain(s);
     return STRATA_CUDA_SUCCESS;
 }
 
@@ -580,6 +689,13 @@ EXPORT CUresult cuStreamDestroy_v2(CUstream s)
     pthread_cond_broadcast(&s->cv);
     pthread_mutex_unlock(&s->m);
     pthread_join(s->thread, NULL);
+    pthread_mutex_lock(&lock);
+    for (struct CUstream_st **at = &streams; *at; at = &(*at)->next_stream)
+        if (*at == s) {
+            *at = s->next_stream;
+            break;
+        }
+    pthread_mutex_unlock(&lock);
     free(s);
     return STRATA_CUDA_SUCCESS;
 }
@@ -604,7 +720,7 @@ EXPORT CUresult cuEventRecord(CUevent e, CUstream s)
     pthread_mutex_lock(&e->m);
     e->recorded++;
     pthread_mutex_unlock(&e->m);
-    return enqueue(s, NULL, NULL, 0, e);
+    return enqueue(s, NULL, NULL, 0, e, 0);
 }
 
 EXPORT CUresult cuEventSynchronize(CUevent e)

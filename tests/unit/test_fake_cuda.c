@@ -83,6 +83,9 @@ static void child_ipc(void *p)
         if (got[i] != (char)i) _exit(13);
     char x = 42;
     if (FN("cuMemcpyHtoD_v2", CUdeviceptr, const void *, size_t)(at + 1, &x, 1)) _exit(14);
+    /* From pageable memory the copy lands later: wait for it, as a real
+     * program must before others read the bytes. */
+    if (FN("cuStreamSynchronize", CUstream)(NULL)) _exit(16);
     int st;
     if (in_child(touch, (void *)(uintptr_t)at, &st) != SIGSEGV) _exit(15);
     _exit(0);
@@ -135,6 +138,9 @@ int main(int argc, char **argv)
            STRATA_CUDA_ERROR_INVALID_VALUE); /* runs past the allocation */
     EXPECT(FN("cuMemcpyDtoH_v2", void *, CUdeviceptr, size_t)((void *)(uintptr_t)d, d, 8) ==
            STRATA_CUDA_ERROR_INVALID_VALUE); /* device memory as the host side */
+    /* The first copy came from pageable memory: it lands on the legacy
+     * stream, which the non-blocking stream below does not follow. */
+    EXPECT(FN("cuStreamSynchronize", CUstream)(NULL) == 0);
 
     /* Asynchronous: not done right after, done after synchronising, in order. */
     CUstream s;
@@ -155,6 +161,22 @@ int main(int argc, char **argv)
     EXPECT(FN("cuMemcpyDtoHAsync_v2", void *, CUdeviceptr, size_t, CUstream)(host, d, 1, s) == 0);
     EXPECT(FN("cuStreamSynchronize", CUstream)(s) == 0);
     EXPECT(host[0] == 7); /* the second copy ran after the first */
+    ((char *)pinned)[0] = 0;
+    EXPECT(FN("cuMemcpyHtoD_v2", CUdeviceptr, const void *, size_t)(d, pinned, 1) == 0);
+
+    /* The legacy stream: a synchronous copy from pageable memory lands later,
+     * and a blocking stream's work follows it (a non-blocking one's need
+     * not: strata's lane once read application inputs stale that way). */
+    CUstream blocking;
+    EXPECT(FN("cuStreamCreate", CUstream *, unsigned)(&blocking, 0) == 0);
+    host[0] = 9;
+    EXPECT(FN("cuMemcpyHtoD_v2", CUdeviceptr, const void *, size_t)(d, host, 1) == 0);
+    host[0] = 0; /* staged at the call: later changes do not travel */
+    EXPECT(FN("cuMemcpyDtoHAsync_v2", void *, CUdeviceptr, size_t, CUstream)(pinned, d, 1,
+                                                                            blocking) == 0);
+    EXPECT(FN("cuStreamSynchronize", CUstream)(blocking) == 0);
+    EXPECT(((char *)pinned)[0] == 9);
+    EXPECT(FN("cuStreamDestroy_v2", CUstream)(blocking) == 0);
     ((char *)pinned)[0] = 0;
     EXPECT(FN("cuMemcpyHtoD_v2", CUdeviceptr, const void *, size_t)(d, pinned, 1) == 0);
 
