@@ -1,12 +1,14 @@
 # libstrata_cuda.so: src/cuda/strata_cuda.cu, compiled by nvcc into
 # ${CMAKE_BINARY_DIR}/lib beside libstrata (where strata looks for it).
 #   STRATA_CUDA_PLUGIN_BUILD  AUTO (when nvcc is found), ON (nvcc required), OFF
-#   STRATA_CUDA_ARCHS         nvcc -arch/-code list; the default embeds sm_75
-#                             code and compute_75 PTX, which the driver
-#                             compiles for any later GPU at first load.
+#   STRATA_CUDA_ARCHS         nvcc -arch/-code list; the default embeds sm_75,
+#                             sm_80 and sm_90 code and compute_75 PTX, which
+#                             the driver compiles for any other later GPU at
+#                             first load (on an H200, PTX alone cost the first
+#                             calls a JIT compile: bench/results/session7).
 include(GNUInstallDirs)
 set(STRATA_CUDA_PLUGIN_BUILD AUTO CACHE STRING "build libstrata_cuda.so: AUTO, ON or OFF")
-set(STRATA_CUDA_ARCHS "-gencode=arch=compute_75,code=[sm_75,compute_75]"
+set(STRATA_CUDA_ARCHS "-gencode=arch=compute_75,code=[sm_75,compute_75] -gencode=arch=compute_80,code=sm_80 -gencode=arch=compute_90,code=sm_90"
     CACHE STRING "nvcc architecture flags for libstrata_cuda.so")
 string(TOUPPER "${STRATA_CUDA_PLUGIN_BUILD}" strata_cuda_build)
 set(STRATA_HAVE_CUDA_PLUGIN OFF)

@@ -7,7 +7,8 @@
 # no rank shares a core.  Everything lands in OUTDIR; the exit status is
 # test-cuda's.
 #   scripts/gpu-check.sh OUTDIR [BUILD]     (BUILD: build/mpich by default)
-# ITERS (default 100) sets the host-buffer benchmark's calls per size.
+# ITERS (default 100) sets the host-buffer benchmark's calls per size, DEVICE_ITERS
+# (default 20) the device benchmark's.
 set -u
 out=${1:?usage: scripts/gpu-check.sh OUTDIR [BUILD]}
 b=${2:-build/mpich}
@@ -28,7 +29,7 @@ echo "test-cuda: exit $status"
 tail -n 12 "$out/test-cuda.log"
 
 timeout 150 "$b/bin/strata-run" -n 2 "$b/bin/strata-bench" --device --sizes 8,64K,1M,16M \
-  --iters 20 >"$out/device-np2.txt" 2>&1
+  --iters "${DEVICE_ITERS:-20}" >"$out/device-np2.txt" 2>&1
 echo "strata-bench --device: exit $?"
 grep -A12 "^collective" "$out/device-np2.txt" | head -n 14
 
