@@ -37,6 +37,10 @@ else()
   threads(multiple.np2 2 ARGS --threads=3)
   threads(create.np2 2 ARGS --threads=2 --creators=2)
 endif()
+# The nonblocking queue (its lock held across host calls) while creators
+# free communicators (whose callback takes that lock inside the host's
+# MPI_Comm_free): no deadlock, every result right.
+threads(create-nonblocking.np2 2 ARGS --threads=2 --creators=2 --nonblocking)
 
 # The futex wake protocol of src/shm/wait.h with threads, no MPI launch
 # (tests/unit/test_wait.c): no lost wake-up, the timeout's liveness check,

@@ -27,15 +27,10 @@ static unsigned long next_serial;
 
 void (*strata_ctx_before_free)(struct strata_ctx *ctx);
 
-static void ctx_destroy(struct strata_ctx *ctx)
+/* What a context owns: its plane, its view across nodes (whose node and
+ * leader communicators are strata's own), its hierarchy. */
+static void ctx_free_owned(struct strata_ctx *ctx)
 {
-    if (ctx->nb_tail && strata_ctx_before_free) strata_ctx_before_free(ctx);
-    pthread_mutex_lock(&registry_lock);
-    if (ctx->prev) ctx->prev->next = ctx->next;
-    else registry = ctx->next;
-    if (ctx->next) ctx->next->prev = ctx->prev;
-    live_count--;
-    pthread_mutex_unlock(&registry_lock);
     if (ctx->plane) {
         strata_plane_fini(ctx->plane);
         free(ctx->plane);
@@ -44,6 +39,37 @@ static void ctx_destroy(struct strata_ctx *ctx)
     strata_hier_free(&ctx->hier);
     free(ctx->world_rank);
     free(ctx);
+}
+
+static void ctx_destroy(struct strata_ctx *ctx)
+{
+    /* Acquire, as strata_nb_drain's read (nonblocking.c). */
+    if (__atomic_load_n(&ctx->nb_tail, __ATOMIC_ACQUIRE) && strata_ctx_before_free)
+        strata_ctx_before_free(ctx);
+    pthread_mutex_lock(&registry_lock);
+    if (ctx->prev) ctx->prev->next = ctx->next;
+    else registry = ctx->next;
+    if (ctx->next) ctx->next->prev = ctx->prev;
+    live_count--;
+    int held = ctx->holds > 0;
+    ctx->gone = held;
+    pthread_mutex_unlock(&registry_lock);
+    if (!held) ctx_free_owned(ctx);
+}
+
+void strata_ctx_hold(struct strata_ctx *ctx)
+{
+    pthread_mutex_lock(&registry_lock);
+    ctx->holds++;
+    pthread_mutex_unlock(&registry_lock);
+}
+
+void strata_ctx_drop(struct strata_ctx *ctx)
+{
+    pthread_mutex_lock(&registry_lock);
+    int last = --ctx->holds == 0 && ctx->gone;
+    pthread_mutex_unlock(&registry_lock);
+    if (last) ctx_free_owned(ctx);
 }
 
 static int ctx_delete_attr(MPI_Comm comm, int keyval, void *value, void *extra)

@@ -43,6 +43,10 @@ struct strata_ctx {
     unsigned long serial;         /* creation order, for messages */
     void *nb_tail;                /* interpose/nonblocking.c: the last nonblocking
                                      operation queued on it, NULL if none (under its lock) */
+    int holds;                    /* operations kept for persistent requests that use it
+                                     (strata_ctx_hold; under the registry's lock) */
+    int gone;                     /* its communicator was freed while held: it goes with
+                                     the last hold */
     struct strata_ctx *prev, *next; /* registry of live contexts */
 };
 
@@ -56,6 +60,14 @@ struct strata_ctx *strata_ctx_get(MPI_Comm comm);
  * still queued on a context before it is destroyed (a communicator freed
  * while they are pending, which MPI allows). */
 extern void (*strata_ctx_before_free)(struct strata_ctx *ctx);
+
+/* A persistent request may be started after its communicator was freed
+ * (MPI keeps a communicator while requests refer to it): an operation kept
+ * for such a request holds its context, which then outlives the
+ * communicator's MPI_Comm_free (its plane and node communicators with it)
+ * and goes at the last drop. */
+void strata_ctx_hold(struct strata_ctx *ctx);
+void strata_ctx_drop(struct strata_ctx *ctx);
 
 /* Releases every live context (MPI_Finalize). */
 void strata_ctx_release_all(void);

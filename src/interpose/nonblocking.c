@@ -86,13 +86,7 @@ static void progress_hook(void) { strata_nb_progress(); }
 
 /* A communicator freed with operations pending on it: they complete first
  * (its plane goes with it). */
-static void before_ctx_free(struct strata_ctx *ctx)
-{
-    strata_nb_drain(ctx);
-    strata_nb_lock();
-    if (strata_nb_upcalls.forget_ctx_locked) strata_nb_upcalls.forget_ctx_locked(ctx);
-    strata_nb_unlock();
-}
+static void before_ctx_free(struct strata_ctx *ctx) { strata_nb_drain(ctx); }
 
 static void setup(void)
 {
@@ -294,6 +288,7 @@ static void progress_locked(void)
             continue;
         }
         struct strata_nb *next = nb->next_in_comm;
+        struct strata_ctx *emptied = NULL;
         if (next) {
             /* The communicator's next operation takes the head's place. */
             next->next_active = nb->next_active;
@@ -301,9 +296,13 @@ static void progress_locked(void)
             start(next);
         } else {
             *pp = nb->next_active;
-            if (nb->ctx && nb->ctx->nb_tail == nb) nb->ctx->nb_tail = NULL;
+            if (nb->ctx && nb->ctx->nb_tail == nb) emptied = nb->ctx;
         }
         complete(nb, rc);
+        /* After complete(), which still reads the context (views unpacked
+         * through its communicator): once empty, strata_nb_drain lets the
+         * context go.  Release: pairs with that unlocked read. */
+        if (emptied) __atomic_store_n(&emptied->nb_tail, NULL, __ATOMIC_RELEASE);
     }
 }
 
@@ -333,11 +332,13 @@ void strata_nb_idle(unsigned long round)
 void strata_nb_drain(struct strata_ctx *ctx)
 {
     if (!strata_nb_outstanding()) return;
-    for (unsigned long round = 0;; round++) {
-        strata_nb_lock();
-        int pending = ctx->nb_tail != NULL;
-        strata_nb_unlock();
-        if (!pending) return;
+    /* Never blocks on the queue's lock: this runs inside MPI_Comm_free's
+     * attribute callback too, where the host MPI may hold its own lock (MPICH
+     * at MPI_THREAD_MULTIPLE) while another thread holds the queue's lock
+     * and waits for the host's (a queue step calls the host MPI).  Acquire:
+     * pairs with the release that empties the queue, after the operations'
+     * results were written. */
+    for (unsigned long round = 0; __atomic_load_n(&ctx->nb_tail, __ATOMIC_ACQUIRE); round++) {
         strata_nb_progress();
         strata_nb_idle(round);
     }
@@ -361,7 +362,7 @@ static void enqueue(struct strata_nb *nb)
         nb->next_active = active;
         active = nb;
     }
-    if (queued) ctx->nb_tail = nb;
+    if (queued) __atomic_store_n(&ctx->nb_tail, nb, __ATOMIC_RELAXED); /* lock held; read unlocked only as empty or not */
 }
 
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out)
@@ -445,6 +446,7 @@ struct strata_nb *strata_nb_keep(struct strata_nb *nb)
         return NULL;
     }
     nb->kept = 1;
+    if (nb->ctx) strata_ctx_hold(nb->ctx); /* starts may come after MPI_Comm_free */
     return nb;
 }
 
@@ -463,8 +465,10 @@ struct strata_nb *strata_nb_rearm(struct strata_nb *kept)
 
 void strata_nb_kept_free(struct strata_nb *kept)
 {
+    struct strata_ctx *ctx = kept->ctx;
     kept->kept = 0;
     release(kept, 0);
+    if (ctx) strata_ctx_drop(ctx);
 }
 
 MPI_Request *strata_nb_host_request(void) { return &host_request; }

@@ -186,8 +186,6 @@ struct strata_nb_upcalls {
     void (*setup)(void);             /* the queue is set up: the progress thread may start */
     void (*first_outstanding)(void); /* the outstanding count left zero: wake that thread */
     void (*finalize)(void);          /* MPI_Finalize, nothing outstanding: stop it */
-    /* A communicator's context goes, queue lock held: forget what was kept for it. */
-    void (*forget_ctx_locked)(const struct strata_ctx *ctx);
 };
 extern struct strata_nb_upcalls strata_nb_upcalls;
 

@@ -168,19 +168,6 @@ static void unlink_free(struct strata_persist *ps)
     free(ps);
 }
 
-/* A communicator's context goes (nonblocking.c, lock held): the operations
- * kept for it point to it, so starts build again (through the host's
- * communicator handle, as any call after a free would). */
-void strata_persist_forget_ctx_locked(const struct strata_ctx *ctx)
-{
-    for (int b = 0; b < BUCKETS; b++)
-        for (struct strata_persist *ps = buckets[b]; ps; ps = ps->next)
-            if (ps->tmpl && ps->tmpl->ctx == ctx && (!get(&ps->active) || get(&ps->done))) {
-                strata_nb_kept_free(ps->tmpl);
-                ps->tmpl = NULL;
-            }
-}
-
 /* The message that completes the application's request.  Lock held. */
 static void persist_send(struct strata_persist *ps)
 {
@@ -738,8 +725,3 @@ int strata_persist_init_ext(int coll, MPI_Comm comm,
 }
 #endif
 
-/* The queue reaches this file only through its upcalls (nonblocking.h). */
-__attribute__((constructor)) static void register_upcalls(void)
-{
-    strata_nb_upcalls.forget_ctx_locked = strata_persist_forget_ctx_locked;
-}

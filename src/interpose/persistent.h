@@ -45,11 +45,6 @@ int strata_persist_complete(MPI_Request request, enum strata_persist_how how, in
 void strata_persist_to_host(MPI_Request request);
 void strata_persist_to_host_all(int count, const MPI_Request requests[]);
 
-struct strata_ctx;
-/* A communicator's context goes (strata_nb lock held): persistent requests
- * that kept an operation built on it build again at their next start. */
-void strata_persist_forget_ctx_locked(const struct strata_ctx *ctx);
-
 /* A persistent request whose arguments live outside this file: the MPI-4
  * large-count forms (MPI_Bcast_init_c, ...; large_count_persist.c), whose
  * counts and arrays are MPI_Count and MPI_Aint.  decide is the blocking

@@ -12,7 +12,9 @@
  *   - persistent operations started many times with new contents (where the
  *     host defines them), and one request through every state (completed by
  *     strata's own calls, by the host's array calls beside point-to-point
- *     requests, freed after it finished, cancelled);
+ *     requests, freed after it finished, cancelled), and requests started
+ *     again after MPI_Comm_free of their communicator (--after-free: that
+ *     case alone);
  *   - STRATA_STATS counts under MPI_Ibcast, ... (with --stats);
  *   - --progress-thread (STRATA_PROGRESS=thread, MPI_THREAD_MULTIPLE): an
  *     operation completes on a peer while this rank computes without any
@@ -377,6 +379,41 @@ static void persistent(MPI_Comm comm, int starts)
 #endif
 
 #ifdef INIT
+/* Persistent requests outlive their communicator: MPI_Comm_free marks it for
+ * deallocation, and an inactive persistent request may still be started
+ * (MPI keeps the communicator while a request refers to it).  strata's kept
+ * operation must not point into the freed communicator's context. */
+static void persistent_after_free(int starts)
+{
+    MPI_Comm c;
+    MPI_Comm_dup(MPI_COMM_WORLD, &c);
+    struct op a, b;
+    MPI_Request req[2];
+    prepare(&a, ALLREDUCE, 3000, 0, 71, MPI_COMM_WORLD);
+    prepare(&b, BCAST, 5000, size - 1, 72, MPI_COMM_WORLD);
+    INIT(Allreduce)(a.send, a.recv, a.count, MPI_INT, MPI_SUM, c, MPI_INFO_NULL, &req[0]);
+    INIT(Bcast)(b.recv, b.count, MPI_INT, b.root, c, MPI_INFO_NULL, &req[1]);
+    for (int s = 0; s < starts; s++) {
+        if (s == 1) MPI_Comm_free(&c); /* after one start: the requests were kept */
+        if (s > 0) {
+            /* The same inputs again, into results made stale (the bcast's
+             * root keeps its data). */
+            for (int i = 0; i < a.count; i++) a.recv[i] = -1;
+            if (rank != b.root)
+                for (int i = 0; i < b.count; i++) b.recv[i] = -1;
+        }
+        MPI_Status st[2]; /* not MPI_STATUSES_IGNORE: MPICH's header annotations warn */
+        MPI_Startall(2, req);
+        MPI_Waitall(2, req, st);
+        check(&a, MPI_COMM_WORLD, "persistent after MPI_Comm_free");
+        check(&b, MPI_COMM_WORLD, "persistent after MPI_Comm_free");
+    }
+    MPI_Request_free(&req[0]);
+    MPI_Request_free(&req[1]);
+    drop(&a);
+    drop(&b);
+}
+
 /* Persistent forms whose operation cannot be kept whole at _init (a
  * datatype with holes: packed at each start) beside one that is (in place
  * at the root), started with new contents each time. */
@@ -652,6 +689,15 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int stats = argc > 1 && !strcmp(argv[1], "--stats");
+#ifdef INIT
+    if (argc > 1 && !strcmp(argv[1], "--after-free")) {
+        /* That case alone (under valgrind, say). */
+        persistent_after_free(6);
+        test_pass("nonblocking");
+        MPI_Finalize();
+        return 0;
+    }
+#endif
     MPI_Comm dup, half;
     MPI_Comm_dup(MPI_COMM_WORLD, &dup);
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, size - rank, &half);
@@ -667,6 +713,7 @@ int main(int argc, char **argv)
     persistent(MPI_COMM_WORLD, 5);
     persistent_rebuilt(dup, 20);
     persistent_states(dup, 24);
+    persistent_after_free(6);
 #endif
     if (stats) {
         unsigned long long ib = strata_stats_local_calls(
@@ -682,7 +729,7 @@ int main(int argc, char **argv)
 #ifdef INIT
         unsigned long long pa = strata_stats_local_calls(
             strata_call_id(STRATA_COLL_ALLREDUCE, STRATA_FORM_PERSISTENT), 1);
-        CHECK(pa == 3, "MPI_Allreduce_init counted %llu, want 3 (one per request)", pa);
+        CHECK(pa == 4, "MPI_Allreduce_init counted %llu, want 4 (one per request)", pa);
 #endif
     }
     MPI_Comm_free(&dup);

@@ -23,6 +23,9 @@
  *   --rounds=N     rounds per worker (default 60)
  *   --creators=N   communicator-making threads (default 0)
  *   --cycles=N     communicators each creator makes (default 16)
+ *   --nonblocking  the workers' Bcast and Allreduces as MPI_Ibcast/MPI_Iallreduce +
+ *                  MPI_Wait: strata's nonblocking queue runs while creators free
+ *                  communicators (a Comm_free's callback meets the queue's lock)
  *   --no-expect-served */
 #include <mpi.h>
 #include <pthread.h>
@@ -44,8 +47,8 @@ static const int counts[] = {1, 5, 600, 9000, 40000};
 #define MAX_COUNT 40000
 
 static struct {
-    int threads, rounds, creators, cycles, expect_served;
-} opt = {3, 60, 0, 16, 1};
+    int threads, rounds, creators, cycles, expect_served, nonblocking;
+} opt = {3, 60, 0, 16, 1, 0};
 
 /* What a block collective moves: block j of rank `rank`, position i. */
 static int64_t block_value(int t, int round, int rank, int j, int i)
@@ -81,7 +84,13 @@ static void run_bcast(struct worker *w, int round, int n, int root)
 {
     for (int i = 0; i < n; i++)
         w->recv[i] = w->rank == root ? block_value(w->id, round, root, 0, i) : -1;
-    MPI_Bcast(w->recv, n, MPI_INT64_T, root, w->comm);
+    if (opt.nonblocking) {
+        MPI_Request r;
+        MPI_Ibcast(w->recv, n, MPI_INT64_T, root, w->comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Bcast(w->recv, n, MPI_INT64_T, root, w->comm);
+    }
     for (int i = 0; i < n; i++)
         EXPECT_EQ(w, "bcast", round, n, root, i, w->recv[i], block_value(w->id, round, root, 0, i));
 }
@@ -96,8 +105,15 @@ static void run_reduce(struct worker *w, int round, int n, int root, int all)
     int in_place = all && round % 2;
     if (in_place) memcpy(w->recv, w->send, sizeof(int64_t) * (size_t)n);
     const void *src = in_place ? MPI_IN_PLACE : w->send;
-    if (all) MPI_Allreduce(src, w->recv, n, MPI_INT64_T, MPI_SUM, w->comm);
-    else MPI_Reduce(src, w->recv, n, MPI_INT64_T, MPI_SUM, root, w->comm);
+    if (all && opt.nonblocking) {
+        MPI_Request r;
+        MPI_Iallreduce(src, w->recv, n, MPI_INT64_T, MPI_SUM, w->comm, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    } else if (all) {
+        MPI_Allreduce(src, w->recv, n, MPI_INT64_T, MPI_SUM, w->comm);
+    } else {
+        MPI_Reduce(src, w->recv, n, MPI_INT64_T, MPI_SUM, root, w->comm);
+    }
     if (!all && w->rank != root) return;
     for (int i = 0; i < n; i++) {
         int64_t want = 0;
@@ -276,6 +292,7 @@ static void parse_options(int argc, char **argv)
         else if (!strncmp(a, "--creators=", 11)) opt.creators = atoi(a + 11);
         else if (!strncmp(a, "--cycles=", 9)) opt.cycles = atoi(a + 9);
         else if (!strcmp(a, "--no-expect-served")) opt.expect_served = 0;
+        else if (!strcmp(a, "--nonblocking")) opt.nonblocking = 1;
         else {
             fprintf(stderr, "test_threads: unknown option %s (see the file's header)\n", a);
             exit(2);
