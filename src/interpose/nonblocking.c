@@ -298,11 +298,18 @@ static void progress_locked(void)
             *pp = nb->next_active;
             if (nb->ctx && nb->ctx->nb_tail == nb) emptied = nb->ctx;
         }
+        /* Held across complete(), which still reads the context (views
+         * unpacked through its communicator) and may drop a persistent
+         * request's last hold on it (freed while active), and across the
+         * store below: a communicator freed meanwhile leaves the context
+         * to the drop. */
+        if (emptied) strata_ctx_hold(emptied);
         complete(nb, rc);
-        /* After complete(), which still reads the context (views unpacked
-         * through its communicator): once empty, strata_nb_drain lets the
-         * context go.  Release: pairs with that unlocked read. */
-        if (emptied) __atomic_store_n(&emptied->nb_tail, NULL, __ATOMIC_RELEASE);
+        if (emptied) {
+            /* Release: pairs with strata_nb_drain's unlocked read. */
+            __atomic_store_n(&emptied->nb_tail, NULL, __ATOMIC_RELEASE);
+            strata_ctx_drop(emptied);
+        }
     }
 }
 

@@ -445,6 +445,7 @@ static void *stream_main(void *arg);
 
 static void forget_streams_in_child(void);
 static void install_atfork(void) { pthread_atfork(NULL, NULL, forget_streams_in_child); }
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 /* A child of fork has no stream threads: it starts its own legacy stream
  * (a test's child processes use the fake; CUDA itself forbids that). */
@@ -456,7 +457,6 @@ static void forget_streams_in_child(void)
 
 static struct CUstream_st *legacy_stream(void)
 {
-    static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
     pthread_once(&atfork_once, install_atfork);
     pthread_mutex_lock(&lock);
     if (!legacy) {
@@ -477,6 +477,7 @@ static struct CUstream_st *legacy_stream(void)
 static unsigned long legacy_queued(void)
 {
     struct CUstream_st *l = legacy_stream();
+    if (!l) return 0;
     pthread_mutex_lock(&l->m);
     unsigned long n = l->queued;
     pthread_mutex_unlock(&l->m);
@@ -557,26 +558,22 @@ static void drain(struct CUstream_st *s)
  * stream and every blocking stream finish what they were given. */
 static void host_waits_for_device(void)
 {
-    drain(legacy_stream());
+    struct CUstream_st *l = legacy_stream();
+    if (l) drain(l);
+    /* The list's lock held throughout, so no stream is destroyed under the
+     * walk (stream threads never take it). */
     pthread_mutex_lock(&lock);
     for (struct CUstream_st *t = streams; t; t = t->next_stream)
-        if (t->blocking) {
-            pthread_mutex_unlock(&lock);
-            drain(t);
-            pthread_mutex_lock(&lock);
-        }
+        if (t->blocking) drain(t);
     pthread_mutex_unlock(&lock);
 }
 
 static void device_idle(void)
 {
-    drain(legacy_stream());
-    pthread_mutex_lock(&lock);
-    for (struct CUstream_st *t = streams; t; t = t->next_stream) {
-        pthread_mutex_unlock(&lock);
-        drain(t);
-        pthread_mutex_lock(&lock);
-    }
+    struct CUstream_st *l = legacy_stream();
+    if (l) drain(l);
+    pthread_mutex_lock(&lock); /* as host_waits_for_device */
+    for (struct CUstream_st *t = streams; t; t = t->next_stream) drain(t);
     pthread_mutex_unlock(&lock);
 }
 
@@ -641,7 +638,8 @@ EXPORT CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char v, size_t n)
     if (!current) return STRATA_CUDA_ERROR_INVALID_CONTEXT;
     char *d = resolve(dst, n, 1);
     if (!d) return STRATA_CUDA_ERROR_INVALID_VALUE;
-    drain(legacy_stream()); /* ordered after the legacy stream's copies */
+    struct CUstream_st *l = legacy_stream();
+    if (l) drain(l); /* ordered after the legacy stream's copies */
     memset(d, v, n);
     return STRATA_CUDA_SUCCESS;
 }
@@ -655,6 +653,7 @@ EXPORT CUresult cuStreamCreate(CUstream *ps, unsigned flags)
     if (!ps) return STRATA_CUDA_ERROR_INVALID_VALUE;
     struct CUstream_st *s = calloc(1, sizeof *s);
     if (!s) return STRATA_CUDA_ERROR_OUT_OF_MEMORY;
+    pthread_once(&atfork_once, install_atfork);
     s->ctx = current;
     s->blocking = !(flags & STRATA_CU_STREAM_NON_BLOCKING);
     pthread_mutex_init(&s->m, NULL);
