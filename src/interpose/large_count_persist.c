@@ -13,6 +13,7 @@
  * route.  (MPI_Barrier_init has no count, hence no _c form.) */
 #include <mpi.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "interpose/collectives.h"
 #include "interpose/persistent.h"
@@ -21,8 +22,9 @@
 
 #if defined(STRATA_HAVE_LARGE_COUNT) && defined(STRATA_HAVE_PERSISTENT_COLL)
 
-/* One request's arguments (the application's arrays: the standard keeps
- * them unchanged while the request lives).  A one-block side's count is
+/* One request's arguments: its arrays and derived datatypes are copies it
+ * owns (own_args), as the int forms' are (persistent.c), so that the
+ * application may free its own after _init.  A one-block side's count is
  * scount or rcount; Reduce_scatter's counts are rcounts. */
 struct large_args {
     enum strata_coll coll;
@@ -35,7 +37,69 @@ struct large_args {
     MPI_Op op;
     int root;
     MPI_Comm comm;
+    int owned_stype, owned_rtype; /* duplicated at _init: freed with the request */
+    /* the copied arrays follow the struct, in one block with it */
 };
+
+/* persistent.c's release of a request's arguments. */
+static void release_args(void *args)
+{
+    struct large_args *a = args;
+    if (!a) return;
+    if (a->owned_stype) PMPI_Type_free(&a->stype);
+    if (a->owned_rtype) PMPI_Type_free(&a->rtype);
+    free(a);
+}
+
+/* A copy of the arrays *ap points to, after the struct in a new block that
+ * replaces *ap (the caller's a stays its own). */
+static int own_arrays(struct large_args **ap, unsigned which, int len)
+{
+    struct large_args *a = *ap;
+    const void **arrays[4] = {(const void **)&a->scounts, (const void **)&a->sdispls,
+                              (const void **)&a->rcounts, (const void **)&a->rdispls};
+    const size_t elem[4] = {sizeof(MPI_Count), sizeof(MPI_Aint), sizeof(MPI_Count),
+                            sizeof(MPI_Aint)};
+    size_t bytes = sizeof *a;
+    for (int i = 0; i < 4; i++)
+        if ((which >> i & 1u) && *arrays[i]) bytes += elem[i] * (size_t)len;
+    struct large_args *owned = malloc(bytes);
+    if (!owned) return MPI_ERR_NO_MEM;
+    *owned = *a;
+    const void **owned_arrays[4] = {
+        (const void **)&owned->scounts, (const void **)&owned->sdispls,
+        (const void **)&owned->rcounts, (const void **)&owned->rdispls};
+    char *at = (char *)(owned + 1);
+    for (int i = 0; i < 4; i++) {
+        if (!(which >> i & 1u) || !*arrays[i]) continue;
+        memcpy(at, *arrays[i], elem[i] * (size_t)len);
+        *owned_arrays[i] = at;
+        at += elem[i] * (size_t)len;
+    }
+    *ap = owned;
+    return MPI_SUCCESS;
+}
+
+/* The request's own arguments: *ap replaced by a block owning copies of the
+ * arrays and derived datatypes this rank reads; the caller frees its old
+ * *ap.  An error: nothing is owned, *ap unchanged. */
+static int own_args(struct large_args **ap)
+{
+    struct large_args *a = *ap;
+    struct strata_persist_read r =
+        strata_persist_args_read(a->coll, a->comm, a->root, a->sendbuf, a->recvbuf);
+    int rc = own_arrays(ap, r.arrays, r.len);
+    if (rc != MPI_SUCCESS) return rc;
+    struct large_args *owned = *ap;
+    if (r.stype) rc = strata_persist_own_type(&owned->stype, &owned->owned_stype);
+    if (rc == MPI_SUCCESS && r.rtype)
+        rc = strata_persist_own_type(&owned->rtype, &owned->owned_rtype);
+    if (rc != MPI_SUCCESS) {
+        release_args(owned);
+        *ap = a;
+    }
+    return rc;
+}
 
 /* strata's decision for one start (the blocking form's, large 1). */
 static int decide(const void *args)
@@ -143,13 +207,12 @@ static int host(const void *args, MPI_Request *r)
  * leaves the call to the host, as persistent.c does with its own. */
 #define PERSIST_C(host_call, ...)                                                            \
     do {                                                                                   \
-        struct large_args *a = malloc(sizeof *a);                                          \
-        if (!a) return host_call;                                                          \
-        *a = (struct large_args){__VA_ARGS__};                                             \
-        struct strata_persist_ext ext = {decide, host, a};                                 \
+        struct large_args given = {__VA_ARGS__}, *a = &given;                              \
+        if (own_args(&a) != MPI_SUCCESS) return host_call;                                 \
+        struct strata_persist_ext ext = {decide, host, a, release_args};                   \
         int to_host, rc = strata_persist_init_ext(a->coll, comm, &ext, request, &to_host); \
         if (!to_host) return rc;                                                           \
-        free(a);                                                                           \
+        release_args(a);                                                                   \
         return host_call;                                                                  \
     } while (0)
 

@@ -51,10 +51,15 @@ struct strata_persist {
     MPI_Datatype stype, rtype;
     MPI_Op op;
     MPI_Comm comm;
-    /* The newer collectives' arrays (the application's: the standard keeps
-     * them unchanged while the request lives).  Reduce_scatter's counts are
-     * rcounts; a one-block side's count is scount or rcount. */
+    /* The newer collectives' arrays: copies the request owns (own_args),
+     * since an application may free or reuse its own right after _init, as
+     * both hosts allow (mpi4py does).  Reduce_scatter's counts are rcounts;
+     * a one-block side's count is scount or rcount. */
     const int *scounts, *sdispls, *rcounts, *rdispls;
+    int *owned_arrays; /* one block behind the four pointers above */
+    /* stype / rtype duplicated at _init when derived (the application may
+     * free its handle after _init): freed with the request. */
+    int owned_stype, owned_rtype;
     /* A large-count request's (_init_c): its own arguments and calls. */
     struct strata_persist_ext ext;
     struct strata_choice choice;
@@ -153,6 +158,101 @@ int strata_persist_owns(MPI_Request request, int active_only)
     return ps && (!active_only || get(&ps->active));
 }
 
+/* What the request owns of its arguments goes (the large-count forms'
+ * through their own release, which frees their copy). */
+static void release_args(struct strata_persist *ps)
+{
+    if (ps->owned_stype) PMPI_Type_free(&ps->stype);
+    if (ps->owned_rtype) PMPI_Type_free(&ps->rtype);
+    ps->owned_stype = ps->owned_rtype = 0;
+    free(ps->owned_arrays);
+    ps->owned_arrays = NULL;
+    if (ps->ext.release) ps->ext.release(ps->ext.args);
+    else free(ps->ext.args);
+    ps->ext.args = NULL;
+}
+
+int strata_persist_own_type(MPI_Datatype *type, int *owned)
+{
+    int ints, addrs, types, combiner;
+    *owned = 0;
+    if (*type == MPI_DATATYPE_NULL) return MPI_SUCCESS;
+    int rc = PMPI_Type_get_envelope(*type, &ints, &addrs, &types, &combiner);
+    if (rc != MPI_SUCCESS || combiner == MPI_COMBINER_NAMED) return rc;
+    rc = PMPI_Type_dup(*type, type);
+    *owned = rc == MPI_SUCCESS;
+    return rc;
+}
+
+struct strata_persist_read strata_persist_args_read(int coll, MPI_Comm comm, int root,
+                                                    const void *sendbuf, const void *recvbuf)
+{
+    struct strata_persist_read a = {0, 0, 0, 1};
+    int inter = 0, me = -1;
+    PMPI_Comm_test_inter(comm, &inter);
+    if (inter) PMPI_Comm_remote_size(comm, &a.len);
+    else PMPI_Comm_size(comm, &a.len);
+    if (!inter) PMPI_Comm_rank(comm, &me);
+    int is_root = inter ? root == MPI_ROOT : root == me;
+    int send_in_place = sendbuf == MPI_IN_PLACE;
+    switch (coll) {
+    case STRATA_COLL_BARRIER: a.rtype = 0; break;
+    case STRATA_COLL_GATHER:
+    case STRATA_COLL_GATHERV:
+        a.arrays = is_root && coll == STRATA_COLL_GATHERV ? 0xCu : 0;
+        a.stype = !send_in_place;
+        a.rtype = is_root;
+        break;
+    case STRATA_COLL_SCATTER:
+    case STRATA_COLL_SCATTERV:
+        a.arrays = is_root && coll == STRATA_COLL_SCATTERV ? 0x3u : 0;
+        a.stype = is_root;
+        a.rtype = recvbuf != MPI_IN_PLACE;
+        break;
+    case STRATA_COLL_ALLGATHER:
+    case STRATA_COLL_ALLGATHERV:
+        a.arrays = coll == STRATA_COLL_ALLGATHERV ? 0xCu : 0;
+        a.stype = !send_in_place;
+        break;
+    case STRATA_COLL_ALLTOALL:
+    case STRATA_COLL_ALLTOALLV:
+        a.arrays = coll == STRATA_COLL_ALLTOALLV ? (send_in_place ? 0xCu : 0xFu) : 0;
+        a.stype = !send_in_place;
+        break;
+    case STRATA_COLL_REDUCE_SCATTER: a.arrays = 0x4u; break;
+    default: break;
+    }
+    return a;
+}
+
+/* The request takes its own copies of the arrays and derived datatypes it
+ * reads at every start.  An error: the host serves it instead.  (The
+ * large-count forms own theirs in large_count_persist.c.) */
+static int own_args(struct strata_persist *ps)
+{
+    if (ps->ext.args) return MPI_SUCCESS;
+    struct strata_persist_read a =
+        strata_persist_args_read(ps->coll, ps->comm, ps->root, ps->sendbuf, ps->recvbuf);
+    const int **arrays[4] = {&ps->scounts, &ps->sdispls, &ps->rcounts, &ps->rdispls};
+    size_t n = 0;
+    for (int i = 0; i < 4; i++) n += (a.arrays >> i & 1u) && *arrays[i] ? (size_t)a.len : 0;
+    if (n) {
+        ps->owned_arrays = malloc(n * sizeof(int));
+        if (!ps->owned_arrays) return MPI_ERR_NO_MEM;
+        int *at = ps->owned_arrays;
+        for (int i = 0; i < 4; i++) {
+            if (!(a.arrays >> i & 1u) || !*arrays[i]) continue;
+            memcpy(at, *arrays[i], (size_t)a.len * sizeof(int));
+            *arrays[i] = at;
+            at += a.len;
+        }
+    }
+    int rc = MPI_SUCCESS;
+    if (a.stype) rc = strata_persist_own_type(&ps->stype, &ps->owned_stype);
+    if (rc == MPI_SUCCESS && a.rtype) rc = strata_persist_own_type(&ps->rtype, &ps->owned_rtype);
+    return rc;
+}
+
 static void unlink_free(struct strata_persist *ps)
 {
     /* Release: every thread's cached lookup is invalid before the memory goes. */
@@ -164,7 +264,7 @@ static void unlink_free(struct strata_persist *ps)
         }
     strata_nb_persist_tag_free_locked(ps->tag);
     if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
-    free(ps->ext.args);
+    release_args(ps);
     free(ps);
 }
 
@@ -530,6 +630,17 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
         free(ps);
         return MPI_SUCCESS;
     }
+    if (own_args(ps) != MPI_SUCCESS) {
+        /* The host's _init serves it with the caller's arguments (ext.args
+         * stays the caller's to free, as persistent.h says). */
+        ps->ext.args = NULL;
+        release_args(ps);
+        strata_nb_lock();
+        strata_nb_persist_tag_free_locked(ps->tag);
+        strata_nb_unlock();
+        free(ps);
+        return MPI_SUCCESS;
+    }
     *host = 0;
     decide(ps);
     int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, ps->tag, comm, request);
@@ -537,7 +648,7 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
     if (rc != MPI_SUCCESS) {
         strata_nb_persist_tag_free_locked(ps->tag);
         if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
-        free(ps->ext.args);
+        release_args(ps);
         free(ps);
     } else {
         ps->req = *request;

@@ -55,6 +55,9 @@ struct strata_persist_ext {
     int (*decide)(const void *args);
     int (*host)(const void *args, MPI_Request *request);
     void *args;
+    /* Frees args and what it owns (copied arrays, duplicated datatypes);
+     * NULL: free(args). */
+    void (*release)(void *args);
 };
 
 /* _init of such a request for a call of coll (enum strata_coll) on comm,
@@ -65,5 +68,24 @@ struct strata_persist_ext {
 int strata_persist_init_ext(int coll, MPI_Comm comm,
                             const struct strata_persist_ext *ext, MPI_Request *request,
                             int *host);
+
+/* What a rank reads of a persistent collective's arguments at every start
+ * (MPI's significant arguments: the root's side of a rooted v-collective,
+ * no send side in place): the arrays of counts and displacements (bit 0
+ * send counts, 1 send displacements, 2 receive counts, 3 receive
+ * displacements) and their length, and whether the send and receive
+ * datatypes are read.  The request copies those at _init: an application
+ * may free its own right after (both hosts allow it; mpi4py does). */
+struct strata_persist_read {
+    unsigned arrays;
+    int len, stype, rtype;
+};
+struct strata_persist_read strata_persist_args_read(int coll, MPI_Comm comm, int root,
+                                                    const void *sendbuf, const void *recvbuf);
+
+/* *type duplicated if it is a derived datatype (*owned set: PMPI_Type_free
+ * it with the request); a named one is kept as is (it cannot be freed, and
+ * its handle is what the reduction kernels compare). */
+int strata_persist_own_type(MPI_Datatype *type, int *owned);
 
 #endif
