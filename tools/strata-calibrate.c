@@ -974,12 +974,21 @@ int main(int argc, char **argv)
                 "measurements (other processes kept taking the CPUs): the model describes the load, "
                 "not the machine; run strata-calibrate again when it is idle\n", too_busy);
     if (print) return strata_model_write(&m, stdout) ? 1 : 0;
-    char path[1024];
-    if (!output) strata_model_default_path(path, sizeof path);
-    else snprintf(path, sizeof path, "%s", output);
-    if (strata_model_save(&m, path)) {
-        fprintf(stderr, "strata-calibrate: cannot write %s: %s\n", path, strerror(errno));
-        return 1;
+    char path[1024], why[1536];
+    if (output) {
+        snprintf(path, sizeof path, "%s", output);
+        if (strata_model_save(&m, path)) {
+            fprintf(stderr, "strata-calibrate: cannot write %s: %s\n", path, strerror(errno));
+            return 1;
+        }
+    } else {
+        /* The cache strata reads unasked: only into a directory of this
+         * user's alone. */
+        strata_model_default_path(path, sizeof path);
+        if (strata_model_save_cache(&m, path, why, sizeof why)) {
+            fprintf(stderr, "strata-calibrate: %s\n", why);
+            return 1;
+        }
     }
     if (!quiet) printf("wrote %s\n", path);
     return 0;

@@ -39,6 +39,7 @@
 #include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <spawn.h>
@@ -551,13 +552,10 @@ static const char *parse_values(struct strata_model *m, int i, char *values, con
     return NULL;
 }
 
-int strata_model_load(struct strata_model *m, const char *path, char *err, size_t errlen)
+/* Reads the model file open as f (closed here), named path in messages. */
+static int load_stream(struct strata_model *m, FILE *f, const char *path, char *err,
+                       size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
     struct strata_model in = *m;
     /* Where and when describe this file, not the values it leaves out. */
     in.machine[0] = in.date[0] = 0;
@@ -612,6 +610,95 @@ int strata_model_load(struct strata_model *m, const char *path, char *err, size_
     return 0;
 }
 
+int strata_model_load(struct strata_model *m, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    return load_stream(m, f, path, err, errlen);
+}
+
+/* ---- The cache: this user's alone.
+ *
+ * A file another user could have written must not decide anything: its
+ * unknown keys would stop the job, its valid values would steer every choice
+ * silently.  So the cache and its directory must be owned by this process's
+ * effective user and writable by nobody else; the directory is checked
+ * without following a symbolic link (its entries, the file among them, can
+ * then change only by this user's hand), the file is opened without
+ * following one. */
+
+/* 0 if st, of `what` at path, is this user's alone; -1 with why. */
+static int owned_privately(const struct stat *st, const char *what, const char *path, char *why,
+                           size_t whylen)
+{
+    if (st->st_uid != geteuid()) {
+        snprintf(why, whylen, "%s %s belongs to uid %ld, not to this user (uid %ld)", what, path,
+                 (long)st->st_uid, (long)geteuid());
+        return -1;
+    }
+    if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+        snprintf(why, whylen, "%s %s can be written by other users (mode %03o; chmod go-w "
+                 "fixes it)", what, path, (unsigned)(st->st_mode & 0777));
+        return -1;
+    }
+    return 0;
+}
+
+/* The directory part of path ("." for none). */
+static void parent_dir(const char *path, char *dir, size_t dirlen)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, dirlen, ".");
+    else if (slash == path) snprintf(dir, dirlen, "/");
+    else snprintf(dir, dirlen, "%.*s", (int)(slash - path), path);
+}
+
+/* 0 if path's directory is a directory (not a link to one) of this user's
+ * alone; 1 if it does not exist; -1 with why otherwise. */
+static int private_parent(const char *path, char *why, size_t whylen)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+    parent_dir(path, dir, sizeof dir);
+    if (lstat(dir, &st)) {
+        if (errno == ENOENT) return 1;
+        snprintf(why, whylen, "cannot examine the directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(why, whylen, "%s is not a directory (a symbolic link?)", dir);
+        return -1;
+    }
+    return owned_privately(&st, "the directory", dir, why, whylen);
+}
+
+int strata_model_load_cache(struct strata_model *m, const char *path, char *err, size_t errlen)
+{
+    int dir = private_parent(path, err, errlen);
+    if (dir) return dir > 0 ? 1 : 2;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) return 1;
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", path,
+                 errno == ELOOP ? "it is a symbolic link" : strerror(errno));
+        return 2;
+    }
+    struct stat st;
+    FILE *f = NULL;
+    if (fstat(fd, &st)) snprintf(err, errlen, "cannot examine %s: %s", path, strerror(errno));
+    else if (!S_ISREG(st.st_mode)) snprintf(err, errlen, "%s is not a regular file", path);
+    else if (!owned_privately(&st, "the file", path, err, errlen) && !(f = fdopen(fd, "r")))
+        snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+    if (!f) {
+        close(fd);
+        return 2;
+    }
+    return load_stream(m, f, path, err, errlen) ? -1 : 0;
+}
+
 int strata_model_write(const struct strata_model *m, FILE *f)
 {
     fprintf(f, "# strata cost model (the contention-aware CMA paper, section II).\n"
@@ -652,7 +739,8 @@ static int make_parent_dirs(const char *path)
     for (char *s = dir + 1; *s; s++) {
         if (*s != '/') continue;
         *s = 0;
-        if (mkdir(dir, 0755) && errno != EEXIST) return -1;
+        /* Private from the start: the cache's directory must be. */
+        if (mkdir(dir, 0700) && errno != EEXIST) return -1;
         *s = '/';
     }
     return 0;
@@ -666,8 +754,18 @@ int strata_model_save(const struct strata_model *m, const char *path)
         errno = ENAMETOOLONG;
         return -1;
     }
-    FILE *f = fopen(tmp, "w");
-    if (!f) return -1;
+    /* A new file of this user's, never one planted at this name (nor a
+     * symbolic link's target). */
+    int fd = open(tmp, O_CREAT | O_EXCL | O_NOFOLLOW | O_WRONLY | O_CLOEXEC, 0600);
+    if (fd < 0) return -1;
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        int saved = errno;
+        close(fd);
+        unlink(tmp);
+        errno = saved;
+        return -1;
+    }
     int bad = strata_model_write(m, f);
     int saved = errno;
     if (fclose(f)) bad = -1, saved = errno;
@@ -682,14 +780,33 @@ int strata_model_save(const struct strata_model *m, const char *path)
     return 0;
 }
 
+int strata_model_save_cache(const struct strata_model *m, const char *path, char *why,
+                            size_t whylen)
+{
+    if (make_parent_dirs(path)) {
+        snprintf(why, whylen, "cannot create the directory of %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (private_parent(path, why, whylen)) return -1;
+    if (strata_model_save(m, path)) {
+        snprintf(why, whylen, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 void strata_model_default_path(char *out, size_t outlen)
 {
     char host[256] = "unknown";
     if (gethostname(host, sizeof host) == 0) host[sizeof host - 1] = 0;
-    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME"), *tmp = getenv("TMPDIR");
     if (xdg && xdg[0] == '/') snprintf(out, outlen, "%s/strata/model-%s.conf", xdg, host);
     else if (home && *home) snprintf(out, outlen, "%s/.cache/strata/model-%s.conf", home, host);
-    else snprintf(out, outlen, "/tmp/strata-model-%ld-%s.conf", (long)getuid(), host);
+    else
+        /* A directory of the user's own in the shared one, never a shared
+         * name: strata_model_load_cache refuses it if it is not private. */
+        snprintf(out, outlen, "%s/strata-%ld/model-%s.conf", tmp && tmp[0] == '/' ? tmp : "/tmp",
+                 (long)geteuid(), host);
 }
 
 /* ---- Calibration at first use. */

@@ -103,9 +103,23 @@ void strata_model_defaults(struct strata_model *m);
  * -1 with a message naming the file, line and problem in err. */
 int strata_model_load(struct strata_model *m, const char *path, char *err, size_t errlen);
 
-/* Writes m to path (creating its directory; atomically: a temporary file
+/* Reads the per-host cache (strata_model_default_path), only if it is this
+ * user's alone: the file and its directory owned by the effective user and
+ * not writable by group or others, neither a symbolic link.  0: loaded; 1:
+ * no such file (nor directory); 2: refused, why in err (the caller warns and
+ * keeps m); -1: a bad file of the user's own, file:line and problem in err. */
+int strata_model_load_cache(struct strata_model *m, const char *path, char *err, size_t errlen);
+
+/* Writes m to path (creating its directory, mode 0700; atomically: a new
+ * temporary file, mode 0600, never one already there nor a link's target,
  * renamed over it).  0, or -1 with errno. */
 int strata_model_save(const struct strata_model *m, const char *path);
+
+/* strata_model_save to the per-host cache, refused unless its directory is
+ * this user's alone (as strata_model_load_cache checks).  0, or -1 with
+ * the reason in why. */
+int strata_model_save_cache(const struct strata_model *m, const char *path, char *why,
+                            size_t whylen);
 
 /* Writes m in the file format, header comments included, to an open stream.
  * 0, or -1 with errno. */
@@ -114,7 +128,8 @@ int strata_model_write(const struct strata_model *m, FILE *f);
 /* Where this machine's calibration is kept when STRATA_MODEL is unset:
  * $XDG_CACHE_HOME/strata/model-<hostname>.conf, else
  * $HOME/.cache/strata/model-<hostname>.conf, else
- * /tmp/strata-model-<uid>-<hostname>.conf. */
+ * $TMPDIR/strata-<uid>/model-<hostname>.conf ($TMPDIR unset or relative:
+ * /tmp), a directory that must be the user's alone, never a shared name. */
 void strata_model_default_path(char *out, size_t outlen);
 
 /* Runs the strata-calibrate program installed beside this library

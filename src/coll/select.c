@@ -78,24 +78,43 @@ static int read_overrides(struct selection_settings *s)
     return 0;
 }
 
+/* The per-host cache, calibrated at first use.  A cache another user could
+ * have written is refused with a warning (the job goes on with the built-in
+ * model); a bad file of the user's own stops the job, as STRATA_MODEL's. */
+static int load_cached_model(struct selection_settings *s)
+{
+    char path[512], err[640];
+    strata_model_default_path(path, sizeof path);
+    int rc = strata_model_load_cache(&s->model, path, err, sizeof err);
+    const struct strata_config *cfg = strata_config();
+    if (rc == 1 && cfg && cfg->calibrate) {
+        strata_verbose(1, "no cost model for this machine yet: running strata-calibrate "
+                       "(STRATA_CALIBRATE=0 skips it) -> %s", path);
+        if (strata_model_calibrate_now(path, err, sizeof err)) {
+            strata_warn("calibration failed (%s): strata uses its built-in cost model", err);
+            return 0;
+        }
+        rc = strata_model_load_cache(&s->model, path, err, sizeof err);
+    }
+    if (rc == 2)
+        strata_warn("the cached cost model is not used: %s; strata uses its built-in cost model "
+                    "(STRATA_MODEL=file names one to use)", err);
+    if (rc < 0) {
+        snprintf(s->err, sizeof s->err, "the cached cost model %s (written by strata-calibrate: "
+                 "remove it or run strata-calibrate again)", err);
+        return -1;
+    }
+    return 0;
+}
+
 static int load_settings(struct selection_settings *s)
 {
     const char *path = getenv("STRATA_MODEL");
-    char def[512], err[512];
+    char err[512];
     strata_model_defaults(&s->model);
     if (!path || !*path) {
-        strata_model_default_path(def, sizeof def);
-        path = def;
-        const struct strata_config *cfg = strata_config();
-        if (access(def, R_OK) != 0 && cfg && cfg->calibrate) {
-            strata_verbose(1, "no cost model for this machine yet: running strata-calibrate "
-                           "(STRATA_CALIBRATE=0 skips it) -> %s", def);
-            if (strata_model_calibrate_now(def, err, sizeof err))
-                strata_warn("calibration failed (%s): strata uses its built-in cost model", err);
-        }
-        if (access(def, R_OK) != 0) path = NULL; /* no calibration: the defaults stand */
-    }
-    if (path && strata_model_load(&s->model, path, err, sizeof err)) {
+        if (load_cached_model(s)) return -1;
+    } else if (strata_model_load(&s->model, path, err, sizeof err)) {
         snprintf(s->err, sizeof s->err, "STRATA_MODEL: %s", err);
         return -1;
     }
