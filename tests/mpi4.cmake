@@ -105,9 +105,10 @@ strata_mpi_test(NAME net.nonblocking_more.nodes2.np4 TARGET test_nonblocking_mor
 set_tests_properties(mpi4.nonblocking_more.np3 net.nonblocking_more.nodes2.np4 PROPERTIES
                      TIMEOUT 90 PASS_REGULAR_EXPRESSION "PASS nonblocking_more")
 
-# Persistent collectives: their counts, displacements and datatypes owned by
-# the request, the application's freed after _init (issue 29, item 4).
-# MPICH at 2 ranks (it never yields), Open MPI at 2 and 3.
+# Persistent collectives matched by _init order while the ranks start them in
+# different orders (issue 29, item 3), and their counts, displacements and
+# datatypes owned by the request, the application's freed after _init (item
+# 4).  MPICH at 2 ranks (it never yields), Open MPI at 2 and 3.
 strata_test_program(test_persistent_order mpi/test_persistent_order.c)
 if(STRATA_MPI STREQUAL "openmpi")
   set(PERSIST_ORDER_RANKS 2 3)
@@ -115,8 +116,10 @@ else()
   set(PERSIST_ORDER_RANKS 2)
 endif()
 foreach(n ${PERSIST_ORDER_RANKS})
+  strata_mpi_test(NAME mpi4.persistent-order.np${n} TARGET test_persistent_order RANKS ${n}
+                  ARGS --order)
   strata_mpi_test(NAME mpi4.persistent-args.np${n} TARGET test_persistent_order RANKS ${n}
                   ARGS --owned-args)
-  set_tests_properties(mpi4.persistent-args.np${n} PROPERTIES
+  set_tests_properties(mpi4.persistent-order.np${n} mpi4.persistent-args.np${n} PROPERTIES
                        TIMEOUT 60 PASS_REGULAR_EXPRESSION "PASS persistent_order")
 endforeach()

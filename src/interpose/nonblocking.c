@@ -32,6 +32,16 @@ static struct strata_nb *all;    /* every outstanding operation */
 _Atomic int strata_nb_outstanding_count;
 
 _Thread_local struct strata_nb *strata_nb_building_now __attribute__((tls_model("initial-exec")));
+_Thread_local int strata_nb_deferred_mine __attribute__((tls_model("initial-exec")));
+
+/* This thread's held-back persistent starts queued (nonblocking.h), unless
+ * it is building an operation: a persistent start's build runs the
+ * collective's entry point, whose progress must not split its batch. */
+static inline void flush_mine(void)
+{
+    if (strata_nb_deferred_mine && !strata_nb_building_now && strata_nb_upcalls.flush_deferred)
+        strata_nb_upcalls.flush_deferred();
+}
 static _Thread_local MPI_Request host_request = MPI_REQUEST_NULL;
 
 /* ---- The private communicators and their tags.  A tag is busy from the
@@ -315,6 +325,12 @@ static void progress_locked(void)
 
 void strata_nb_progress(void)
 {
+    flush_mine();
+    strata_nb_progress_queued();
+}
+
+void strata_nb_progress_queued(void)
+{
     if (!strata_nb_outstanding()) return;
     if (pthread_mutex_trylock(&nb_lock)) return; /* another thread is at it */
     progress_locked();
@@ -338,6 +354,7 @@ void strata_nb_idle(unsigned long round)
 
 void strata_nb_drain(struct strata_ctx *ctx)
 {
+    flush_mine(); /* held-back starts precede this call in the communicator's order */
     if (!strata_nb_outstanding()) return;
     /* Never blocks on the queue's lock: this runs inside MPI_Comm_free's
      * attribute callback too, where the host MPI may hold its own lock (MPICH
@@ -351,13 +368,20 @@ void strata_nb_drain(struct strata_ctx *ctx)
     }
 }
 
-/* Queues a built operation.  Lock held. */
-static void enqueue(struct strata_nb *nb)
+/* One more operation outstanding. */
+static void count_outstanding(void)
 {
     /* Relaxed: the progress thread reads it as a hint and takes the lock
-     * (held here) before it touches the queues. */
+     * before it touches the queues. */
     if (atomic_fetch_add_explicit(&strata_nb_outstanding_count, 1, memory_order_relaxed) == 0)
         if (strata_nb_upcalls.first_outstanding) strata_nb_upcalls.first_outstanding();
+}
+
+/* Queues a built operation (counted: strata_nb_defer counted it already).
+ * Lock held. */
+static void enqueue(struct strata_nb *nb, int counted)
+{
+    if (!counted) count_outstanding();
     nb->next_all = all;
     all = nb;
     struct strata_ctx *ctx = nb->ctx;
@@ -375,6 +399,9 @@ static void enqueue(struct strata_nb *nb)
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out)
 {
     strata_nb_building_now = NULL;
+    /* Held-back persistent starts come first, whether this call is queued
+     * here or handed to the host's nonblocking form. */
+    flush_mine();
     if (nb->to_host) {
         release(nb, 0);
         return 1;
@@ -406,18 +433,23 @@ int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_ou
         return 0;
     }
     nb->req = *request;
-    enqueue(nb);
+    enqueue(nb, 0);
     progress_locked(); /* its first steps now: the peers may be waiting */
     strata_nb_unlock();
     return 0;
 }
 
-int strata_nb_post_persistent(struct strata_nb *nb)
+void strata_nb_defer(void)
 {
     strata_nb_building_now = NULL;
     pthread_once(&setup_once, setup);
+    count_outstanding();
+}
+
+int strata_nb_post_persistent(struct strata_nb *nb)
+{
     strata_nb_lock();
-    enqueue(nb);
+    enqueue(nb, 1);
     progress_locked(); /* its first steps now: the peers may be waiting */
     strata_nb_unlock();
     return MPI_SUCCESS;

@@ -20,8 +20,9 @@
  *
  * Ordering: the operations of one communicator run one at a time, in the
  * order they were posted (MPI makes every rank post them in the same
- * order); each communicator's first one progresses beside every other
- * communicator's.  A blocking collective first completes the ones pending on
+ * order; persistent starts are posted by batch, in _init order, which MPI
+ * makes the same on every rank: persistent.c); each communicator's first
+ * one progresses beside every other communicator's.  A blocking collective first completes the ones pending on
  * its communicator. */
 #ifndef STRATA_NONBLOCKING_H
 #define STRATA_NONBLOCKING_H
@@ -186,13 +187,28 @@ struct strata_nb_upcalls {
     void (*setup)(void);             /* the queue is set up: the progress thread may start */
     void (*first_outstanding)(void); /* the outstanding count left zero: wake that thread */
     void (*finalize)(void);          /* MPI_Finalize, nothing outstanding: stop it */
+    void (*flush_deferred)(void);    /* queue the persistent starts held back (persistent.c) */
 };
 extern struct strata_nb_upcalls strata_nb_upcalls;
 
+/* Persistent starts are held back until the starting thread's next MPI
+ * call other than MPI_Start / MPI_Startall, then queued in _init order
+ * (persistent.c, docs/DESIGN.md "Order of persistent starts").  Set by
+ * persistent.c when this thread holds such starts; every entry that may
+ * queue, run or wait for an operation queues them first (the progress
+ * below, strata_nb_drain, strata_nb_end).  initial-exec as
+ * strata_nb_building_now. */
+extern _Thread_local int strata_nb_deferred_mine __attribute__((tls_model("initial-exec")));
+
 /* Advances every outstanding operation as far as it goes without waiting,
- * completing those that finish.  Any thread; a thread that finds another
- * progressing returns at once. */
+ * completing those that finish, after queueing this thread's held-back
+ * persistent starts (not while building an operation).  Any thread; a
+ * thread that finds another progressing returns at once. */
 void strata_nb_progress(void);
+
+/* The same without queueing the held-back starts (MPI_Start: the starts of
+ * one batch are queued together). */
+void strata_nb_progress_queued(void);
 
 /* One unsuccessful poll of a completion loop (round counts from 0): spins,
  * then yields, and every few ms checks that the peers the outstanding
@@ -233,8 +249,14 @@ int strata_nb_persist_tag(void);
 void strata_nb_persist_tag_free_locked(int tag); /* lock held */
 MPI_Comm strata_nb_persist_comm_locked(void);       /* lock held, after the first */
 
-/* Queues a built operation whose on_done completes a persistent request
- * (already started); MPI_SUCCESS. */
+/* The persistent start this thread built (or rearmed) is held back
+ * (persistent.c queues it later with strata_nb_post_persistent): building
+ * ends, and it counts as outstanding from now on, so that every MPI call
+ * progresses (and queues it). */
+void strata_nb_defer(void);
+
+/* Queues a held-back operation (strata_nb_defer) whose on_done completes a
+ * persistent request; MPI_SUCCESS. */
 int strata_nb_post_persistent(struct strata_nb *nb);
 
 /* Building a persistent start that cannot go on: frees it. */

@@ -3,8 +3,11 @@
  *
  * The request is a persistent receive of an empty message on strata's
  * private duplicate of MPI_COMM_SELF, with a tag of its own for its life.
- * MPI_Start queues one operation, built as the nonblocking form builds it,
- * and leaves that receive inactive: strata's MPI_Wait, MPI_Test and
+ * MPI_Start builds one operation as the nonblocking form builds it and
+ * holds it back: the starting thread's next other MPI call queues the run
+ * of starts so far in _init order (MPI-4 matches persistent collectives by
+ * _init, whatever order the ranks start them in; see "Order of persistent
+ * starts" below).  The request's receive stays inactive: strata's MPI_Wait, MPI_Test and
  * MPI_Request_get_status complete the start themselves (the operation's
  * end is a flag; no host request is started, matched or tested).  Only
  * when the request reaches a call the host MPI serves (an array of
@@ -21,8 +24,8 @@
  * the start costs the data movement alone.  Otherwise each start builds it
  * again from the kept decisions (the algorithm is not chosen again, nothing
  * is counted again).  docs/DESIGN.md, "Persistent collectives", says what is
- * decided when.  A call strata leaves to the host MPI at _init runs the
- * host's nonblocking form at every start, which strata's progress tests. */
+ * decided when.  A call strata leaves to the host MPI at _init is the
+ * host's own persistent request. */
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -75,10 +78,22 @@ struct strata_persist {
      * this start's operation finished (release / acquire, so a waiter that
      * sees it sees the results too). */
     _Atomic int active, hosted, done;
-    int host;              /* decided at _init: every start is the host's */
+    int host;              /* decided at _init: the host's own _init serves it */
     struct strata_nb *tmpl; /* built at _init, reused by every start (or NULL) */
     struct strata_persist *next; /* in its bucket */
+    /* Its place in _init order (every rank inits a communicator's requests
+     * in the same order, so one process-wide count orders each
+     * communicator's alike on every rank). */
+    unsigned long long init_seq;
+    /* This start, built and held back until its batch is queued (lock). */
+    struct strata_nb *held;
+    struct strata_persist *next_held; /* in the batch, by init_seq */
 };
+
+/* Started requests held back, by init_seq (under the lock), and the count
+ * of _init calls so far. */
+static struct strata_persist *held_batch;
+static unsigned long long init_count;
 
 /* The requests by handle (under strata_nb_lock): a completion call looks
  * its request up at every call while one is active, so a hash, not a list. */
@@ -197,6 +212,15 @@ struct strata_persist_read strata_persist_args_read(int coll, MPI_Comm comm, int
     int send_in_place = sendbuf == MPI_IN_PLACE;
     switch (coll) {
     case STRATA_COLL_BARRIER: a.rtype = 0; break;
+    case STRATA_COLL_REDUCE:
+    case STRATA_COLL_ALLREDUCE:
+    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
+    case STRATA_COLL_SCAN:
+    case STRATA_COLL_EXSCAN: a.rtype = 0; break;
+    case STRATA_COLL_REDUCE_SCATTER:
+        a.arrays = 0x4u;
+        a.rtype = 0;
+        break;
     case STRATA_COLL_GATHER:
     case STRATA_COLL_GATHERV:
         a.arrays = is_root && coll == STRATA_COLL_GATHERV ? 0xCu : 0;
@@ -219,7 +243,6 @@ struct strata_persist_read strata_persist_args_read(int coll, MPI_Comm comm, int
         a.arrays = coll == STRATA_COLL_ALLTOALLV ? (send_in_place ? 0xCu : 0xFu) : 0;
         a.stype = !send_in_place;
         break;
-    case STRATA_COLL_REDUCE_SCATTER: a.arrays = 0x4u; break;
     default: break;
     }
     return a;
@@ -410,6 +433,80 @@ static int strata_start(const struct strata_persist *ps)
     }
 }
 
+/* ---- Order of persistent starts (docs/DESIGN.md).  A start is built at
+ * MPI_Start (its errors are MPI_Start's) and held back; the starting
+ * thread's next MPI call other than MPI_Start / MPI_Startall queues the
+ * batch held so far, in _init order, so that ranks which start the same
+ * requests in different orders queue them alike on every communicator. */
+
+/* A built start held back in the batch, by init_seq. */
+static int hold(struct strata_persist *ps, struct strata_nb *nb)
+{
+    strata_nb_defer();
+    strata_nb_lock();
+    ps->held = nb;
+    struct strata_persist **pp = &held_batch;
+    while (*pp && (*pp)->init_seq < ps->init_seq) pp = &(*pp)->next_held;
+    ps->next_held = *pp;
+    *pp = ps;
+    strata_nb_unlock();
+    strata_nb_deferred_mine = 1;
+    return MPI_SUCCESS;
+}
+
+/* Queues one held start; a start the host serves makes its nonblocking
+ * call now.  A host call that fails is reported as a failed operation is
+ * (the communicator's error handler) and the request completes. */
+static void post_held(struct strata_persist *ps, struct strata_nb *nb)
+{
+    if (nb->kind == STRATA_NB_HOST) {
+        int rc = host_start(ps, &nb->host_req);
+        if (rc != MPI_SUCCESS) {
+            strata_error("%s: the host's nonblocking form failed (error %d)",
+                         strata_call_name(nb->call), rc);
+            PMPI_Comm_call_errhandler(ps->comm, rc);
+            nb->kind = STRATA_NB_NOTHING;
+        }
+    }
+    strata_nb_post_persistent(nb);
+}
+
+/* Every held start queued, in _init order (the upcall of strata_nb_progress
+ * and the other entries; any thread, so that a thread waiting on a request
+ * another thread started does not wait for that thread's next call). */
+static void flush_held(void)
+{
+    strata_nb_deferred_mine = 0;
+    strata_nb_lock();
+    struct strata_persist *batch = held_batch;
+    held_batch = NULL;
+    strata_nb_unlock();
+    while (batch) {
+        struct strata_persist *ps = batch;
+        struct strata_nb *nb = ps->held;
+        batch = ps->next_held;
+        /* Cleared before the post: once queued, the operation may finish
+         * and the request be started again by another thread. */
+        ps->held = NULL;
+        ps->next_held = NULL;
+        post_held(ps, nb);
+    }
+}
+
+/* Whether ps waits in the batch (a completion call on it queues the batch). */
+static int is_held(struct strata_persist *ps)
+{
+    strata_nb_lock();
+    int held = ps->held != NULL;
+    strata_nb_unlock();
+    return held;
+}
+
+__attribute__((constructor)) static void persist_upcalls(void)
+{
+    strata_nb_upcalls.flush_deferred = flush_held;
+}
+
 /* One start from the operation kept at _init: its progress state reset and
  * queued again (nothing decided, nothing counted, no argument read). */
 static int start_kept(struct strata_persist *ps)
@@ -417,7 +514,7 @@ static int start_kept(struct strata_persist *ps)
     struct strata_nb *nb = strata_nb_rearm(ps->tmpl);
     nb->on_done = persist_finished;
     nb->done_arg = ps;
-    return strata_nb_post_persistent(nb);
+    return hold(ps, nb);
 }
 
 /* A start that cannot run: the request completes at once (as a start whose
@@ -436,16 +533,16 @@ static int start_one(struct strata_persist *ps)
     if (ps->tmpl) return start_kept(ps);
     struct strata_nb *nb = strata_nb_begin(ps->coll, STRATA_FORM_PERSISTENT);
     if (!nb) return start_failed(ps, MPI_ERR_NO_MEM);
-    int rc;
     nb->replay = ps->started;
     nb->choice = ps->choice;
     nb->have_choice = ps->have_choice;
-    /* Left to the host at _init: its nonblocking form, tested by progress. */
-    rc = ps->host ? strata_nb_to_host() : strata_start(ps);
+    int rc = strata_start(ps);
     if (rc == MPI_SUCCESS && nb->to_host) {
+        /* A rebuild the host serves after all (a v-collective's layouts):
+         * its nonblocking form, called when the batch is queued, in _init
+         * order as strata's own operations (post_held), tested by progress. */
         nb->to_host = 0;
         nb->kind = STRATA_NB_HOST;
-        rc = host_start(ps, &nb->host_req);
     }
     if (rc != MPI_SUCCESS) {
         /* The request completes at once; the error is this call's. */
@@ -457,12 +554,13 @@ static int start_one(struct strata_persist *ps)
     ps->started = 1;
     nb->on_done = persist_finished;
     nb->done_arg = ps;
-    return strata_nb_post_persistent(nb);
+    return hold(ps, nb);
 }
 
 int MPI_Start(MPI_Request *request)
 {
-    strata_nb_progress();
+    /* Not strata_nb_progress: a run of starts is one batch (held back). */
+    strata_nb_progress_queued();
     struct strata_persist *ps = request ? lookup(*request) : NULL;
     if (!ps) return PMPI_Start(request);
     if (get(&ps->active)) {
@@ -521,6 +619,7 @@ int strata_persist_complete(MPI_Request request, enum strata_persist_how how, in
 {
     struct strata_persist *ps = lookup(request);
     if (!ps || !get(&ps->active) || get(&ps->hosted)) return 0;
+    if (is_held(ps)) flush_held();
     /* ps stays: only this request's own free (not concurrent with a
      * completion call on it, MPI 4.0 11.6.2) or a free while active (then
      * the application no longer has the handle) releases it. */
@@ -554,6 +653,7 @@ void strata_persist_to_host(MPI_Request request)
     if (request == MPI_REQUEST_NULL) return;
     strata_nb_lock();
     struct strata_persist *ps = find(request);
+    int held = ps && ps->held;
     if (ps && get(&ps->active) && !get(&ps->hosted)) {
         unhosted_end(ps); /* hosted now */
         int rc = PMPI_Start(&ps->req);
@@ -565,6 +665,8 @@ void strata_persist_to_host(MPI_Request request)
         }
     }
     strata_nb_unlock();
+    /* The host's wait on it needs it queued (another thread's start). */
+    if (held) flush_held();
 }
 
 void strata_persist_to_host_all(int count, const MPI_Request requests[])
@@ -612,9 +714,25 @@ static void decide(struct strata_persist *ps)
     ps->tmpl = strata_nb_keep(nb); /* NULL: abandoned, built at each start */
 }
 
+/* A request that never became the application's: what it holds goes
+ * (host: the host's own _init serves the call with the caller's arguments,
+ * so a large-count request's args stay the caller's, persistent.h). */
+static void persist_drop(struct strata_persist *ps, int host)
+{
+    if (host) ps->ext.args = NULL;
+    release_args(ps);
+    strata_nb_lock();
+    strata_nb_persist_tag_free_locked(ps->tag);
+    if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
+    strata_nb_unlock();
+    free(ps);
+}
+
 /* A new persistent request for a call of coll, or 0 with *host set when the
- * host MPI's own persistent form serves it (strata is off, or no tag is
- * left). */
+ * host MPI's own persistent form serves it: strata is off, no tag is left,
+ * its arguments could not be copied, or _init decided to leave the call to
+ * the host (then the host's persistent request matches it by _init order
+ * and reports its errors, as it would without strata). */
 static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *host)
 {
     const struct strata_runtime *rt = strata_runtime_state();
@@ -631,31 +749,26 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
         return MPI_SUCCESS;
     }
     if (own_args(ps) != MPI_SUCCESS) {
-        /* The host's _init serves it with the caller's arguments (ext.args
-         * stays the caller's to free, as persistent.h says). */
-        ps->ext.args = NULL;
-        release_args(ps);
-        strata_nb_lock();
-        strata_nb_persist_tag_free_locked(ps->tag);
-        strata_nb_unlock();
-        free(ps);
+        persist_drop(ps, 1);
+        return MPI_SUCCESS;
+    }
+    decide(ps);
+    if (ps->host) {
+        persist_drop(ps, 1);
         return MPI_SUCCESS;
     }
     *host = 0;
-    decide(ps);
     int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, ps->tag, comm, request);
-    strata_nb_lock();
     if (rc != MPI_SUCCESS) {
-        strata_nb_persist_tag_free_locked(ps->tag);
-        if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
-        release_args(ps);
-        free(ps);
-    } else {
-        ps->req = *request;
-        unsigned b = bucket_of(ps->req);
-        ps->next = buckets[b];
-        buckets[b] = ps;
+        persist_drop(ps, 0);
+        return rc;
     }
+    strata_nb_lock();
+    ps->req = *request;
+    ps->init_seq = ++init_count;
+    unsigned b = bucket_of(ps->req);
+    ps->next = buckets[b];
+    buckets[b] = ps;
     strata_nb_unlock();
     return rc;
 }

@@ -71,11 +71,14 @@ int strata_persist_init_ext(int coll, MPI_Comm comm,
 
 /* What a rank reads of a persistent collective's arguments at every start
  * (MPI's significant arguments: the root's side of a rooted v-collective,
- * no send side in place): the arrays of counts and displacements (bit 0
- * send counts, 1 send displacements, 2 receive counts, 3 receive
- * displacements) and their length, and whether the send and receive
- * datatypes are read.  The request copies those at _init: an application
- * may free its own right after (both hosts allow it; mpi4py does). */
+ * no send side in place) and the request owns: the arrays of counts and
+ * displacements (bit 0 send counts, 1 send displacements, 2 receive
+ * counts, 3 receive displacements) and their length, copied at _init, and
+ * whether the send and receive datatypes are duplicated.  An application
+ * may free its own right after _init (both hosts allow it; mpi4py does).
+ * A reduction's datatype is not duplicated: a user op must be handed the
+ * application's own handle, which therefore stays the application's to
+ * keep alive while the request lives. */
 struct strata_persist_read {
     unsigned arrays;
     int len, stype, rtype;
