@@ -208,14 +208,16 @@ set_tests_properties(node.fallback.shm-max node.fallback.tmpfs node.fallback.tmp
                      PROPERTIES TIMEOUT 90 SKIP_RETURN_CODE 77)
 
 # ---- Nothing left in /dev/shm: many communicators created and freed, a job
-# ended by MPI_Abort, and one ended while a communicator's segment was being
-# set up.
-foreach(mode churn abort abort-create)
+# ended by MPI_Abort, one ended while a communicator's segment was being set
+# up, and (kill) jobs with CMA off killed by a SIGKILL of one rank at a
+# random moment of a dup/Allreduce/free loop, followed by the next start.
+foreach(mode churn abort abort-create kill)
   add_test(NAME node.shm-leftovers.${mode}
            COMMAND ${NODE_SCRIPTS}/shm_leftovers.sh ${STRATA_RUN} $<TARGET_FILE:test_node_shm>
                    ${NODE_SHM_RANKS} ${mode})
   set_tests_properties(node.shm-leftovers.${mode} PROPERTIES TIMEOUT 60)
 endforeach()
+set_tests_properties(node.shm-leftovers.kill PROPERTIES TIMEOUT 120)
 
 # ---- Resumable operations (coll/op.h): two collectives on two communicators
 # driven by alternating single progress steps from one thread, every

@@ -249,6 +249,12 @@ static void share_accounting(MPI_Comm host_comm, int host_rank)
 {
     struct { int ok; char name[STRATA_SEGMENT_NAME_MAX]; } offer = {0};
     char why[256] = "";
+    /* Once per machine, before this job makes any segment: what jobs of
+     * this user killed while a segment was being set up left in /dev/shm. */
+    int removed = host_rank == 0 ? strata_segment_remove_stale() : 0;
+    if (removed)
+        strata_verbose(1, "removed %d segment(s) of killed jobs from /dev/shm (their creator "
+                       "was gone)", removed);
     if (host_rank == 0 &&
         !strata_segment_create_uncounted(&accounting, 4096,
                                          strata_transport_single_copy(rt.transport), why,

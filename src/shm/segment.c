@@ -1,8 +1,10 @@
 /* Creation, attachment and removal of shared segments. */
 #include "shm/segment.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -109,6 +111,15 @@ int strata_segment_create_uncounted(struct strata_segment *seg, size_t bytes, in
     return make(seg, bytes, anonymous, 0, (unsigned long)-1, why, whylen);
 }
 
+/* The inode of this process's PID namespace (0 if unknown): a pid in a
+ * segment's name means that process only within the namespace that made it
+ * (containers may share /dev/shm without sharing pids). */
+static unsigned long long pid_namespace(void)
+{
+    struct stat st;
+    return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long long)st.st_ino;
+}
+
 /* A file in /dev/shm (where ranks cannot open each other's descriptors). */
 static int make_named(struct strata_segment *seg, size_t bytes, unsigned long serial, char *why,
                       size_t whylen)
@@ -116,8 +127,8 @@ static int make_named(struct strata_segment *seg, size_t bytes, unsigned long se
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     unsigned salt = (unsigned)ts.tv_nsec ^ (unsigned)getpid() * 2654435761u;
-    snprintf(seg->name, sizeof seg->name, "/strata-%u-%d-%lu-%08x", (unsigned)getuid(),
-             (int)getpid(), serial, salt);
+    snprintf(seg->name, sizeof seg->name, "/strata-%u-%d-%lu-%08x-%llu", (unsigned)getuid(),
+             (int)getpid(), serial, salt, pid_namespace());
     int fd = shm_open(seg->name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0) {
         snprintf(why, whylen, "cannot create a shared segment in /dev/shm: %s", strerror(errno));
@@ -155,6 +166,44 @@ int strata_segment_attach(struct strata_segment *seg, const char *name, size_t b
     int rc = map(seg, fd, bytes, why, whylen);
     close(fd);
     return rc;
+}
+
+/* Whether the /dev/shm entry `name` is a segment this user's process made
+ * in this PID namespace, and that process is gone. */
+static int stale(int dir, const char *name, unsigned long long ns)
+{
+    unsigned uid;
+    int pid, end = 0;
+    unsigned long serial;
+    unsigned salt;
+    unsigned long long its_ns;
+    if (sscanf(name, "strata-%u-%d-%lu-%8x-%llu%n", &uid, &pid, &serial, &salt, &its_ns,
+               &end) != 5 ||
+        name[end] || uid != (unsigned)getuid() || its_ns != ns || pid <= 0)
+        return 0;
+    /* EPERM: alive, under other ids. */
+    if (kill(pid, 0) == 0 || errno != ESRCH) return 0;
+    /* Only this user's own files: /dev/shm is sticky, so nobody else can
+     * swap the entry between this look and the unlink. */
+    struct stat st;
+    return !fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+           st.st_uid == geteuid();
+}
+
+int strata_segment_remove_stale(void)
+{
+    unsigned long long ns = pid_namespace();
+    DIR *d = ns ? opendir("/dev/shm") : NULL;
+    /* Without a namespace to compare, no pid in a name can be judged. */
+    if (!d) return 0;
+    int removed = 0;
+    struct dirent *e;
+    /* A failed unlink (another job's start removing it first) leaves
+     * nothing to do. */
+    while ((e = readdir(d)))
+        if (stale(dirfd(d), e->d_name, ns) && !unlinkat(dirfd(d), e->d_name, 0)) removed++;
+    closedir(d);
+    return removed;
 }
 
 void strata_segment_seal(struct strata_segment *seg)

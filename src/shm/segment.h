@@ -9,9 +9,11 @@
  *   never has a name; peers open it through /proc/PID/fd/N.  A crash at any
  *   moment leaves nothing anywhere.
  * - named (otherwise): a file in /dev/shm, mode 0600, named after the user
- *   id, the creator's pid, a serial and random bits (no other user's or
- *   job's segment can collide), unlinked as soon as every rank has
- *   attached.  Only a job killed in that short window leaves it behind. */
+ *   id, the creator's pid, a serial, random bits (no other user's or job's
+ *   segment can collide) and the creator's PID namespace, unlinked as soon
+ *   as every rank has attached.  A job killed in that window leaves it
+ *   behind, until the next start of strata on the machine removes it
+ *   (strata_segment_remove_stale). */
 #ifndef STRATA_SEGMENT_H
 #define STRATA_SEGMENT_H
 
@@ -45,6 +47,12 @@ int strata_segment_attach(struct strata_segment *seg, const char *name, size_t b
 /* Once every rank has attached: removes the name, or closes the descriptor
  * peers attached through (harmless to repeat). */
 void strata_segment_seal(struct strata_segment *seg);
+
+/* Removes the named segments of /dev/shm that this user's processes made in
+ * this PID namespace and that outlived their creator (a job killed before
+ * every rank had attached): owned by this user, the pid in the name gone.
+ * Returns how many. */
+int strata_segment_remove_stale(void);
 
 /* Unmaps (and unlinks if still linked). */
 void strata_segment_release(struct strata_segment *seg);

@@ -13,9 +13,13 @@
  *                                in the first collective of a new
  *                                communicator, i.e. while its segment is
  *                                being set up
+ *   test_node_shm --loop          duplicates MPI_COMM_WORLD, Allreduces on
+ *                                the copy and frees it, over and over, until
+ *                                shm_leftovers.sh kills a rank with SIGKILL
+ *                                (at most 60 s)
  *
  * Other jobs may run at the same time, so only segments named after this
- * job's processes count: strata names them /strata-UID-PID-SERIAL-RANDOM.
+ * job's processes count: strata names them /strata-UID-PID-SERIAL-RANDOM-PIDNS.
  * Rank 0 prints "PIDS p0 p1 ..." first, for the script, and with
  * --pids=FILE also writes that line to FILE: a launcher that kills the job
  * on MPI_Abort may drop output it has not forwarded yet (MPICH's hydra did,
@@ -77,10 +81,26 @@ static void use(MPI_Comm comm, int salt)
     node_int_sum_check(comm, "fresh communicator", 10, -1, node_salt(101, (uint64_t)salt, 0, 0));
 }
 
+/* --loop: each round's communicator gets a segment of its own, so a kill at
+ * a random moment often lands while one is being set up.  The ranks agree
+ * in each round's Allreduce whether to go on. */
+static void churn_until_killed(void)
+{
+    const double end = MPI_Wtime() + 60;
+    for (int go = 1; go;) {
+        MPI_Comm dup;
+        MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+        go = MPI_Wtime() < end;
+        MPI_Allreduce(MPI_IN_PLACE, &go, 1, MPI_INT, MPI_MIN, dup);
+        MPI_Comm_free(&dup);
+    }
+    CHECK(0, "--loop: no rank was killed within 60 s");
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
-    int rank, size, rounds = 40, abort_mode = 0;
+    int rank, size, rounds = 40, abort_mode = 0, loop = 0;
     const char *pids_file = NULL;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -88,6 +108,7 @@ int main(int argc, char **argv)
         if (!strncmp(argv[i], "--rounds=", 9)) rounds = atoi(argv[i] + 9);
         else if (!strcmp(argv[i], "--abort")) abort_mode = 1;
         else if (!strcmp(argv[i], "--abort-create")) abort_mode = 2;
+        else if (!strcmp(argv[i], "--loop")) loop = 1;
         else if (!strncmp(argv[i], "--pids=", 7)) pids_file = argv[i] + 7;
         else CHECK(0, "unknown option %s", argv[i]);
     }
@@ -110,6 +131,7 @@ int main(int argc, char **argv)
     /* Rank 1 may end the job next: the file is complete before it can. */
     PMPI_Barrier(MPI_COMM_WORLD);
     CHECK(size >= 2 || !abort_mode, "the abort modes need 2 ranks or more");
+    if (loop) churn_until_killed();
 
     use(MPI_COMM_WORLD, 0);
     MPI_Barrier(MPI_COMM_WORLD);
