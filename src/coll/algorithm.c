@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "coll/coll.h"
 #include "util/colls.h"
 #include "util/hot.h"
 
@@ -174,5 +175,20 @@ int strata_algorithm_parse(int coll, const char *text, const struct strata_algor
         }
         *k = (int)v;
     }
+    return 0;
+}
+
+int strata_algo_single_copy(const struct strata_algorithm *al, const struct strata_plane *p,
+                            size_t block)
+{
+    if (al->needs & STRATA_NEEDS_SINGLE_COPY) return 1;
+    /* The Bcast pipeline copies in one step from the parent's buffer past
+     * one region (bcast.c), and Allgather's copy-in/copy-out reads a
+     * block lying in a mapping transport's arena where it lies
+     * (cico_block.c). */
+    if (al->id == STRATA_ALGO_BCAST_PIPELINED)
+        return block > p->region || block > strata_tuning()->cico_max;
+    if (al->id == STRATA_ALGO_ALLGATHER_CICO)
+        return (p->xport->features & STRATA_XPORT_MAP_PEER) != 0;
     return 0;
 }

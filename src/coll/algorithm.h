@@ -70,6 +70,13 @@ struct strata_algorithm {
 
 const struct strata_algorithm *strata_algorithm(enum strata_algo id);
 
+/* Whether algorithm `al`, run on plane p for blocks of `block` bytes, lets
+ * peers copy from or into this rank's own buffers (single-copy transports,
+ * a mapping's direct reads): what makes a call wait for every rank's
+ * agreement before it starts (coll/agree.h). */
+int strata_algo_single_copy(const struct strata_algorithm *al, const struct strata_plane *p,
+                            size_t block);
+
 /* The algorithm of collective `coll` called `name` (case-insensitive), or NULL. */
 const struct strata_algorithm *strata_algorithm_find(int coll, const char *name);
 

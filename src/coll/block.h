@@ -150,6 +150,8 @@ struct strata_cico_exchange {
     /* Some writer may be direct (Allgather on a mapping transport): every
      * rank acknowledges its last read. */
     int acks;
+    /* The base of the call's first round: what a direct writer marks. */
+    uint64_t first_base;
 };
 
 /* Every block algorithm as a resumable operation (coll/op.h): start, then

@@ -104,6 +104,7 @@ STRATA_HOT static int rounds_progress(struct strata_op *op)
         /* Entered: done reading older regions; buf non-NULL: read my stream
          * where it lies. */
         o->base = strata_plane_enter(p, 1, o->x.direct ? o->x.my_stream : NULL, NULL);
+        if (o->j == 0) o->x.first_base = o->base;
         /* Goes with this round's progress below (release). */
         if (o->x.direct && o->j == 0) strata_flag_set_relaxed(&me->direct, o->base);
         if (!o->x.direct && o->mine > o->j * R) {
@@ -123,11 +124,11 @@ STRATA_HOT static int rounds_progress(struct strata_op *op)
                                p->pid[(p->rank + o->i) % p->size]);
             piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
             /* The acquire of progress made q's direct and buf visible.  q
-             * marks a direct call with the base of its first round (each
-             * round's enter takes 2 flag values); a direct q stays in this
+             * marks a direct call with the base of its first round (the
+             * same on every rank); a direct q stays in this
              * call until every reader acknowledges, so its buf is this
              * call's.  Any other value: q streams through its region. */
-            if (strata_flag_read(&p->ctl[q].direct) == o->base - 2 * (uint64_t)o->j) {
+            if (strata_flag_read(&p->ctl[q].direct) == o->x.first_base) {
                 const unsigned char *src =
                     (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
                 /* All that q streams, once, through the transport (a copy

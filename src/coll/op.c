@@ -2,6 +2,8 @@
  * collective waits. */
 #include "coll/op.h"
 
+#include "coll/agree.h"
+
 #include <mpi.h>
 #include <stdatomic.h>
 
@@ -17,7 +19,7 @@ STRATA_HOT int strata_op_run(struct strata_op *op)
      * deserves its spin before yielding or blocking). */
     struct strata_waiter w;
     struct strata_wait_target t;
-    unsigned long waits = op->waits;
+    unsigned long waits = op->waits, pauses = 0;
     strata_waiter_init(&w);
     for (;;) {
         int rc = op->progress(op);
@@ -47,5 +49,12 @@ STRATA_HOT int strata_op_run(struct strata_op *op)
                                             op->waiting_for};
         }
         strata_waiter_pause(&w, &t);
+        /* A stalled wait: give up if the ranks disagree on the call (the
+         * data waited for may never come; coll/agree.h).  Every few pauses:
+         * each pause already spun, yielded or slept a while. */
+        if ((++pauses & 7) == 0 && op->p && strata_agree_stalled(op->p)) {
+            strata_waiter_done(&w);
+            return STRATA_OP_DISAGREE;
+        }
     }
 }

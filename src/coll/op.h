@@ -45,6 +45,10 @@
 
 /* Not done yet (MPI error codes are >= 0). */
 #define STRATA_OP_PENDING (-1)
+/* strata_op_run gave the operation up: a wait stalled and another rank's
+ * signature for the call differs from this rank's (coll/agree.h).  The
+ * operation is abandoned; the entry layer rewinds the plane and reports. */
+#define STRATA_OP_DISAGREE (-2)
 
 struct strata_op {
     /* Advances the operation: MPI_SUCCESS, STRATA_OP_PENDING or an error. */

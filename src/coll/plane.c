@@ -47,7 +47,7 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
     p->all_entered = 0;
     p->ops = 0;
     memset(p->slot_base, 0, sizeof p->slot_base);
-    p->checks = 0;
+    memset(&p->call, 0, sizeof p->call);
     return 0;
 }
 
@@ -72,6 +72,7 @@ void strata_plane_fini(struct strata_plane *p)
 STRATA_HOT uint64_t strata_plane_begin(struct strata_plane *p, size_t units)
 {
     uint64_t base = p->pos + 1;
+    if (units < p->region) units = p->region;
     p->prev_base = p->cur_base;
     p->cur_base = base;
     p->pos = base + units;

@@ -45,6 +45,12 @@ struct strata_line {
  * op with two slots (issue 19 item 3). */
 #define STRATA_LINE_SLOTS 8
 #define STRATA_LINES_PER_SLOT 4
+
+/* The ring of call signatures per rank (coll/agree.h), and how often a rank
+ * starting a call makes sure nobody lags STRATA_SIG_GUARD calls behind. */
+#define STRATA_SIG_SLOTS 16
+#define STRATA_SIG_GUARD 8
+_Static_assert(STRATA_SIG_GUARD * 2 <= STRATA_SIG_SLOTS, "a rank may lead by 2 * GUARD - 1 calls");
 _Static_assert(STRATA_LINE_SLOTS >= 2, "a writer must be able to run one op ahead of its readers");
 
 /* Flags of one rank; only that rank writes them.  Groups of flags polled by
@@ -75,14 +81,24 @@ struct strata_rank_ctl {
      * for an op, each of STRATA_LINES_PER_SLOT lines.  See "The flag lines"
      * below for when a slot may be written again. */
     struct strata_line line[STRATA_LINE_SLOTS][STRATA_LINES_PER_SLOT];
-    /* STRATA_CHECK_ARGS: what this rank brought to a call (check.c),
-     * double-buffered by the parity of the plane's checked calls. */
+    /* What this rank brings to each call (coll/agree.h): a ring of
+     * STRATA_SIG_SLOTS signatures, slot (call number % SLOTS). */
     _Alignas(STRATA_CACHE_LINE) struct strata_call_sig {
-        int64_t bytes;  /* type signature (per block); -1: for the host MPI */
-        int32_t coll;   /* enum strata_coll */
-        int32_t root;   /* -1: unrooted */
-        strata_flag stamp; /* the checked call these fields are for */
-    } sig[2];
+        int64_t in;        /* bytes received per block; -2: unused, -1: host */
+        int64_t out;       /* bytes sent per block; -2: unused, -1: host */
+        int32_t coll;      /* enum strata_coll */
+        int32_t root;      /* -1: unrooted */
+        int64_t vsent;     /* v-collectives: bytes this rank sends (all blocks) */
+        int64_t vrecvd;    /* v-collectives: bytes it receives */
+        strata_flag stamp; /* the call number these fields are for */
+        /* The second round (v-collectives): what this rank found against
+         * its own counts, published with veto_stamp = the call number. */
+        int32_t veto;      /* MPI error class of the cut receive, or MPI_SUCCESS */
+        int32_t veto_rank; /* whose receive it is (-1: none) */
+        strata_flag veto_stamp;
+        /* Alltoallv: this rank's bytes for each peer lie in its region. */
+        strata_flag counts_stamp;
+    } sig[STRATA_SIG_SLOTS];
 };
 
 /* Payload bytes of one flag line, and of one slot of lines. */
@@ -150,7 +166,16 @@ struct strata_plane {
     uint64_t prev_base;            /* base of the previous op (0: none) */
     uint64_t ops;                  /* ops so far (region parity) */
     uint64_t slot_base[STRATA_LINE_SLOTS]; /* [n % SLOTS]: base of op number n */
-    uint64_t checks;               /* calls checked so far (STRATA_CHECK_ARGS) */
+    /* The blocking call in progress, for the agreement (coll/agree.h):
+     * its number, whether it published a signature, and the plane as the
+     * call found it (a call that disagrees rewinds to it). */
+    struct strata_plane_call {
+        uint64_t number;
+        int open;
+        int small;   /* run without waiting for the others' signatures */
+        struct strata_call_sig mine;
+        uint64_t pos, ops, cur_base, prev_base;
+    } call;
     void *scratch;                 /* private, for CMA reductions */
     size_t scratch_bytes;
     int *tree_buf;                 /* [4 * size] ints for per-call trees */
@@ -225,7 +250,10 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
 void strata_plane_fini(struct strata_plane *p);
 
 /* Starts an operation that moves `units` bytes (or fewer chunks): returns
- * its base.  Identical on every rank. */
+ * its base.  Identical on every rank.  Every operation takes at least
+ * p->region + 1 flag values, whatever its units, so that an operation of at
+ * most one region moves the plane as far as any other (coll/agree.h: a call
+ * that disagrees takes an empty one on the ranks that gave it up). */
 uint64_t strata_plane_begin(struct strata_plane *p, size_t units);
 
 /* Starts an operation of a single-copy algorithm: exposes where peers read

@@ -90,10 +90,14 @@ static const struct strata_config_var vars[] = {
     {"STRATA_NET_REDUCE_LEADERS", "2", "1 or 2",
      "across nodes: Reduce and Allreduce use two leaders on nodes of three ranks or more "
      "(one reduces inside the node, the other talks to other nodes); 1: one does both"},
-    {"STRATA_CHECK_ARGS", "0", "0 or 1",
-     "1: before moving data, ranks agree that they called the same collective with the same "
-     "root and matching type signatures; a call they disagree on goes to the host MPI on every "
-     "rank, which reports the error as it would without strata"},
+    {"STRATA_CHECK_ARGS", "auto", "auto, 0 or 1",
+     "what strata does about ranks that disagree on a call (an erroneous program: counts, root "
+     "or collective differ).  auto: every rank publishes what it brings; a call that exposes "
+     "user buffers to peers (single copy) or runs several plane operations starts only once "
+     "all agree, a small one reads its sources' after its one operation; a disagreement moves "
+     "no byte outside a buffer and gives the rank whose receive differs MPI_ERR_TRUNCATE (or "
+     "another error).  1: every call waits for every rank's agreement first.  0: trust the "
+     "program (faster small calls; a wrong program may hang or overrun a buffer)"},
     {"STRATA_NET_TREE", "auto", "auto, chain, binomial or knomial:k (k from 1 to 64)",
      "across nodes: the tree among node leaders (auto: the cost model chooses)"},
     {"STRATA_SHM_MAX", "1G", "a size",
@@ -392,6 +396,7 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     const char *s;
     cfg->cma = 1;
     cfg->cico_max = 16 << 10;
+    cfg->check_args = STRATA_CHECK_AUTO;
     cfg->chunk[0] = 256 << 10;
     cfg->nchunk = 1;
     cfg->reduce_chunk = 256 << 10;
@@ -491,8 +496,9 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         cfg->net_reduce_leaders = (int)v;
     }
     if ((s = getenv("STRATA_CHECK_ARGS"))) {
-        if (parse_int("STRATA_CHECK_ARGS", s, 0, 1, var_row("STRATA_CHECK_ARGS")->accepts, &v,
-                      err, errlen))
+        if (!strcasecmp(s, "auto")) v = STRATA_CHECK_AUTO;
+        else if (parse_int("STRATA_CHECK_ARGS", s, 0, 1, var_row("STRATA_CHECK_ARGS")->accepts,
+                           &v, err, errlen))
             return -1;
         cfg->check_args = (int)v;
     }

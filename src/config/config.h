@@ -20,6 +20,10 @@ enum strata_map_kind {
 
 enum strata_vnode_layout { STRATA_VNODE_BLOCK, STRATA_VNODE_CYCLIC };
 
+/* STRATA_CHECK_ARGS (the agreement of coll/agree.h): off, every call waits
+ * for every rank's, or by the call's class (the default). */
+enum strata_check_mode { STRATA_CHECK_OFF = 0, STRATA_CHECK_EVERY = 1, STRATA_CHECK_AUTO = 2 };
+
 struct strata_config {
     int disable;                 /* STRATA_DISABLE */
     int verbose;                 /* STRATA_VERBOSE: 0, 1 or 2 */
@@ -53,7 +57,7 @@ struct strata_config {
     int net_sends, net_recvs;    /* STRATA_NET_SENDS, STRATA_NET_RECVS */
     int net_tree, net_tree_k;    /* STRATA_NET_TREE: enum strata_net_shape, factor */
     int net_reduce_leaders;      /* STRATA_NET_REDUCE_LEADERS */
-    int check_args;              /* STRATA_CHECK_ARGS */
+    int check_args;              /* STRATA_CHECK_ARGS: STRATA_CHECK_OFF, _EVERY, _AUTO */
     int cuda;                    /* STRATA_CUDA: 0 never, 1 when a device is present */
     char cuda_lib[512];          /* STRATA_CUDA_LIB: the driver library to load */
     size_t cuda_chunk;           /* STRATA_CUDA_CHUNK: staging pipeline chunk */

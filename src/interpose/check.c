@@ -1,88 +1,49 @@
-/* Per-call argument agreement: inside a node through the plane's signature
- * lines, across nodes with one host MPI reduction. */
+/* Per-call argument agreement from the entry layer (check.h): inside a node
+ * through the plane's signatures (coll/agree.h), across nodes with one host
+ * MPI reduction. */
 #include "interpose/check.h"
 
+#include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 
+#include "coll/op.h"
 #include "coll/plane.h"
 #include "config/config.h"
+#include "interpose/nonblocking.h"
 #include "net/net.h"
-#include "shm/flags.h"
+#include "util/log.h"
+#include "util/stats.h"
 #include "util/hot.h"
 
-STRATA_HOT int strata_check_enabled(void)
+_Thread_local int strata_check_refused;
+static _Thread_local int refused_rc;
+
+int strata_check_take_refused(void)
+{
+    strata_check_refused = 0;
+    return refused_rc;
+}
+
+/* What STRATA_STATS counts a call the ranks disagreed on as. */
+static const char disagreed[] = "ranks disagree: nothing moved";
+
+STRATA_HOT static int mode(void)
 {
     const struct strata_config *cfg = strata_config();
-    return cfg && cfg->check_args;
+    return cfg ? cfg->check_args : STRATA_CHECK_OFF;
 }
 
-/* What one rank brought, in the order the verdict compares it. */
-struct brought {
-    long long bytes;
-    int coll, root;
-};
+STRATA_HOT int strata_check_enabled(void) { return mode() != STRATA_CHECK_OFF; }
 
-static void describe(const struct brought *first, int first_rank, const struct brought *other,
-                     int other_rank, char *why, size_t whylen)
+/* Across nodes (STRATA_CHECK_ARGS=1 only): one reduction of each field and
+ * its negation gives every rank the minimum and maximum of each; a call
+ * whose fields differ goes to the host MPI on every rank. */
+static int net_agrees(struct strata_ctx *ctx, const struct strata_sig_args *s, char *why,
+                      size_t whylen)
 {
-    if (first->coll != other->coll)
-        snprintf(why, whylen, "ranks disagree on the call: rank %d calls %s, rank %d %s",
-                 first_rank, strata_coll_name((enum strata_coll)first->coll), other_rank,
-                 strata_coll_name((enum strata_coll)other->coll));
-    else if (first->bytes < 0 || other->bytes < 0)
-        snprintf(why, whylen, "rank %d leaves its arguments to the host MPI to check",
-                 first->bytes < 0 ? first_rank : other_rank);
-    else if (first->root != other->root)
-        snprintf(why, whylen, "ranks disagree on the root: rank %d names %d, rank %d names %d",
-                 first_rank, first->root, other_rank, other->root);
-    else
-        snprintf(why, whylen,
-                 "type signatures differ across ranks: rank %d brings %lld bytes, rank %d %lld",
-                 first_rank, first->bytes, other_rank, other->bytes);
-}
-
-static int same(const struct brought *a, const struct brought *b)
-{
-    return a->coll == b->coll && a->root == b->root && a->bytes == b->bytes && a->bytes >= 0;
-}
-
-/* Inside a node: publish, then read every other rank's line.  Each rank's
- * two slots alternate by call parity; a rank writes a slot again two calls
- * later, after every rank has published the call in between, which each
- * does only once it has finished reading this call's slots: no slot is
- * overwritten while a reader still needs it. */
-static int check_plane(struct strata_plane *p, const struct brought *mine, char *why,
-                       size_t whylen)
-{
-    uint64_t call = ++p->checks;
-    struct strata_call_sig *slot = &p->ctl[p->rank].sig[call & 1];
-    slot->bytes = mine->bytes;
-    slot->coll = mine->coll;
-    slot->root = mine->root;
-    strata_plane_publish(p, &slot->stamp, call); /* the fields above go with it */
-    /* Rank 0's call is the reference, so every rank names the same pair. */
-    struct brought ref = *mine;
-    int agreed = 1;
-    for (int r = 0; r < p->size; r++) {
-        struct strata_call_sig *s = &p->ctl[r].sig[call & 1];
-        if (r != p->rank) strata_plane_wait_ge(p, &s->stamp, call, p->pid[r]);
-        struct brought b = {s->bytes, s->coll, s->root};
-        if (r == 0) ref = b;
-        if (agreed && !same(&ref, &b)) {
-            describe(&ref, 0, &b, r, why, whylen);
-            agreed = 0;
-        }
-    }
-    return agreed;
-}
-
-/* Across nodes: one reduction of each field and its negation gives every
- * rank the minimum and maximum of each. */
-static int check_net(struct strata_ctx *ctx, const struct brought *mine, char *why, size_t whylen)
-{
-    long long in[6] = {mine->bytes, -mine->bytes, mine->coll, -(long long)mine->coll,
-                       mine->root, -(long long)mine->root};
+    long long bytes = s->host ? -1 : (s->in >= 0 ? s->in : s->out);
+    long long in[6] = {bytes, -bytes, s->coll, -(long long)s->coll, s->root, -(long long)s->root};
     long long out[6];
     if (PMPI_Allreduce(in, out, 6, MPI_LONG_LONG, MPI_MAX, ctx->net->dup) != MPI_SUCCESS) {
         snprintf(why, whylen, "the host MPI failed the argument check across nodes");
@@ -104,11 +65,142 @@ static int check_net(struct strata_ctx *ctx, const struct brought *mine, char *w
     return 0;
 }
 
-int strata_check_call(struct strata_ctx *ctx, enum strata_coll coll, int root, long long bytes,
-                      char *why, size_t whylen)
+/* A disagreement, reported on this rank: its error class (MPI_SUCCESS for
+ * a rank that only sends), with a message, through the communicator's
+ * error handler.  `gave_up`: the call moved nothing. */
+static int report(struct strata_ctx *ctx, int call, const struct strata_agree_verdict *v,
+                  int gave_up)
 {
-    struct brought mine = {bytes < 0 ? -1 : bytes, (int)coll, root};
-    if (ctx->net) return check_net(ctx, &mine, why, whylen);
-    if (ctx->plane) return check_plane(ctx->plane, &mine, why, whylen);
-    return mine.bytes >= 0; /* a communicator of one rank */
+    int rc = v->error;
+    /* A rank that receives got nothing, even if what it was sent matched. */
+    if (gave_up && rc == MPI_SUCCESS && ctx->plane && ctx->plane->call.mine.in >= 0)
+        rc = MPI_ERR_OTHER;
+    if (strata_stats_enabled()) strata_stats_algorithm(call, disagreed);
+    if (rc == MPI_SUCCESS) {
+        strata_verbose(1, "%s on communicator #%lu: %s; this rank's receive is whole",
+                       strata_call_name(call), ctx->serial, v->why);
+        return rc;
+    }
+    MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
+    PMPI_Comm_get_errhandler(ctx->comm, &eh);
+    int fatal = eh == MPI_ERRORS_ARE_FATAL;
+    if (eh != MPI_ERRHANDLER_NULL) PMPI_Errhandler_free(&eh);
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    PMPI_Error_string(rc, text, &len);
+    /* A fatal handler ends the job: say why first, whatever the verbosity. */
+    (fatal ? strata_error : strata_warn)("%s on communicator #%lu: %s; %s (%s)",
+                                         strata_call_name(call), ctx->serial, v->why,
+                                         gave_up ? "nothing was moved"
+                                                 : "no byte was written outside a buffer",
+                                         text);
+    PMPI_Comm_call_errhandler(ctx->comm, rc);
+    return rc;
+}
+
+/* Waits for every rank's signature: the call runs only if all agree. */
+static enum strata_check_outcome all_agree(struct strata_ctx *ctx, int call, char *why,
+                                           size_t whylen, int *rc)
+{
+    struct strata_plane *p = ctx->plane;
+    struct strata_agree_verdict v;
+    strata_agree_all(p, &v);
+    if (v.agreed) return STRATA_CHECK_RUN;
+    /* Auto: small ranks may have run their one operation; match them. */
+    if (mode() == STRATA_CHECK_AUTO) strata_agree_skip(p);
+    strata_agree_close(p);
+    if (v.host) {
+        snprintf(why, whylen, "%s", v.why);
+        return STRATA_CHECK_TO_HOST;
+    }
+    *rc = report(ctx, call, &v, 1);
+    return STRATA_CHECK_REFUSED;
+}
+
+STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, int call,
+                                                        const struct strata_sig_args *sig,
+                                                        size_t bytes, int one_operation,
+                                                        char *why, size_t whylen)
+{
+    int m = mode();
+    int building = strata_nb_building() != NULL;
+    if (m == STRATA_CHECK_OFF || (building && m != STRATA_CHECK_EVERY) || ctx->size == 1 ||
+        (!ctx->plane && !ctx->net) || (ctx->net && m != STRATA_CHECK_EVERY))
+        return sig->host ? STRATA_CHECK_TO_HOST : STRATA_CHECK_RUN;
+    if (ctx->net)
+        return net_agrees(ctx, sig, why, whylen) ? STRATA_CHECK_RUN : STRATA_CHECK_TO_HOST;
+    struct strata_plane *p = ctx->plane;
+    strata_agree_open(p, sig);
+    if (sig->host) {
+        if (m == STRATA_CHECK_AUTO) strata_agree_skip(p);
+        strata_agree_close(p);
+        return STRATA_CHECK_TO_HOST;
+    }
+    /* A rank whose own sides differ (an Allgather sending more than a
+     * block) knows already: it waits for everyone. */
+    int own_differs = sig->in >= 0 && sig->out >= 0 && sig->in != sig->out;
+    p->call.small = m == STRATA_CHECK_AUTO && !building && !own_differs &&
+                    strata_agree_class(p, bytes, 0, one_operation) == STRATA_AGREE_SMALL;
+    if (p->call.small) return STRATA_CHECK_RUN;
+    enum strata_check_outcome o = all_agree(ctx, call, why, whylen, &refused_rc);
+    if (building) strata_agree_close(p); /* checked at posting; its operation runs later */
+    if (o == STRATA_CHECK_REFUSED) strata_check_refused = 1;
+    return o;
+}
+
+STRATA_HOT enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
+                                                            int single_copy, int *rc)
+{
+    struct strata_plane *p = ctx->plane;
+    if (!p || !p->call.open || !p->call.small || !single_copy) return STRATA_CHECK_RUN;
+    p->call.small = 0;
+    char why[240];
+    enum strata_check_outcome o = all_agree(ctx, call, why, sizeof why, rc);
+    if (o != STRATA_CHECK_TO_HOST) return o;
+    /* Too late to join the host MPI: the others may be in strata. */
+    struct strata_agree_verdict v = {0, 1, MPI_ERR_OTHER, ""};
+    snprintf(v.why, sizeof v.why, "%s", why);
+    *rc = report(ctx, call, &v, 1);
+    return STRATA_CHECK_REFUSED;
+}
+
+STRATA_HOT int strata_check_verifying(const struct strata_ctx *ctx)
+{
+    return ctx && !ctx->net && ctx->plane && ctx->plane->call.open;
+}
+
+enum strata_check_outcome strata_check_vetoes(struct strata_ctx *ctx, int call, int error,
+                                              int cut, int receives)
+{
+    struct strata_plane *p = ctx->plane;
+    struct strata_agree_verdict v = {0, 0, MPI_SUCCESS, ""};
+    int any;
+    v.error = strata_agree_vetoes(p, error, cut, receives, &any, v.why, sizeof v.why);
+    if (!any) return STRATA_CHECK_RUN;
+    if (mode() == STRATA_CHECK_AUTO) strata_agree_skip(p);
+    strata_agree_close(p);
+    refused_rc = report(ctx, call, &v, 0);
+    strata_check_refused = 1;
+    return STRATA_CHECK_REFUSED;
+}
+
+STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc)
+{
+    struct strata_plane *p = ctx ? ctx->plane : NULL;
+    if (!p || !p->call.open) return rc;
+    struct strata_agree_verdict v;
+    if (rc == STRATA_OP_DISAGREE) {
+        strata_agree_look(p, &v);
+        strata_agree_skip(p);
+        strata_agree_close(p);
+        return report(ctx, call, &v, 1);
+    }
+    int small = p->call.small, receives = p->call.mine.in >= 0;
+    if (small && p->ops == p->call.ops) strata_agree_null_op(p); /* moved nothing */
+    strata_agree_close(p);
+    /* A small call's sources stamped before publishing what it read. */
+    if (small && receives && rc == MPI_SUCCESS && !strata_agree_look(p, &v) &&
+        v.error != MPI_SUCCESS)
+        return report(ctx, call, &v, 0);
+    return rc;
 }

@@ -1,34 +1,72 @@
-/* Per-call argument agreement (STRATA_CHECK_ARGS=1).
+/* Per-call argument agreement, from the entry layer (STRATA_CHECK_ARGS).
  *
- * Without it, strata trusts what the standard requires: every rank of a
- * collective calls the same collective with the same root and matching type
- * signatures, and each rank decides alone whether its own arguments are for
- * the host MPI to judge.  An erroneous program breaks that trust: ranks whose
- * byte counts differ compute different flag bases and algorithms, and a rank
- * that hands its call to the host leaves the others waiting in strata.
+ * Without it, strata would trust what the standard requires: every rank of
+ * a collective calls the same collective with the same root and matching
+ * type signatures.  An erroneous program breaks that trust: ranks whose
+ * byte counts differ compute different flag bases and algorithms, and a
+ * peer's copies can run past a buffer.  The agreement (coll/agree.h on a
+ * node's plane; one host MPI reduction across nodes) makes such a call an
+ * error on the rank whose receive differs, with no byte moved outside any
+ * buffer, and no hang.
  *
- * With it, every rank publishes what it brings (collective, root, bytes, or
- * "for the host") before any data moves and reads what every other rank
- * brought; all ranks reach the same verdict, and a call that is not the same
- * everywhere goes to the host MPI on every rank, unchanged, so the
- * application gets exactly the host's errors (MPI_ERR_TRUNCATE and the like)
- * and the host's behaviour. */
+ * The entry layer's side, per blocking call: strata_check_begin once the
+ * rank has read its own arguments (what it receives and sends per block),
+ * strata_check_algorithm once it has chosen an algorithm, and
+ * strata_check_end with the call's result.  A nonblocking or persistent
+ * call is checked only with STRATA_CHECK_ARGS=1, at its posting. */
 #ifndef STRATA_CHECK_H
 #define STRATA_CHECK_H
 
 #include <stddef.h>
 
+#include "coll/agree.h"
 #include "interpose/route.h"
 
-/* Whether STRATA_CHECK_ARGS is on. */
+/* What strata_check_begin decided. */
+enum strata_check_outcome {
+    STRATA_CHECK_RUN,     /* serve the call */
+    STRATA_CHECK_TO_HOST, /* every rank hands it to the host MPI (why says why) */
+    STRATA_CHECK_REFUSED  /* the ranks disagree: nothing moved; the entry
+                             point returns strata_check_take_refused() */
+};
+
+/* Set when strata_check_begin refused this thread's call: the entry point's
+ * hand-off to the host MPI (HOST_CALL) returns strata_check_take_refused()
+ * instead. */
+extern _Thread_local int strata_check_refused;
+int strata_check_take_refused(void);
+
+/* Whether STRATA_CHECK_ARGS is on at all (auto or 1). */
 int strata_check_enabled(void);
 
-/* What this rank brings: coll, root (-1 if unrooted) and the bytes of its
- * type signature (per block for block collectives), or bytes = -1 when this
- * rank leaves the call to the host MPI.  Collective over ctx's communicator.
- * Returns 1 if every rank brought the same call with bytes >= 0; otherwise 0,
- * with the same description of the disagreement on every rank in why. */
-int strata_check_call(struct strata_ctx *ctx, enum strata_coll coll, int root, long long bytes,
-                      char *why, size_t whylen);
+/* This rank's part of the call: its signature (sig->host: it leaves the
+ * call to the host MPI), `bytes`, the most it streams through the plane,
+ * and whether the collective's node path for such a call is one plane
+ * operation through the segment (`one_operation`: what lets a small call
+ * skip the wait for everyone's signature).  `call` is the call id
+ * STRATA_STATS counts (util/colls.h). */
+enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, int call,
+                                             const struct strata_sig_args *sig, size_t bytes,
+                                             int one_operation, char *why, size_t whylen);
+
+/* After the choice: an algorithm that exposes user buffers to peers
+ * (single_copy) needs everyone's agreement first, even for a small call.
+ * STRATA_CHECK_RUN, or STRATA_CHECK_REFUSED with *rc. */
+enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
+                                                 int single_copy, int *rc);
+
+/* The v-collectives (their counts differ per rank by design): whether this
+ * call's agreement is open, so that the entry point compares the peers'
+ * strata_agree_vsent/vrecvd with its own counts; then strata_check_vetoes
+ * with what it found (MPI_SUCCESS, or the error class of rank `cut`'s
+ * receive).  STRATA_CHECK_RUN, or STRATA_CHECK_REFUSED (the entry point's
+ * HOST_CALL returns strata_check_take_refused()). */
+int strata_check_verifying(const struct strata_ctx *ctx);
+enum strata_check_outcome strata_check_vetoes(struct strata_ctx *ctx, int call, int error,
+                                              int cut, int receives);
+
+/* The call's result: rc, or the error of a disagreement found while it ran
+ * (a stalled wait gave up) or after it (a small call's sources differ). */
+int strata_check_end(struct strata_ctx *ctx, int call, int rc);
 
 #endif

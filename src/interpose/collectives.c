@@ -89,19 +89,42 @@ static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, 
 }
 
 /* The verdict on a call once this rank has read its own arguments: why
- * (NULL: nothing) this rank leaves it to the host MPI.  With
- * STRATA_CHECK_ARGS the ranks first agree (check.h), so that a call that is
- * not the same on every rank goes to the host MPI on every rank. */
-STRATA_HOT static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
-                                            long long bytes, const char *why)
+ * (NULL: nothing) this rank leaves it to the host MPI, and what it brings
+ * (in, out: bytes per block it receives and sends, STRATA_SIG_UNUSED for a
+ * side it does not use).  With STRATA_CHECK_ARGS on (the default) the
+ * ranks' signatures meet first (check.h): a call that is not the same on
+ * every rank is refused with an error where a receive differs (NULL is
+ * returned and HOST_CALL returns that error), and a call some rank leaves
+ * to the host goes there on every rank.  `bytes`: the most this rank
+ * streams through the plane; `one_op`: the collective's node path for such
+ * a call is one plane operation through the segment. */
+STRATA_HOT static struct strata_ctx *settle_sig(struct strata_ctx *ctx,
+                                                struct strata_sig_args *sig, size_t bytes,
+                                                int one_op, const char *why)
 {
-    char disagreement[200];
-    if (strata_check_enabled() &&
-        !strata_check_call(ctx, coll, root, why ? -1 : bytes, disagreement,
-                           sizeof disagreement) &&
-        !why)
-        why = disagreement;
-    return why ? refuse(ctx, coll, why) : ctx;
+    enum strata_coll coll = (enum strata_coll)sig->coll;
+    if (!strata_check_enabled()) return why ? refuse(ctx, coll, why) : ctx;
+    char disagreement[240];
+    sig->host = why != NULL;
+    switch (strata_check_begin(ctx, CALL(coll), sig, bytes, one_op, disagreement,
+                               sizeof disagreement)) {
+    case STRATA_CHECK_RUN:
+        return ctx;
+    case STRATA_CHECK_TO_HOST:
+        return refuse(ctx, coll, why ? why : disagreement);
+    case STRATA_CHECK_REFUSED:
+        break;
+    }
+    return NULL; /* HOST_CALL returns the refusal's error */
+}
+
+STRATA_HOT static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                            long long in, long long out, size_t bytes,
+                                            int one_op, const char *why)
+{
+    struct strata_sig_args sig = {in, out, (int)coll, root, 0, STRATA_SIG_UNUSED,
+                                  STRATA_SIG_UNUSED};
+    return settle_sig(ctx, &sig, bytes, one_op, why);
 }
 
 /* What a one-rank communicator's collectives do (STRATA_STATS, verbose). */
@@ -125,9 +148,9 @@ STRATA_HOT static long long signature_bytes(long long count, MPI_Datatype type)
     return count * size;
 }
 
-/* signature_bytes for settle, which reads it only with STRATA_CHECK_ARGS: a
- * reduction needs it for nothing else, and MPI_Type_size is a fair share of
- * a small call's cost (issue 14). */
+/* signature_bytes for a reduction's signature, read only with
+ * STRATA_CHECK_ARGS on: a reduction needs it for nothing else, and
+ * MPI_Type_size is a fair share of a small call's cost (issue 14). */
 STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
 {
     return strata_check_enabled() ? signature_bytes(count, type) : -1;
@@ -147,7 +170,8 @@ STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
  * while operations are outstanding goes through the host's nonblocking form
  * and waits with progress (nonblocking.h: strata_nb_host_wait). */
 #define HOST_CALL(large, name, ...)                                                          \
-    (strata_nb_building()                               ? strata_nb_to_host()                \
+    (strata_check_refused                               ? strata_check_take_refused()        \
+     : strata_nb_building()                             ? strata_nb_to_host()                \
      : strata_nb_outstanding() && !(large)                                                   \
          ? strata_nb_host_wait(HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))        \
          : HOST_BLOCKING(large, name, __VA_ARGS__))
@@ -159,24 +183,30 @@ STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
 #define HOST_NB_Allgather PMPI_Iallgather
 #define HOST_NB_Alltoall PMPI_Ialltoall
 
-/* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2. */
-STRATA_HOT static void choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
-                              struct strata_choice *ch)
+/* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2.
+ * Returns 0, or 1 when the ranks disagree on the call after all (an
+ * algorithm exposing user buffers waits for their agreement first:
+ * check.h), with the error to return in *rc. */
+STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
+                             struct strata_choice *ch, int *rc)
 {
     /* A persistent operation decides once, at its first start. */
     struct strata_nb *nb = strata_nb_building();
     if (nb && nb->have_choice) {
         *ch = nb->choice;
-        return;
+        return 0;
     }
     strata_select(ctx->plane, coll, block, ch);
+    if (strata_check_algorithm(ctx, CALL(coll), strata_algo_single_copy(ch->al, ctx->plane, block),
+                               rc) == STRATA_CHECK_REFUSED)
+        return 1;
     if (nb) {
         nb->choice = *ch;
         nb->have_choice = 1;
     }
     count_algorithm(coll, ch->al->name);
     const struct strata_config *cfg = strata_config();
-    if (!cfg || cfg->verbose < 2) return; /* formatting costs more than a tiny call */
+    if (!cfg || cfg->verbose < 2) return 0; /* formatting costs more than a tiny call */
     char k[32] = "", why[96];
     if (ch->al->k_meaning) snprintf(k, sizeof k, ", k=%d", ch->k);
     if (ch->rule) snprintf(why, sizeof why, "%s%d", ch->why, ch->rule);
@@ -191,6 +221,7 @@ STRATA_HOT static void choose(struct strata_ctx *ctx, enum strata_coll coll, siz
     snprintf(desc, sizeof desc, "%s%s (%s), transport %s%s", ch->al->name, k, why, t->name,
              mapped ? ", priced as copies through mappings" : "");
     strata_route_served(ctx, CALL(coll), desc, block);
+    return 0;
 }
 
 /* Runs the chosen algorithm. */
@@ -257,10 +288,14 @@ STRATA_HOT static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes
         return across_done(ctx, STRATA_COLL_BCAST, bytes, desc, rc);
     }
     struct strata_choice ch;
-    choose(ctx, STRATA_COLL_BCAST, bytes, &ch);
+    int rc;
+    if (choose(ctx, STRATA_COLL_BCAST, bytes, &ch, &rc)) return rc;
     if (nb) return defer_choice(ctx, nb, &ch, data, data, bytes, root);
     return run_choice(ctx, &ch, data, data, bytes, root);
 }
+
+static int bcast_served(struct strata_ctx *ctx, void *buffer, long long count,
+                        MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes);
 
 STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                                  MPI_Comm comm, int large)
@@ -268,13 +303,23 @@ STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype dat
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
     long long bytes = ctx ? signature_bytes(count, datatype) : -1;
     if (ctx)
-        ctx = settle(ctx, STRATA_COLL_BCAST, root, bytes,
+        ctx = settle(ctx, STRATA_COLL_BCAST, root, ctx->rank == root ? STRATA_SIG_UNUSED : bytes,
+                     ctx->rank == root ? bytes : STRATA_SIG_UNUSED, bytes < 0 ? 0 : (size_t)bytes,
+                     1,
                      bytes < 0 || root < 0 || root >= ctx->size ||
                              strata_route_bad_data(buffer, count, datatype)
                          ? strata_reason_bad_args(1, root, ctx->size, STRATA_SIDE_RECV, NULL, 0,
                                                   MPI_DATATYPE_NULL, buffer, count, datatype, -1)
                          : NULL);
     if (!ctx) return HOST_CALL(large, Bcast, buffer, count, datatype, root, comm);
+    return strata_check_end(ctx, CALL(STRATA_COLL_BCAST),
+                            bcast_served(ctx, buffer, count, datatype, root, comm, bytes));
+}
+
+/* A broadcast strata serves, once settled. */
+STRATA_HOT static int bcast_served(struct strata_ctx *ctx, void *buffer, long long count,
+                                   MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes)
+{
     if (bytes == 0 || ctx->size == 1) {
         const char *what = bytes == 0 ? "nothing to move" : one_rank_nothing;
         count_algorithm(STRATA_COLL_BCAST, what);
@@ -400,12 +445,14 @@ STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long 
                                                        MPI_DATATYPE_NULL, -1)
                               : reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf,
                                             count, datatype, op, ctx->rank == root);
-        ctx = settle(ctx, STRATA_COLL_REDUCE, root, checked_bytes(count, datatype), why);
+        long long b = checked_bytes(count, datatype);
+        ctx = settle(ctx, STRATA_COLL_REDUCE, root, ctx->rank == root ? b : STRATA_SIG_UNUSED, b,
+                     why ? 0 : a.count * a.extent, 1, why);
     }
     if (!ctx) return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
     strata_reduce_op_begin(&a, r, ctx->rank == root);
-    int rc = reduce_run(ctx, STRATA_COLL_REDUCE, &a);
+    int rc = strata_check_end(ctx, CALL(STRATA_COLL_REDUCE), reduce_run(ctx, STRATA_COLL_REDUCE, &a));
     if (nb) nb->has_how = 1; /* ended when the operation completes */
     else strata_reduce_op_end(r);
     return rc;
@@ -422,12 +469,14 @@ STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long lo
     if (ctx) {
         const char *why = reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf, count,
                                       datatype, op, 1);
-        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, checked_bytes(count, datatype), why);
+        long long b = checked_bytes(count, datatype);
+        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, b, b, why ? 0 : a.count * a.extent, 1, why);
     }
     if (!ctx) return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
     strata_reduce_op_begin(&a, r, 1);
-    int rc = reduce_run(ctx, STRATA_COLL_ALLREDUCE, &a);
+    int rc = strata_check_end(ctx, CALL(STRATA_COLL_ALLREDUCE),
+                              reduce_run(ctx, STRATA_COLL_ALLREDUCE, &a));
     if (nb) nb->has_how = 1; /* ended when the operation completes */
     else strata_reduce_op_end(r);
     return rc;
@@ -436,9 +485,10 @@ STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long lo
 int strata_call_barrier(MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
-    if (ctx) ctx = settle(ctx, STRATA_COLL_BARRIER, -1, 0, NULL);
+    if (ctx) ctx = settle(ctx, STRATA_COLL_BARRIER, -1, 0, 0, 0, 1, NULL);
     if (!ctx)
-        return strata_nb_building()      ? strata_nb_to_host()
+        return strata_check_refused      ? strata_check_take_refused()
+               : strata_nb_building()    ? strata_nb_to_host()
                : strata_nb_outstanding() ? strata_nb_host_wait(
                                                PMPI_Ibarrier(comm, strata_nb_host_request()))
                                          : PMPI_Barrier(comm);
@@ -466,7 +516,7 @@ int strata_call_barrier(MPI_Comm comm)
         nb->kind = STRATA_NB_NODE_BARRIER;
         return MPI_SUCCESS;
     }
-    return strata_barrier(ctx->plane);
+    return strata_check_end(ctx, CALL(STRATA_COLL_BARRIER), strata_barrier(ctx->plane));
 }
 
 int MPI_Barrier(MPI_Comm comm) { return strata_call_barrier(comm); }
@@ -537,15 +587,14 @@ STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call 
         nb->bytes = b;
         return MPI_SUCCESS;
     } else if (nb) {
-        choose(ctx, c->coll, b, &ch);
+        if (choose(ctx, c->coll, b, &ch, &rc)) return rc;
         return defer_choice(ctx, nb, &ch, sv.run, rv.run, b, c->root);
     } else if (ctx->net) {
         char buf[320], *desc = across_start(c->coll, buf);
         struct strata_block_args a = {sv.run, rv.run, b, c->root, 1, NULL};
         rc = across_done(ctx, c->coll, b, desc,
                          strata_net_block(ctx->net, c->coll, &a, desc, sizeof buf));
-    } else {
-        choose(ctx, c->coll, b, &ch);
+    } else if (!choose(ctx, c->coll, b, &ch, &rc)) {
         rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
     }
     if (nb) return rc; /* one rank: the views close when the operation completes */
@@ -558,23 +607,41 @@ STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call 
 
 /* Whether this rank's buffers of a block collective are for the host MPI to
  * judge: each side the call uses here (send_blocks, recv_blocks: how many
- * rank blocks it holds, 0 if unused) must be valid data whose signature
- * holds one block per rank (the standard makes both sides equal), and the
- * two sides must not share memory. */
+ * rank blocks it holds, 0 if unused) must be valid data, and the two sides
+ * must not share memory.  Sets *sig to what the sides carry per block (in:
+ * received, out: sent; STRATA_SIG_UNUSED for a side not used here).  The
+ * standard makes each side's signature one block: a side that differs from
+ * `block` is the agreement's to report (check.h), or, with it off, the
+ * host MPI's. */
 STRATA_HOT static int block_args_bad(long long block, const void *sendbuf, long long scount,
                                      MPI_Datatype stype, int send_blocks, const void *recvbuf,
-                                     long long rcount, MPI_Datatype rtype, int recv_blocks)
+                                     long long rcount, MPI_Datatype rtype, int recv_blocks,
+                                     struct strata_sig_args *sig)
 {
     struct strata_data_arg send, recv;
+    int checked = strata_check_enabled();
+    sig->in = sig->out = STRATA_SIG_UNUSED;
     if (send_blocks) {
         strata_route_data_arg(sendbuf, scount, send_blocks, stype, &send);
-        if (send.bad || send.bytes != block) return 1;
+        if (send.bad || (!checked && send.bytes != block)) return 1;
+        sig->out = send.bytes;
     }
     if (recv_blocks) {
         strata_route_data_arg(recvbuf, rcount, recv_blocks, rtype, &recv);
-        if (recv.bad || recv.bytes != block) return 1;
+        if (recv.bad || (!checked && recv.bytes != block)) return 1;
+        sig->in = recv.bytes;
     }
     return send_blocks && recv_blocks && strata_route_overlap(&send, &recv);
+}
+
+/* settle for a block collective: the bytes it streams, at most one block
+ * per rank. */
+STRATA_HOT static struct strata_ctx *settle_block(struct strata_ctx *ctx, const struct block_call *c,
+                                                  const struct strata_sig_args *sig,
+                                                  const char *why)
+{
+    size_t stream = c->block > 0 ? (size_t)c->block * (size_t)ctx->size : 0;
+    return settle(ctx, c->coll, c->root, sig->in, sig->out, stream, 1, why);
 }
 
 STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
@@ -586,11 +653,12 @@ STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_
     if (ctx) {
         int at_root = ctx->rank == root, in_place = at_root && sendbuf == MPI_IN_PLACE;
         c.block = at_root ? signature_bytes(recvcount, recvtype) : signature_bytes(sendcount, sendtype);
+        struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
         int bad = root < 0 || root >= ctx->size || c.block < 0 ||
                   (!at_root && sendbuf == MPI_IN_PLACE) ||
                   block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place, recvbuf,
-                                 recvcount, recvtype, at_root ? ctx->size : 0);
-        ctx = settle(ctx, STRATA_COLL_GATHER, root, c.block,
+                                 recvcount, recvtype, at_root ? ctx->size : 0, &sig);
+        ctx = settle_block(ctx, &c, &sig,
                      bad ? strata_reason_bad_args(1, root, ctx->size,
                                                   (in_place ? 0 : STRATA_SIDE_SEND) |
                                                       (at_root ? STRATA_SIDE_RECV : 0),
@@ -608,7 +676,7 @@ STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_
     if (!ctx)
         return HOST_CALL(large, Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
                          root, comm);
-    return run_block(ctx, &c);
+    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
 }
 
 STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
@@ -620,11 +688,12 @@ STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI
     if (ctx) {
         int at_root = ctx->rank == root, in_place = at_root && recvbuf == MPI_IN_PLACE;
         c.block = at_root ? signature_bytes(sendcount, sendtype) : signature_bytes(recvcount, recvtype);
+        struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
         int bad = root < 0 || root >= ctx->size || c.block < 0 ||
                   (!at_root && recvbuf == MPI_IN_PLACE) ||
                   block_args_bad(c.block, sendbuf, sendcount, sendtype, at_root ? ctx->size : 0,
-                                 recvbuf, recvcount, recvtype, !in_place);
-        ctx = settle(ctx, STRATA_COLL_SCATTER, root, c.block,
+                                 recvbuf, recvcount, recvtype, !in_place, &sig);
+        ctx = settle_block(ctx, &c, &sig,
                      bad ? strata_reason_bad_args(1, root, ctx->size,
                                                   (at_root ? STRATA_SIDE_SEND : 0) |
                                                       (in_place ? 0 : STRATA_SIDE_RECV),
@@ -641,7 +710,7 @@ STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI
     if (!ctx)
         return HOST_CALL(large, Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, root, comm);
-    return run_block(ctx, &c);
+    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
 }
 
 STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
@@ -653,9 +722,10 @@ STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
     if (ctx) {
         int in_place = sendbuf == MPI_IN_PLACE;
         c.block = signature_bytes(recvcount, recvtype);
+        struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
         int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place,
-                                                recvbuf, recvcount, recvtype, ctx->size);
-        ctx = settle(ctx, STRATA_COLL_ALLGATHER, -1, c.block,
+                                                recvbuf, recvcount, recvtype, ctx->size, &sig);
+        ctx = settle_block(ctx, &c, &sig,
                      bad ? strata_reason_bad_args(0, 0, 0,
                                                   (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
                                                   sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -670,7 +740,7 @@ STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
     if (!ctx)
         return HOST_CALL(large, Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm);
-    return run_block(ctx, &c);
+    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
 }
 
 STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
@@ -682,10 +752,11 @@ STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MP
     if (ctx) {
         int in_place = sendbuf == MPI_IN_PLACE;
         c.block = signature_bytes(recvcount, recvtype);
+        struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
         int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype,
                                                 in_place ? 0 : ctx->size, recvbuf, recvcount,
-                                                recvtype, ctx->size);
-        ctx = settle(ctx, STRATA_COLL_ALLTOALL, -1, c.block,
+                                                recvtype, ctx->size, &sig);
+        ctx = settle_block(ctx, &c, &sig,
                      bad ? strata_reason_bad_args(0, 0, 0,
                                                   (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
                                                   sendbuf, sendcount, sendtype, recvbuf, recvcount,
@@ -700,7 +771,7 @@ STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MP
     if (!ctx)
         return HOST_CALL(large, Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm);
-    return run_block(ctx, &c);
+    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
 }
 
 /* ---- The entry points' shared steps, for the collectives written in files
@@ -714,7 +785,15 @@ struct strata_ctx *strata_entry_served(MPI_Comm comm, enum strata_coll coll)
 struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
                                        long long bytes, const char *why)
 {
-    return settle(ctx, coll, root, bytes, why);
+    return settle(ctx, coll, root, bytes, bytes, bytes > 0 ? (size_t)bytes : 0, 0, why);
+}
+
+struct strata_ctx *strata_entry_settle_v(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                         long long vsent, long long vrecvd, const char *why)
+{
+    struct strata_sig_args sig = {STRATA_SIG_UNUSED, STRATA_SIG_UNUSED, (int)coll, root, 0,
+                                  vsent, vrecvd};
+    return settle_sig(ctx, &sig, 0, 0, why);
 }
 
 void strata_entry_count(enum strata_coll coll, const char *algorithm)

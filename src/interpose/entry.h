@@ -21,6 +21,12 @@ struct strata_ctx *strata_entry_served(MPI_Comm comm, enum strata_coll coll);
 struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
                                        long long bytes, const char *why);
 
+/* The same for a v-collective: what this rank sends and receives in all
+ * (bytes; STRATA_SIG_UNUSED for a side it does not use), which the ranks'
+ * second round compares with their own counts (interpose/check.h). */
+struct strata_ctx *strata_entry_settle_v(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                         long long vsent, long long vrecvd, const char *why);
+
 /* STRATA_STATS: one served call of coll, run by `algorithm`. */
 void strata_entry_count(enum strata_coll coll, const char *algorithm);
 

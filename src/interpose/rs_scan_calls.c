@@ -18,6 +18,7 @@
 #include "coll/coll.h"
 #include "config/config.h"
 #include "context/context.h"
+#include "interpose/check.h"
 #include "interpose/entry.h"
 #include "interpose/nonblocking.h"
 #include "interpose/reasons.h"
@@ -38,7 +39,8 @@
  * blocking call while operations are outstanding goes through the host's
  * nonblocking form and waits with progress (as collectives.c's). */
 #define HOST_CALL(large, name, ...)                                                          \
-    (strata_nb_building()                               ? strata_nb_to_host()                \
+    (strata_check_refused                               ? strata_check_take_refused()        \
+     : strata_nb_building()                             ? strata_nb_to_host()                \
      : strata_nb_outstanding() && !(large)                                                   \
          ? strata_nb_host_wait(HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))        \
          : HOST_BLOCKING(large, name, __VA_ARGS__))
@@ -256,6 +258,7 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
     if (!ctx) {
         free(counts);
         strata_user_op_call_end(&rp->user);
+        if (strata_check_refused) return strata_check_take_refused();
         if (block)
             return HOST_CALL(large, Reduce_scatter_block, sendbuf, recvbuf, blockcount, datatype,
                              op, comm);
@@ -272,7 +275,8 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
         return PMPI_Reduce_scatter(sendbuf, recvbuf, (const int *)recvcounts, datatype, op, comm);
     }
     strata_reduce_op_begin(&a, rp, 1); /* user ops: whole elements (nothing staged here) */
-    int rc = rs_run(ctx, coll, &a, counts);
+    int rc = strata_check_end(ctx, strata_call_id(coll, strata_nb_form()),
+                              rs_run(ctx, coll, &a, counts));
     if (nb) {
         nb->has_how = 1;
         if (nb->kind != STRATA_NB_OWNED) free(counts); /* done at posting */
@@ -335,7 +339,8 @@ int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
                                       strata_net_scan(ctx->net, &a, exclusive, desc, sizeof buf));
     } else {
         served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes);
-        rc = strata_scan(ctx->plane, &a, exclusive);
+        rc = strata_check_end(ctx, strata_call_id(coll, strata_nb_form()),
+                              strata_scan(ctx->plane, &a, exclusive));
     }
     strata_reduce_op_end(rp);
     return rc;

@@ -9,12 +9,17 @@
  * duplicate of MPI_COMM_WORLD and on a split with the ranks reversed:
  *   1. no byte of the guard zones around any send or receive buffer changes
  *      on any rank (the zones are at least as large as the whole buffer at
- *      the larger count, so any overrun lands in them), and no byte inside
- *      them either: strata moves no data on any rank when ranks disagree;
+ *      the larger count, so any overrun lands in them), and no byte of a
+ *      send buffer; a receive buffer may hold what strata copied (at most
+ *      the smaller count: a small call copies through the segment and
+ *      reports after) or nothing (a call refused before any data moved);
  *   2. each rank's error class: MPI_ERR_TRUNCATE where more would arrive
- *      than it posted, an error (any class) where less would arrive,
- *      MPI_SUCCESS where its receives agree with what is sent to it (ranks
- *      that only send);
+ *      than it posted, an error (any class) where less would arrive;
+ *      MPI_SUCCESS for a rank that only sends; a rank whose receives agree
+ *      with what is sent to it while other ranks disagree (a bystander, or
+ *      a Scatter root's own block) gets MPI_SUCCESS only with every element
+ *      it receives right, else an error (strata refused the call before
+ *      anything moved);
  *   3. the same collective with matching counts right after it succeeds,
  *      is served by strata (STRATA_STATS route counters), and gives the
  *      values computed here independently, guards intact.
@@ -30,7 +35,7 @@
  * by --verbose, e.g. "MPI_Gather 65536B world root=0 odd=root half
  * parallel-write") matches the fnmatch(3) pattern; --control passes matching
  * counts everywhere (the harness itself must then pass on any build);
- * --guards-only skips the "no data moved" check inside the buffers;
+ * --guards-only skips the class and data checks (only the guard zones);
  * --keep-going reports every failure and exits 1 at the end instead of
  * aborting at the first (to survey a build). */
 #include <fnmatch.h>
@@ -353,12 +358,21 @@ static int flows(enum flow f, int s, int r, int root)
     return f == ALL_TO_ALL || (f == ROOT_TO_ALL && s == root) || (f == ALL_TO_ROOT && r == root);
 }
 
+/* Whether rank me receives anything in the case. */
+static int receives_in(const struct mcase *m, int me, int size)
+{
+    return nblocks(m->w->rblocks, me, size, m->root) > 0 &&
+           !(m->w->sblocks == NONE && me == m->root); /* MPI_Bcast's root sends */
+}
+
+/* A bystander: me receives, every count sent to it matches its own, and
+ * yet the ranks disagree (MPI_SUCCESS with its data right, or an error). */
+enum { BYSTANDER = -1 };
+
 /* The class rank me must get: MPI_ERR_TRUNCATE where a peer sends it more
  * than it posted, MPI_ERR_OTHER (standing for any error) where one sends
- * less.  Where its own receives agree but other ranks disagree, no data
- * moves, so a rank that receives anything (a bystander, or the root of a
- * Scatter its own block) must hear of it too: an error; MPI_SUCCESS only
- * for ranks that only send, or when every rank agrees. */
+ * less, BYSTANDER (above), MPI_SUCCESS for a rank that only sends or when
+ * every rank agrees. */
 static int expected_class(const struct mcase *m, int me, int size)
 {
     int more = 0, less = 0;
@@ -367,14 +381,14 @@ static int expected_class(const struct mcase *m, int me, int size)
         more |= count_of(m, s) > count_of(m, me);
         less |= count_of(m, s) < count_of(m, me);
     }
-    int receives = nblocks(m->w->rblocks, me, size, m->root) > 0 &&
-                   !(m->w->sblocks == NONE && me == m->root); /* MPI_Bcast's root sends */
     if (more) return MPI_ERR_TRUNCATE;
-    return less || (receives && m->count != m->odd_count) ? MPI_ERR_OTHER : MPI_SUCCESS;
+    if (less) return MPI_ERR_OTHER;
+    return receives_in(m, me, size) && m->count != m->odd_count ? BYSTANDER : MPI_SUCCESS;
 }
 
-static void check_class(const struct mcase *m, int me, int size, int rc)
+static void check_class(const struct mcase *m, struct call *x, int rc)
 {
+    int me = x->rank, size = x->size;
     int want = expected_class(m, me, size), got = route_error_class(rc);
     char msg[MPI_MAX_ERROR_STRING] = "";
     int len = 0;
@@ -384,9 +398,16 @@ static void check_class(const struct mcase *m, int me, int size, int rc)
               "MPI_ERR_TRUNCATE, got class %d%s%s",
               m->name, me, count_of(m, me), got, len ? ": " : " (MPI_SUCCESS)", msg);
     else if (want == MPI_ERR_OTHER && got == MPI_SUCCESS)
-        failf("%s: rank %d posted %d elements per block and a peer sends fewer, or others "
-              "disagree and nothing may arrive: expected an error, got MPI_SUCCESS",
+        failf("%s: rank %d posted %d elements per block and a peer sends fewer: expected an "
+              "error, got MPI_SUCCESS",
               m->name, me, count_of(m, me));
+    else if (want == BYSTANDER && got == MPI_SUCCESS) {
+        size_t first;
+        if (wrong_elements(m->w, x, &first))
+            failf("%s: rank %d's receives agree and it got MPI_SUCCESS, but element %zu is "
+                  "wrong (%.0f, expected %.0f)",
+                  m->name, me, first, ((double *)x->recv.data)[first], expected(m->w, x, first));
+    }
     else if (want == MPI_SUCCESS && got != MPI_SUCCESS)
         failf("%s: rank %d only sends, or every rank agrees: expected MPI_SUCCESS, got class %d: "
               "%s",
@@ -424,8 +445,8 @@ static void run_case(const struct mcase *m)
     setup(m->w, &x, count_of(m, x.rank), maxc);
     int rc = m->w->call(&x);
     check_unchanged(&x.send, 1, "send", m->name);
-    check_unchanged(&x.recv, !agree && !guards_only, "receive", m->name);
-    check_class(m, x.rank, x.size, rc);
+    check_unchanged(&x.recv, 0, "receive", m->name);
+    if (!guards_only) check_class(m, &x, rc);
     if (agree) { /* --control: the call was a correct one */
         size_t first;
         if (wrong_elements(m->w, &x, &first)) failf("%s: wrong result (element %zu)", m->name, first);
@@ -540,7 +561,7 @@ static void self_test(void)
           "Gather, a sender halved: wrong expected classes");
     m.w = &rows[0]; /* Bcast, a non-root halved: the third rank hears of it too */
     CHECK(m.w->coll == STRATA_COLL_BCAST, "rows[0] is not MPI_Bcast");
-    CHECK(expected_class(&m, 2, 3) == MPI_ERR_TRUNCATE && expected_class(&m, 1, 3) == MPI_ERR_OTHER &&
+    CHECK(expected_class(&m, 2, 3) == MPI_ERR_TRUNCATE && expected_class(&m, 1, 3) == BYSTANDER &&
               expected_class(&m, 0, 3) == MPI_SUCCESS,
           "Bcast, a non-root halved: wrong expected classes");
     m.w = &rows[NROWS - 1]; /* Allreduce: everyone receives from the odd rank */

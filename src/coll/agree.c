@@ -1,0 +1,270 @@
+/* Per-call agreement on a node's plane (the protocol: agree.h). */
+#include "coll/agree.h"
+
+#include <mpi.h>
+#include <stdio.h>
+
+#include "coll/coll.h"
+#include "util/colls.h"
+#include "util/hot.h"
+
+static struct strata_call_sig *slot_of(const struct strata_plane *p, int r, uint64_t number)
+{
+    return &p->ctl[r].sig[number % STRATA_SIG_SLOTS];
+}
+
+STRATA_HOT void strata_agree_open(struct strata_plane *p, const struct strata_sig_args *mine)
+{
+    uint64_t n = ++p->call.number;
+    /* The ring guard (agree.h): nobody lags STRATA_SIG_GUARD calls. */
+    if (n % STRATA_SIG_GUARD == 0 && n > STRATA_SIG_GUARD)
+        for (int r = 0; r < p->size; r++)
+            if (r != p->rank)
+                strata_plane_wait_ge(p, &slot_of(p, r, n - STRATA_SIG_GUARD)->stamp,
+                                     n - STRATA_SIG_GUARD, p->pid[r]);
+    struct strata_call_sig *s = slot_of(p, p->rank, n);
+    s->in = mine->host ? STRATA_SIG_HOST : mine->in;
+    s->out = mine->host ? STRATA_SIG_HOST : mine->out;
+    s->coll = mine->coll;
+    s->root = mine->root;
+    s->vsent = mine->vsent;
+    s->vrecvd = mine->vrecvd;
+    p->call.mine = *s;
+    p->call.mine.stamp = n;
+    p->call.open = 1;
+    p->call.pos = p->pos;
+    p->call.ops = p->ops;
+    p->call.cur_base = p->cur_base;
+    p->call.prev_base = p->prev_base;
+    /* Release: the fields above go with the stamp. */
+    strata_plane_publish(p, &s->stamp, n);
+}
+
+STRATA_HOT enum strata_agree_mode strata_agree_class(const struct strata_plane *p, size_t bytes,
+                                                     int single_copy, int one_operation)
+{
+    /* The node paths' own limit for one operation through the segment. */
+    size_t one_region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
+    return !single_copy && one_operation && bytes <= one_region ? STRATA_AGREE_SMALL
+                                                                : STRATA_AGREE_FULL;
+}
+
+/* The verdict over the signatures read so far; `seen` flags which ranks'. */
+struct judging {
+    const struct strata_call_sig *mine;
+    int me;
+    struct strata_agree_verdict *v;
+    int first_size_rank;            /* the first rank whose sizes set the reference */
+    long long ref;                  /* the reference size: every used side must equal it */
+};
+
+static void describe_sizes(char *why, size_t len, int a, const struct strata_call_sig *sa, int b,
+                           const struct strata_call_sig *sb)
+{
+    char x[80], y[80];
+    if (sa->out >= 0) snprintf(x, sizeof x, "rank %d sends %lld bytes per block", a, (long long)sa->out);
+    else snprintf(x, sizeof x, "rank %d receives %lld bytes per block", a, (long long)sa->in);
+    if (sb->out >= 0 && sb->out != sa->out) snprintf(y, sizeof y, "rank %d sends %lld", b, (long long)sb->out);
+    else snprintf(y, sizeof y, "rank %d receives %lld", b, (long long)sb->in);
+    snprintf(why, len, "type signatures differ across ranks: %s, %s", x, y);
+}
+
+/* Folds rank r's signature into the verdict. */
+static void judge_one(struct judging *j, int r, const struct strata_call_sig *s)
+{
+    struct strata_agree_verdict *v = j->v;
+    const struct strata_call_sig *m = j->mine;
+    if (s->in == STRATA_SIG_HOST || s->out == STRATA_SIG_HOST) {
+        if (!v->host)
+            snprintf(v->why, sizeof v->why, "rank %d leaves its arguments to the host MPI", r);
+        v->host = 1;
+        v->agreed = 0;
+        return;
+    }
+    if (s->coll != m->coll || s->root != m->root) {
+        if (v->agreed || !v->why[0]) {
+            if (s->coll != m->coll)
+                snprintf(v->why, sizeof v->why, "ranks disagree on the call: rank %d calls %s, rank %d %s",
+                         j->me, strata_coll_name((enum strata_coll)m->coll), r,
+                         strata_coll_name((enum strata_coll)s->coll));
+            else
+                snprintf(v->why, sizeof v->why, "ranks disagree on the root: rank %d names %d, rank %d names %d",
+                         j->me, m->root, r, s->root);
+        }
+        v->agreed = 0;
+        if (v->error == MPI_SUCCESS) v->error = s->coll != m->coll ? MPI_ERR_OTHER : MPI_ERR_ROOT;
+        return;
+    }
+    /* Sizes: every side in use must carry the same bytes per block. */
+    const long long side[2] = {s->in, s->out};
+    for (int k = 0; k < 2; k++) {
+        if (side[k] < 0) continue;
+        if (j->first_size_rank < 0) {
+            j->first_size_rank = r;
+            j->ref = side[k];
+        } else if (side[k] != j->ref && v->agreed) {
+            v->agreed = 0;
+        }
+    }
+    /* This rank's own receive against what r sends it. */
+    if (m->in >= 0 && s->out >= 0 && s->out != m->in) {
+        if (s->out > m->in) v->error = MPI_ERR_TRUNCATE;
+        else if (v->error == MPI_SUCCESS) v->error = MPI_ERR_OTHER;
+        describe_sizes(v->why, sizeof v->why, r, s, j->me, m);
+    }
+}
+
+/* After every signature was folded in: names the disagreement when this
+ * rank's own receive was whole. */
+static void judge_end(struct strata_plane *p, struct judging *j, const int *seen)
+{
+    struct strata_agree_verdict *v = j->v;
+    if (v->agreed || v->why[0]) return;
+    for (int r = 0; r < p->size; r++) {
+        if (!seen[r]) continue;
+        const struct strata_call_sig *s = r == p->rank ? j->mine : slot_of(p, r, j->mine->stamp);
+        if ((s->in >= 0 && s->in != j->ref) || (s->out >= 0 && s->out != j->ref)) {
+            const struct strata_call_sig *f =
+                j->first_size_rank == p->rank ? j->mine : slot_of(p, j->first_size_rank, j->mine->stamp);
+            describe_sizes(v->why, sizeof v->why, j->first_size_rank, f, r, s);
+            return;
+        }
+    }
+}
+
+static void judge_start(struct strata_plane *p, struct judging *j, struct strata_agree_verdict *v)
+{
+    v->agreed = 1;
+    v->host = 0;
+    v->error = MPI_SUCCESS;
+    v->why[0] = '\0';
+    j->mine = &p->call.mine;
+    j->me = p->rank;
+    j->v = v;
+    j->first_size_rank = -1;
+    j->ref = 0;
+}
+
+/* Folds in every rank whose signature of the open call is stamped (all of
+ * them with `wait`); returns how many were. */
+static int judge(struct strata_plane *p, int wait, struct strata_agree_verdict *v)
+{
+    struct judging j;
+    int seen[p->size], n = 0;
+    uint64_t number = p->call.mine.stamp;
+    judge_start(p, &j, v);
+    for (int r = 0; r < p->size; r++) {
+        const struct strata_call_sig *s = r == p->rank ? &p->call.mine : slot_of(p, r, number);
+        seen[r] = 0;
+        if (r != p->rank) {
+            strata_flag *stamp = &slot_of(p, r, number)->stamp;
+            if (wait) strata_plane_wait_ge(p, stamp, number, p->pid[r]);
+            else if (strata_flag_read(stamp) < number) continue; /* acquire: the fields go with it */
+        }
+        seen[r] = 1;
+        n++;
+        judge_one(&j, r, s);
+    }
+    judge_end(p, &j, seen);
+    return n;
+}
+
+void strata_agree_all(struct strata_plane *p, struct strata_agree_verdict *v)
+{
+    judge(p, 1, v);
+}
+
+int strata_agree_look(struct strata_plane *p, struct strata_agree_verdict *v)
+{
+    judge(p, 0, v);
+    return v->agreed;
+}
+
+int strata_agree_stalled(struct strata_plane *p)
+{
+    if (!p->call.open) return 0;
+    struct strata_agree_verdict v;
+    judge(p, 0, &v);
+    return !v.agreed;
+}
+
+STRATA_HOT void strata_agree_null_op(struct strata_plane *p)
+{
+    /* p->region + 1 values, as any small call's operation.  Entered at
+     * once: it reads nothing, so the waits on this rank's entry (regions and
+     * slots free again) need not wait for its next real operation. */
+    uint64_t base = strata_plane_begin(p, 0);
+    strata_plane_publish(p, &p->ctl[p->rank].seq, base);
+}
+
+void strata_agree_skip(struct strata_plane *p)
+{
+    p->pos = p->call.pos;
+    p->ops = p->call.ops;
+    p->cur_base = p->call.cur_base;
+    p->prev_base = p->call.prev_base;
+    strata_agree_null_op(p);
+}
+
+long long strata_agree_vsent(const struct strata_plane *p, int r)
+{
+    return r == p->rank ? p->call.mine.vsent : slot_of(p, r, p->call.mine.stamp)->vsent;
+}
+
+long long strata_agree_vrecvd(const struct strata_plane *p, int r)
+{
+    return r == p->rank ? p->call.mine.vrecvd : slot_of(p, r, p->call.mine.stamp)->vrecvd;
+}
+
+static void describe_veto(char *why, size_t whylen, int finder, int cut)
+{
+    if (cut == finder || cut < 0)
+        snprintf(why, whylen, "counts differ across ranks: what rank %d receives differs from "
+                 "what is sent to it", finder);
+    else
+        snprintf(why, whylen, "counts differ across ranks: rank %d's count for rank %d differs "
+                 "from rank %d's", finder, cut, cut);
+}
+
+int strata_agree_vetoes(struct strata_plane *p, int error, int cut, int receives, int *any,
+                        char *why, size_t whylen)
+{
+    uint64_t n = p->call.mine.stamp;
+    struct strata_call_sig *s = slot_of(p, p->rank, n);
+    s->veto = error;
+    s->veto_rank = cut;
+    /* Release: the finding goes with its stamp. */
+    strata_plane_publish(p, &s->veto_stamp, n);
+    int mine = MPI_SUCCESS;
+    *any = error != MPI_SUCCESS;
+    if (*any) describe_veto(why, whylen, p->rank, cut);
+    for (int r = 0; r < p->size; r++) {
+        struct strata_call_sig *o = slot_of(p, r, n);
+        if (r != p->rank) strata_plane_wait_ge(p, &o->veto_stamp, n, p->pid[r]);
+        if (o->veto == MPI_SUCCESS) continue;
+        if (!*any) describe_veto(why, whylen, r, o->veto_rank);
+        *any = 1;
+        if (o->veto_rank == p->rank && mine != MPI_ERR_TRUNCATE) mine = o->veto;
+    }
+    if (*any && mine == MPI_SUCCESS && receives) mine = MPI_ERR_OTHER;
+    return mine;
+}
+
+int strata_agree_publish_counts(struct strata_plane *p, const long long *bytes_to)
+{
+    if (p->region < (size_t)p->size * sizeof(int64_t)) return -1;
+    int64_t *area = (int64_t *)strata_plane_region(p, p->rank, STRATA_REGION_IN);
+    for (int r = 0; r < p->size; r++) area[r] = bytes_to[r];
+    struct strata_call_sig *s = slot_of(p, p->rank, p->call.mine.stamp);
+    /* Release: the counts go with their stamp. */
+    strata_plane_publish(p, &s->counts_stamp, p->call.mine.stamp);
+    return 0;
+}
+
+long long strata_agree_count_from(struct strata_plane *p, int r)
+{
+    if (r != p->rank)
+        strata_plane_wait_ge(p, &slot_of(p, r, p->call.mine.stamp)->counts_stamp,
+                             p->call.mine.stamp, p->pid[r]);
+    return ((const int64_t *)strata_plane_region(p, r, STRATA_REGION_IN))[p->rank];
+}

@@ -1,0 +1,155 @@
+/* Per-call agreement on a node's plane: what every rank brings to a call,
+ * published before any data moves, so that ranks whose counts disagree (an
+ * erroneous program) get an error instead of a hang or a write past a
+ * buffer (issue 29).
+ *
+ * The protocol, stated once:
+ *
+ *  - Every blocking call on a plane has a number (plane->call.number, the
+ *    same on every rank: MPI makes every rank call the same collectives in
+ *    the same order).  At its start each rank writes what it brings (struct
+ *    strata_call_sig: the collective, the root, the bytes it receives and
+ *    sends per block) into slot number % STRATA_SIG_SLOTS of its own ring,
+ *    then the slot's stamp = number (release).  A writer only.
+ *
+ *  - Slot reuse: a rank starting call n with n % STRATA_SIG_GUARD == 0
+ *    first waits until every other rank has stamped call n -
+ *    STRATA_SIG_GUARD.  So no rank is ever STRATA_SIG_SLOTS calls ahead of
+ *    another, and a reader of slot n % SLOTS finds call n's values there or
+ *    a stamp below n (that rank has not started call n yet), never a later
+ *    call's.  The plane's own protocols already keep ranks within
+ *    STRATA_LINE_SLOTS operations of each other, so the wait is almost
+ *    always satisfied at once: one read of each rank's line every
+ *    STRATA_SIG_GUARD calls.
+ *
+ *  - Who reads, by the rank's own class for the call (strata_agree_class):
+ *    * a *small* call (at most one region of data per rank, through the
+ *      segment only, in exactly one plane operation) reads nothing before
+ *      it runs: nothing of a user buffer is exposed, so whatever a peer
+ *      brings, its copies stay inside its own buffers and the segment.
+ *      After its operation it reads the signatures of the ranks its data
+ *      came from (they stamped before publishing that data, and it
+ *      acquired that data) and reports a disagreement then; and a wait that
+ *      stalls (strata_op_run, past its quick spin) looks at every stamped
+ *      signature, so a rank waiting for data a disagreeing peer will never
+ *      send gives up instead of hanging.
+ *    * a *full* call (anything else: single-copy transports expose user
+ *      buffers to peers, and larger calls run several operations) waits
+ *      for every rank's signature before it starts, and starts only if all
+ *      agree.
+ *
+ *  - A call that disagrees consumes exactly one plane operation on every
+ *    rank: a small call always takes exactly one (an empty one when it
+ *    moves nothing), so one that ran to the end has; a rank that
+ *    gave up (stalled, or full and refused) rewinds its plane to where the
+ *    call found it and takes one empty operation (strata_agree_skip).  Every
+ *    operation takes at least plane->region flag values (plane.c), the most
+ *    a small call's operation uses, so the empty one leaves the plane
+ *    exactly where a completed small one does, and the next call's bases
+ *    are the same on every rank again.  Flags a given-up operation
+ *    published carry values of its range only, below every later base.
+ *
+ * If you add a field to struct strata_call_sig, set it in strata_agree_open
+ * and compare it in strata_agree_compare. */
+#ifndef STRATA_COLL_AGREE_H
+#define STRATA_COLL_AGREE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll/plane.h"
+
+/* A side of the call this rank does not use (a Gather non-root's receive
+ * side, a Bcast root's ...), or its bytes are left to the host MPI. */
+#define STRATA_SIG_UNUSED (-2)
+#define STRATA_SIG_HOST (-1)
+
+/* What this rank brings. */
+struct strata_sig_args {
+    long long in;   /* bytes it receives per block, or STRATA_SIG_UNUSED */
+    long long out;  /* bytes it sends per block, or STRATA_SIG_UNUSED */
+    int coll;       /* enum strata_coll */
+    int root;       /* -1: unrooted */
+    int host;       /* this rank leaves the call to the host MPI */
+    long long vsent, vrecvd; /* v-collectives: bytes sent and received in all
+                                (STRATA_SIG_UNUSED elsewhere) */
+};
+
+/* The two classes of strata_agree_class. */
+enum strata_agree_mode {
+    STRATA_AGREE_SMALL, /* run at once; read the sources' signatures after */
+    STRATA_AGREE_FULL   /* every rank's signature before anything moves */
+};
+
+/* The outcome for this rank. */
+struct strata_agree_verdict {
+    int agreed;     /* every rank (that stamped) brought the same call */
+    int host;       /* some rank leaves the call to the host MPI */
+    int error;      /* this rank's error class (MPI_SUCCESS: its receive is whole) */
+    char why[240];  /* what differs, naming ranks (empty when agreed) */
+};
+
+/* Publishes this rank's signature for the plane's next call (the ring
+ * guard above may wait), and keeps where the plane stands for a rewind. */
+void strata_agree_open(struct strata_plane *p, const struct strata_sig_args *mine);
+
+/* The class of a call whose largest per-rank payload is `bytes`, run by an
+ * algorithm that does (single_copy) or does not use a single-copy
+ * transport, in `rounds` plane operations. */
+enum strata_agree_mode strata_agree_class(const struct strata_plane *p, size_t bytes,
+                                          int single_copy, int one_operation);
+
+/* Waits for every rank's signature of the open call and judges it. */
+void strata_agree_all(struct strata_plane *p, struct strata_agree_verdict *v);
+
+/* Judges the open call from the signatures stamped so far, without
+ * waiting (after a small call's operation: its sources' are among them,
+ * since they stamped before publishing what it read).  v->error counts only
+ * what this rank receives; the others' differences only name the cause.
+ * Returns v->agreed. */
+int strata_agree_look(struct strata_plane *p, struct strata_agree_verdict *v);
+
+/* A stalled wait's question (strata_op_run): does any stamped signature of
+ * the open call differ from this rank's?  0 when no call is open. */
+int strata_agree_stalled(struct strata_plane *p);
+
+/* Rewinds the plane to where the open call found it and takes one empty
+ * operation (the call's share on every rank, see above). */
+void strata_agree_skip(struct strata_plane *p);
+
+/* One empty operation: what a small call that moved nothing (a count of 0)
+ * takes, so that every small call takes exactly one. */
+void strata_agree_null_op(struct strata_plane *p);
+
+/* ---- The v-collectives' second round.  Their counts differ per rank by
+ * design, so the first round compares only the call and the root; then each
+ * rank checks the peers' vsent/vrecvd (read once strata_agree_all
+ * returned) against its own counts, and every rank publishes what it found
+ * and reads what everyone found: all reach the same verdict. */
+
+/* What rank r sends / receives in the open call (after strata_agree_all). */
+long long strata_agree_vsent(const struct strata_plane *p, int r);
+long long strata_agree_vrecvd(const struct strata_plane *p, int r);
+
+/* Alltoallv, whose pairs each carry their own count: publishes the bytes
+ * this rank sends to each rank (bytes_to[size]) in its region (free: every
+ * rank has finished the calls before this one, which strata_agree_all
+ * saw), for strata_agree_count_from.  0, or -1 if the region is too small
+ * for size counts (the caller compares totals instead). */
+int strata_agree_publish_counts(struct strata_plane *p, const long long *bytes_to);
+
+/* The bytes rank r sends to this rank (waits for r's counts). */
+long long strata_agree_count_from(struct strata_plane *p, int r);
+
+/* Publishes this rank's finding (MPI_SUCCESS, or the error class of rank
+ * `cut`'s receive) and waits for everyone's.  Returns MPI_SUCCESS if nobody
+ * found anything; otherwise the class this rank reports (its own finding's
+ * where it is the cut rank, else MPI_ERR_OTHER if it receives, else
+ * MPI_SUCCESS), with the first finding described in why. */
+int strata_agree_vetoes(struct strata_plane *p, int error, int cut, int receives, int *any,
+                        char *why, size_t whylen);
+
+/* Ends the open call (nothing is published). */
+static inline void strata_agree_close(struct strata_plane *p) { p->call.open = 0; }
+
+#endif
