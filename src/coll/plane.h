@@ -7,7 +7,8 @@
  * [base, base + bytes]; a reader waits for "at least" a value, so a writer
  * that has moved on to a later operation still satisfies it.  All ranks
  * compute the same bases because every rank takes part in every collective
- * of the communicator, with the same byte count.
+ * of the communicator, with the same byte count, and a call whose counts
+ * differ after all takes the same share on every rank (coll/agree.h).
  *
  * Copy-in/copy-out regions are double-buffered by operation parity: a rank
  * writes a region of half (op % 2) only after every rank has entered the
