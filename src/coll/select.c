@@ -69,6 +69,15 @@ static int read_overrides(struct selection_settings *s)
         if (!text || !*text) continue;
         const struct strata_algorithm *al;
         int k;
+        char names[512];
+        strata_algorithm_names(c, names, sizeof names);
+        if (!names[0]) {
+            /* Else the message would list an empty set of accepted values. */
+            snprintf(s->err, sizeof s->err, "%s=\"%s\" is not valid: %s has no algorithms to "
+                     "choose from, so %s accepts no value: unset it", var, text,
+                     strata_coll_name(c), var);
+            return -1;
+        }
         if (strata_algorithm_parse(c, text, &al, &k, err, sizeof err)) {
             snprintf(s->err, sizeof s->err, "%s=%s", var, err);
             return -1;

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -198,7 +199,10 @@ static int create_locked(char *why, size_t whylen)
     unsigned char *r = mmap(NULL, STRATA_ARENA_RESERVE + ALIGN_BASE, PROT_NONE,
                             MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     int fd = memfd_create("strata-arena", MFD_CLOEXEC);
-    if (!A.run_pages || !A.ext || r == MAP_FAILED || fd < 0) {
+    /* A memfd is made mode 0777; peers reach it through /proc/PID/fd, which
+     * the kernel guards with ptrace's checks, and 0600 adds the file's own:
+     * what docs/USAGE.md promises. */
+    if (!A.run_pages || !A.ext || r == MAP_FAILED || fd < 0 || fchmod(fd, 0600)) {
         snprintf(why, whylen, "cannot set up the shared arena: %s", strerror(errno));
         if (r != MAP_FAILED) munmap(r, STRATA_ARENA_RESERVE + ALIGN_BASE);
         if (fd >= 0) close(fd);

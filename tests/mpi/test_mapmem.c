@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -312,6 +313,20 @@ static int heap_family(void)
     return bad;
 }
 
+/* The arena's memfd is this user's alone, mode 0600 (docs/USAGE.md says so;
+ * memfd_create makes it 0777). */
+static void arena_mode(void)
+{
+    struct strata_arena_where w;
+    struct stat st;
+    strata_arena_where(&w);
+    CHECK(w.base && w.fd >= 0, "this rank has no arena to examine");
+    if (!w.base || w.fd < 0) return;
+    CHECK(fstat((int)w.fd, &st) == 0, "cannot examine the arena's memfd");
+    CHECK((st.st_mode & 0777) == 0600, "the arena's memfd has mode %03o, not 600",
+          (unsigned)(st.st_mode & 0777));
+}
+
 /* Nothing of this job in /dev/shm. */
 static void nothing_in_dev_shm(void)
 {
@@ -344,6 +359,7 @@ int main(int argc, char **argv)
     CHECK(rt && !strcmp(rt->transport->name, "map"), "transport is %s, expected map",
           rt ? rt->transport->name : "none (strata off)");
     if (!strcmp(mem, "heap")) CHECK(strata_heap_enabled(NULL, NULL), "the shared heap is off");
+    arena_mode();
 
     /* Sizes around the thresholds: the tiny path, the copy-in/copy-out
      * limit (16 KiB), pages, the shared heap's 64 KiB, chunks (256 KiB). */

@@ -186,6 +186,19 @@ for var in $listed; do
 done
 echo "ok: a bad value of each of the $tried variables strata-info --config lists was tried"
 
+# A collective without algorithms to choose from: its variable is refused
+# saying so, not with an empty list of accepted values.
+for var in STRATA_ALLREDUCE_ALGORITHM STRATA_BARRIER_ALGORITHM; do
+  if run_one_with "$var=ring"; then fail "$var=ring was accepted"; fi
+  line="$(grep -E '^strata\[[0-9]+\]: error: ' "$tmp/err" | grep -F "$var=\"ring\"" | head -n 1)"
+  [ -n "$line" ] || fail "no strata error line names $var=\"ring\""
+  case "$line" in
+    *"has no algorithms to choose from"*"accepts no value"*) ;;
+    *) fail "the message for $var does not say that it accepts no value: $line" ;;
+  esac
+  echo "ok: $line"
+done
+
 # A bad value on one rank only (the last): the whole job still stops, with
 # that rank's message, rather than the others waiting for it.
 if [ "$ranks" -ge 2 ]; then
