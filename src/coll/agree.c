@@ -2,10 +2,12 @@
 #include "coll/agree.h"
 
 #include <mpi.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include "coll/coll.h"
 #include "util/colls.h"
+#include "util/log.h"
 #include "util/hot.h"
 
 static struct strata_call_sig *slot_of(const struct strata_plane *p, int r, uint64_t number)
@@ -29,6 +31,7 @@ STRATA_HOT void strata_agree_open(struct strata_plane *p, const struct strata_si
     s->root = mine->root;
     s->vsent = mine->vsent;
     s->vrecvd = mine->vrecvd;
+    s->pos = p->pos;
     p->call.mine = *s;
     p->call.mine.stamp = n;
     p->call.open = 1;
@@ -74,6 +77,14 @@ static void judge_one(struct judging *j, int r, const struct strata_call_sig *s)
 {
     struct strata_agree_verdict *v = j->v;
     const struct strata_call_sig *m = j->mine;
+    /* Every rank's plane stands where the others' does at a call's start
+     * (agree.h): anything else is strata's own fault, said once. */
+    static _Atomic int out_of_step;
+    if (s->pos != m->pos && !atomic_exchange(&out_of_step, 1))
+        strata_error("internal: the plane of call %llu is out of step: rank %d's flag base %llu, "
+                     "rank %d's %llu (please report)",
+                     (unsigned long long)m->stamp, r, (unsigned long long)s->pos, j->me,
+                     (unsigned long long)m->pos);
     if (s->in == STRATA_SIG_HOST || s->out == STRATA_SIG_HOST) {
         if (!v->host)
             snprintf(v->why, sizeof v->why, "rank %d leaves its arguments to the host MPI", r);
@@ -172,6 +183,11 @@ static int judge(struct strata_plane *p, int wait, struct strata_agree_verdict *
 void strata_agree_all(struct strata_plane *p, struct strata_agree_verdict *v)
 {
     judge(p, 1, v);
+}
+
+int strata_agree_poll(struct strata_plane *p, struct strata_agree_verdict *v)
+{
+    return judge(p, 0, v) == p->size;
 }
 
 int strata_agree_look(struct strata_plane *p, struct strata_agree_verdict *v)

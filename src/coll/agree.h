@@ -109,6 +109,10 @@ void strata_agree_all(struct strata_plane *p, struct strata_agree_verdict *v);
  * Returns v->agreed. */
 int strata_agree_look(struct strata_plane *p, struct strata_agree_verdict *v);
 
+/* The nonblocking form of strata_agree_all: 1 with the verdict once every
+ * rank has stamped the open call, else 0 (call again). */
+int strata_agree_poll(struct strata_plane *p, struct strata_agree_verdict *v);
+
 /* A stalled wait's question (strata_op_run): does any stamped signature of
  * the open call differ from this rank's?  0 when no call is open. */
 int strata_agree_stalled(struct strata_plane *p);

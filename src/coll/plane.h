@@ -91,6 +91,8 @@ struct strata_rank_ctl {
         int32_t root;      /* -1: unrooted */
         int64_t vsent;     /* v-collectives: bytes this rank sends (all blocks) */
         int64_t vrecvd;    /* v-collectives: bytes it receives */
+        uint64_t pos;      /* the plane's pos as the call found it (the same
+                              everywhere, or the plane is out of step) */
         strata_flag stamp; /* the call number these fields are for */
         /* The second round (v-collectives): what this rank found against
          * its own counts, published with veto_stamp = the call number. */

@@ -25,9 +25,6 @@ int strata_check_take_refused(void)
     return refused_rc;
 }
 
-/* What STRATA_STATS counts a call the ranks disagreed on as. */
-static const char disagreed[] = "ranks disagree: nothing moved";
-
 STRATA_HOT static int mode(void)
 {
     const struct strata_config *cfg = strata_config();
@@ -35,6 +32,15 @@ STRATA_HOT static int mode(void)
 }
 
 STRATA_HOT int strata_check_enabled(void) { return mode() != STRATA_CHECK_OFF; }
+
+/* The plane's open call is this thread's blocking call's: not while it
+ * builds a nonblocking operation (the plane's open call may then be an
+ * earlier operation's agreement, nonblocking.c). */
+static struct strata_plane *open_call(const struct strata_ctx *ctx)
+{
+    struct strata_plane *p = ctx && !ctx->net ? ctx->plane : NULL;
+    return p && p->call.open && !strata_nb_building() ? p : NULL;
+}
 
 /* Across nodes (STRATA_CHECK_ARGS=1 only): one reduction of each field and
  * its negation gives every rank the minimum and maximum of each; a call
@@ -75,7 +81,7 @@ static int report(struct strata_ctx *ctx, int call, const struct strata_agree_ve
     /* A rank that receives got nothing, even if what it was sent matched. */
     if (gave_up && rc == MPI_SUCCESS && ctx->plane && ctx->plane->call.mine.in >= 0)
         rc = MPI_ERR_OTHER;
-    if (strata_stats_enabled()) strata_stats_algorithm(call, disagreed);
+    if (strata_stats_enabled()) strata_stats_algorithm(call, STRATA_STATS_DISAGREED);
     if (rc == MPI_SUCCESS) {
         strata_verbose(1, "%s on communicator #%lu: %s; this rank's receive is whole",
                        strata_call_name(call), ctx->serial, v->why);
@@ -123,12 +129,21 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
                                                         char *why, size_t whylen)
 {
     int m = mode();
-    int building = strata_nb_building() != NULL;
-    if (m == STRATA_CHECK_OFF || (building && m != STRATA_CHECK_EVERY) || ctx->size == 1 ||
-        (!ctx->plane && !ctx->net) || (ctx->net && m != STRATA_CHECK_EVERY))
+    struct strata_nb *building = strata_nb_building();
+    if (m == STRATA_CHECK_OFF || ctx->size == 1 || (!ctx->plane && !ctx->net) ||
+        (ctx->net && m != STRATA_CHECK_EVERY))
         return sig->host ? STRATA_CHECK_TO_HOST : STRATA_CHECK_RUN;
     if (ctx->net)
         return net_agrees(ctx, sig, why, whylen) ? STRATA_CHECK_RUN : STRATA_CHECK_TO_HOST;
+    if (building) {
+        /* Its operation publishes this when it starts on the plane, in the
+         * communicator's order, and starts once everyone agrees
+         * (nonblocking.c): a wait here could deadlock a legal program. */
+        if (sig->host) return STRATA_CHECK_TO_HOST;
+        building->sig = *sig;
+        building->agree = 1;
+        return STRATA_CHECK_RUN;
+    }
     struct strata_plane *p = ctx->plane;
     strata_agree_open(p, sig);
     if (sig->host) {
@@ -139,11 +154,10 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
     /* A rank whose own sides differ (an Allgather sending more than a
      * block) knows already: it waits for everyone. */
     int own_differs = sig->in >= 0 && sig->out >= 0 && sig->in != sig->out;
-    p->call.small = m == STRATA_CHECK_AUTO && !building && !own_differs &&
+    p->call.small = m == STRATA_CHECK_AUTO && !own_differs &&
                     strata_agree_class(p, bytes, 0, one_operation) == STRATA_AGREE_SMALL;
     if (p->call.small) return STRATA_CHECK_RUN;
     enum strata_check_outcome o = all_agree(ctx, call, why, whylen, &refused_rc);
-    if (building) strata_agree_close(p); /* checked at posting; its operation runs later */
     if (o == STRATA_CHECK_REFUSED) strata_check_refused = 1;
     return o;
 }
@@ -151,8 +165,8 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
 STRATA_HOT enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
                                                             int single_copy, int *rc)
 {
-    struct strata_plane *p = ctx->plane;
-    if (!p || !p->call.open || !p->call.small || !single_copy) return STRATA_CHECK_RUN;
+    struct strata_plane *p = open_call(ctx);
+    if (!p || !p->call.small || !single_copy) return STRATA_CHECK_RUN;
     p->call.small = 0;
     char why[240];
     enum strata_check_outcome o = all_agree(ctx, call, why, sizeof why, rc);
@@ -166,7 +180,7 @@ STRATA_HOT enum strata_check_outcome strata_check_algorithm(struct strata_ctx *c
 
 STRATA_HOT int strata_check_verifying(const struct strata_ctx *ctx)
 {
-    return ctx && !ctx->net && ctx->plane && ctx->plane->call.open;
+    return open_call(ctx) != NULL;
 }
 
 enum strata_check_outcome strata_check_vetoes(struct strata_ctx *ctx, int call, int error,
@@ -186,21 +200,29 @@ enum strata_check_outcome strata_check_vetoes(struct strata_ctx *ctx, int call, 
 
 STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc)
 {
-    struct strata_plane *p = ctx ? ctx->plane : NULL;
-    if (!p || !p->call.open) return rc;
+    struct strata_plane *p = open_call(ctx);
+    if (!p) return rc;
     struct strata_agree_verdict v;
     if (rc == STRATA_OP_DISAGREE) {
-        strata_agree_look(p, &v);
+        /* Every rank stamps first thing in the call: the wait ends, and
+         * this rank's error is judged against all of them. */
+        strata_agree_all(p, &v);
         strata_agree_skip(p);
         strata_agree_close(p);
         return report(ctx, call, &v, 1);
     }
     int small = p->call.small, receives = p->call.mine.in >= 0;
     if (small && p->ops == p->call.ops) strata_agree_null_op(p); /* moved nothing */
-    strata_agree_close(p);
-    /* A small call's sources stamped before publishing what it read. */
-    if (small && receives && rc == MPI_SUCCESS && !strata_agree_look(p, &v) &&
-        v.error != MPI_SUCCESS)
+    /* A small call's sources stamped before publishing what it read.  Any
+     * difference among the stamped signatures makes what this rank
+     * received suspect (a rank relaying it may have held less), so a
+     * receiving rank then reports, judged against every signature. */
+    if (small && receives && rc == MPI_SUCCESS && !strata_agree_look(p, &v)) {
+        strata_agree_all(p, &v);
+        strata_agree_close(p);
+        if (v.error == MPI_SUCCESS) v.error = MPI_ERR_OTHER;
         return report(ctx, call, &v, 0);
+    }
+    strata_agree_close(p);
     return rc;
 }

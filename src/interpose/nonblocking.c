@@ -205,7 +205,40 @@ static struct strata_op *running_op(struct strata_nb *nb)
     return nb->kind == STRATA_NB_OWNED ? nb->owned_op : &nb->u.op;
 }
 
+/* A started operation waiting for the agreement (nb->agreeing): 1 once
+ * every rank agrees (start its operation now), 0 while some rank has not
+ * said, -1 when they disagree: nothing moves, *rc is this rank's result
+ * (its error, or MPI_SUCCESS for a rank that only sends). */
+static int agreement(struct strata_nb *nb, int *rc)
+{
+    struct strata_plane *p = nb->ctx->plane;
+    struct strata_agree_verdict v;
+    if (!strata_agree_poll(p, &v)) return 0;
+    strata_agree_close(p);
+    nb->agreeing = 0;
+    if (v.agreed) return 1;
+    *rc = v.error == MPI_SUCCESS && nb->sig.in >= 0 ? MPI_ERR_OTHER : v.error;
+    if (strata_stats_enabled()) strata_stats_algorithm(nb->call, STRATA_STATS_DISAGREED);
+    strata_warn("%s on communicator #%lu: %s; nothing was moved", strata_call_name(nb->call),
+                nb->ctx->serial, v.why);
+    return -1;
+}
+
+static void start_operation(struct strata_nb *nb);
+
 static void start(struct strata_nb *nb)
+{
+    /* Every rank's signature first (coll/agree.h); the operation once all
+     * agree (step). */
+    if (nb->agree && nb->ctx && nb->ctx->plane && !nb->ctx->net) {
+        strata_agree_open(nb->ctx->plane, &nb->sig);
+        nb->agreeing = 1;
+        return;
+    }
+    start_operation(nb);
+}
+
+static void start_operation(struct strata_nb *nb)
 {
     struct strata_ctx *ctx = nb->ctx;
     int was = strata_stats_serve_as(nb->call);
@@ -236,6 +269,11 @@ static void start(struct strata_nb *nb)
 static int step(struct strata_nb *nb)
 {
     int flag = 0, rc, was;
+    if (nb->agreeing) {
+        int verdict = agreement(nb, &rc);
+        if (verdict <= 0) return verdict ? rc : STRATA_OP_PENDING;
+        start_operation(nb);
+    }
     switch (nb->kind) {
     case STRATA_NB_NOTHING: return MPI_SUCCESS;
     case STRATA_NB_HOST:
@@ -385,7 +423,9 @@ static void enqueue(struct strata_nb *nb, int counted)
     nb->next_all = all;
     all = nb;
     struct strata_ctx *ctx = nb->ctx;
-    int queued = ctx && nb->kind != STRATA_NB_HOST && nb->kind != STRATA_NB_NOTHING;
+    /* An operation that moves nothing still takes its turn when it agrees
+     * with the others first (its signature is in the communicator's order). */
+    int queued = ctx && nb->kind != STRATA_NB_HOST && (nb->kind != STRATA_NB_NOTHING || nb->agree);
     if (queued && ctx->nb_tail) {
         ((struct strata_nb *)ctx->nb_tail)->next_in_comm = nb;
     } else {

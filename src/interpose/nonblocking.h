@@ -31,6 +31,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "coll/agree.h"
 #include "coll/block.h"
 #include "coll/coll.h"
 #include "coll/select.h"
@@ -91,6 +92,13 @@ struct strata_nb {
         struct strata_net_barrier_op net_barrier;
     } u;
     MPI_Request host_req;       /* STRATA_NB_HOST */
+    /* The agreement (coll/agree.h): this rank's signature, published when
+     * the operation reaches its plane (the communicator's order), which
+     * starts it only once every rank's agrees; a persistent request's, at
+     * every start. */
+    struct strata_sig_args sig;
+    int agree;                  /* the operation waits for the agreement */
+    int agreeing;               /* started: waiting for every rank's signature */
 
     /* STRATA_NB_OWNED: the newer collectives (Reduce_scatter, Scan, the
      * v-collectives) keep their call's state in a struct of their own file

@@ -28,6 +28,8 @@ enum strata_distance {
 
 /* The algorithm name counted for calls composed across nodes. */
 #define STRATA_STATS_ACROSS_NODES "across nodes"
+/* A call the ranks disagreed on (coll/agree.h): nothing moved. */
+#define STRATA_STATS_DISAGREED "ranks disagree: nothing moved"
 
 /* "same_l3", "same_numa", "other_numa", "other_socket", "other_node": the
  * keys of the report. */
