@@ -15,7 +15,8 @@ static struct strata_call_sig *slot_of(const struct strata_plane *p, int r, uint
     return &p->ctl[r].sig[number % STRATA_SIG_SLOTS];
 }
 
-STRATA_HOT void strata_agree_open(struct strata_plane *p, const struct strata_sig_args *mine)
+STRATA_HOT void strata_agree_open(struct strata_plane *p, const struct strata_sig_args *mine,
+                                  int small)
 {
     uint64_t n = ++p->call.number;
     /* The ring guard (agree.h): nobody lags STRATA_SIG_GUARD calls. */
@@ -39,8 +40,10 @@ STRATA_HOT void strata_agree_open(struct strata_plane *p, const struct strata_si
     p->call.ops = p->ops;
     p->call.cur_base = p->cur_base;
     p->call.prev_base = p->prev_base;
+    p->call.small = small;
     /* Release: the fields above go with the stamp. */
-    strata_plane_publish(p, &s->stamp, n);
+    if (small) atomic_store_explicit(&s->stamp, n, memory_order_release);
+    else strata_plane_publish(p, &s->stamp, n);
 }
 
 STRATA_HOT enum strata_agree_mode strata_agree_class(const struct strata_plane *p, size_t bytes,
@@ -188,6 +191,14 @@ void strata_agree_all(struct strata_plane *p, struct strata_agree_verdict *v)
 int strata_agree_poll(struct strata_plane *p, struct strata_agree_verdict *v)
 {
     return judge(p, 0, v) == p->size;
+}
+
+void strata_agree_check_alive(const struct strata_plane *p)
+{
+    uint64_t n = p->call.mine.stamp;
+    for (int r = 0; r < p->size; r++)
+        if (r != p->rank && strata_flag_read(&slot_of(p, r, n)->stamp) < n)
+            strata_peer_check_alive(p->pid[r]);
 }
 
 int strata_agree_look(struct strata_plane *p, struct strata_agree_verdict *v)

@@ -90,8 +90,11 @@ struct strata_agree_verdict {
 };
 
 /* Publishes this rank's signature for the plane's next call (the ring
- * guard above may wait), and keeps where the plane stands for a rewind. */
-void strata_agree_open(struct strata_plane *p, const struct strata_sig_args *mine);
+ * guard above may wait), and keeps where the plane stands for a rewind.
+ * `small`: the call is small (below), whose stamp only looks read: it
+ * wakes nobody (a full rank of a call that disagrees, blocked on it,
+ * wakes at its timeout), which spares the publish's barrier. */
+void strata_agree_open(struct strata_plane *p, const struct strata_sig_args *mine, int small);
 
 /* The class of a call whose largest per-rank payload is `bytes`, run by an
  * algorithm that does (single_copy) or does not use a single-copy
@@ -112,6 +115,10 @@ int strata_agree_look(struct strata_plane *p, struct strata_agree_verdict *v);
 /* The nonblocking form of strata_agree_all: 1 with the verdict once every
  * rank has stamped the open call, else 0 (call again). */
 int strata_agree_poll(struct strata_plane *p, struct strata_agree_verdict *v);
+
+/* For a poll that waits long: ends the job (as every strata wait does) if a
+ * rank that has not stamped the open call is gone. */
+void strata_agree_check_alive(const struct strata_plane *p);
 
 /* A stalled wait's question (strata_op_run): does any stamped signature of
  * the open call differ from this rank's?  0 when no call is open. */

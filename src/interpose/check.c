@@ -145,18 +145,18 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
         return STRATA_CHECK_RUN;
     }
     struct strata_plane *p = ctx->plane;
-    strata_agree_open(p, sig);
+    /* A rank whose own sides differ (an Allgather sending more than a
+     * block) knows already: it waits for everyone. */
+    int own_differs = sig->in >= 0 && sig->out >= 0 && sig->in != sig->out;
+    int small = m == STRATA_CHECK_AUTO && !own_differs && !sig->host &&
+                strata_agree_class(p, bytes, 0, one_operation) == STRATA_AGREE_SMALL;
+    strata_agree_open(p, sig, small);
     if (sig->host) {
         if (m == STRATA_CHECK_AUTO) strata_agree_skip(p);
         strata_agree_close(p);
         return STRATA_CHECK_TO_HOST;
     }
-    /* A rank whose own sides differ (an Allgather sending more than a
-     * block) knows already: it waits for everyone. */
-    int own_differs = sig->in >= 0 && sig->out >= 0 && sig->in != sig->out;
-    p->call.small = m == STRATA_CHECK_AUTO && !own_differs &&
-                    strata_agree_class(p, bytes, 0, one_operation) == STRATA_AGREE_SMALL;
-    if (p->call.small) return STRATA_CHECK_RUN;
+    if (small) return STRATA_CHECK_RUN;
     enum strata_check_outcome o = all_agree(ctx, call, why, whylen, &refused_rc);
     if (o == STRATA_CHECK_REFUSED) strata_check_refused = 1;
     return o;
@@ -211,7 +211,9 @@ STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc)
         strata_agree_close(p);
         return report(ctx, call, &v, 1);
     }
-    int small = p->call.small, receives = p->call.mine.in >= 0;
+    /* A rank that receives nothing (a Barrier, a count of 0) either got
+     * what it waited for or stalled: nothing to look at. */
+    int small = p->call.small, receives = p->call.mine.in > 0;
     if (small && p->ops == p->call.ops) strata_agree_null_op(p); /* moved nothing */
     /* A small call's sources stamped before publishing what it read.  Any
      * difference among the stamped signatures makes what this rank

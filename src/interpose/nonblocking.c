@@ -231,7 +231,7 @@ static void start(struct strata_nb *nb)
     /* Every rank's signature first (coll/agree.h); the operation once all
      * agree (step). */
     if (nb->agree && nb->ctx && nb->ctx->plane && !nb->ctx->net) {
-        strata_agree_open(nb->ctx->plane, &nb->sig);
+        strata_agree_open(nb->ctx->plane, &nb->sig, 0);
         nb->agreeing = 1;
         return;
     }
@@ -385,7 +385,9 @@ void strata_nb_idle(unsigned long round)
     strata_backoff(round);
     if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;
     for (struct strata_nb *nb = active; nb; nb = nb->next_active)
-        if (nb->kind != STRATA_NB_NOTHING && nb->kind != STRATA_NB_HOST)
+        if (nb->agreeing)
+            strata_agree_check_alive(nb->ctx->plane); /* the ranks not yet stamped */
+        else if (nb->kind != STRATA_NB_NOTHING && nb->kind != STRATA_NB_HOST)
             strata_peer_check_alive(running_op(nb)->waiting_for);
     pthread_mutex_unlock(&nb_lock);
 }
