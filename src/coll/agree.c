@@ -47,12 +47,12 @@ STRATA_HOT void strata_agree_open(struct strata_plane *p, const struct strata_si
 }
 
 STRATA_HOT enum strata_agree_mode strata_agree_class(const struct strata_plane *p, size_t bytes,
-                                                     int single_copy, int one_operation)
+                                                     int one_operation)
 {
     /* The node paths' own limit for one operation through the segment. */
-    size_t one_region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
-    return !single_copy && one_operation && bytes <= one_region ? STRATA_AGREE_SMALL
-                                                                : STRATA_AGREE_FULL;
+    size_t cico = strata_tuning()->cico_max, one_region = p->region < cico ? p->region : cico;
+    return one_operation && bytes <= one_region ? STRATA_AGREE_SMALL
+                                                 : STRATA_AGREE_FULL;
 }
 
 /* The verdict over the signatures read so far; `seen` flags which ranks'. */
@@ -68,10 +68,14 @@ static void describe_sizes(char *why, size_t len, int a, const struct strata_cal
                            const struct strata_call_sig *sb)
 {
     char x[80], y[80];
-    if (sa->out >= 0) snprintf(x, sizeof x, "rank %d sends %lld bytes per block", a, (long long)sa->out);
-    else snprintf(x, sizeof x, "rank %d receives %lld bytes per block", a, (long long)sa->in);
-    if (sb->out >= 0 && sb->out != sa->out) snprintf(y, sizeof y, "rank %d sends %lld", b, (long long)sb->out);
-    else snprintf(y, sizeof y, "rank %d receives %lld", b, (long long)sb->in);
+    if (sa->out >= 0)
+        snprintf(x, sizeof x, "rank %d sends %lld bytes per block", a, (long long)sa->out);
+    else
+        snprintf(x, sizeof x, "rank %d receives %lld bytes per block", a, (long long)sa->in);
+    if (sb->out >= 0 && sb->out != sa->out)
+        snprintf(y, sizeof y, "rank %d sends %lld", b, (long long)sb->out);
+    else
+        snprintf(y, sizeof y, "rank %d receives %lld", b, (long long)sb->in);
     snprintf(why, len, "type signatures differ across ranks: %s, %s", x, y);
 }
 
@@ -98,12 +102,14 @@ static void judge_one(struct judging *j, int r, const struct strata_call_sig *s)
     if (s->coll != m->coll || s->root != m->root) {
         if (v->agreed || !v->why[0]) {
             if (s->coll != m->coll)
-                snprintf(v->why, sizeof v->why, "ranks disagree on the call: rank %d calls %s, rank %d %s",
-                         j->me, strata_coll_name((enum strata_coll)m->coll), r,
+                snprintf(v->why, sizeof v->why,
+                         "ranks disagree on the call: rank %d calls %s, rank %d %s", j->me,
+                         strata_coll_name((enum strata_coll)m->coll), r,
                          strata_coll_name((enum strata_coll)s->coll));
             else
-                snprintf(v->why, sizeof v->why, "ranks disagree on the root: rank %d names %d, rank %d names %d",
-                         j->me, m->root, r, s->root);
+                snprintf(v->why, sizeof v->why,
+                         "ranks disagree on the root: rank %d names %d, rank %d names %d", j->me,
+                         m->root, r, s->root);
         }
         v->agreed = 0;
         if (v->error == MPI_SUCCESS) v->error = s->coll != m->coll ? MPI_ERR_OTHER : MPI_ERR_ROOT;
@@ -138,9 +144,10 @@ static void judge_end(struct strata_plane *p, struct judging *j, const int *seen
         if (!seen[r]) continue;
         const struct strata_call_sig *s = r == p->rank ? j->mine : slot_of(p, r, j->mine->stamp);
         if ((s->in >= 0 && s->in != j->ref) || (s->out >= 0 && s->out != j->ref)) {
+            int f_rank = j->first_size_rank;
             const struct strata_call_sig *f =
-                j->first_size_rank == p->rank ? j->mine : slot_of(p, j->first_size_rank, j->mine->stamp);
-            describe_sizes(v->why, sizeof v->why, j->first_size_rank, f, r, s);
+                f_rank == p->rank ? j->mine : slot_of(p, f_rank, j->mine->stamp);
+            describe_sizes(v->why, sizeof v->why, f_rank, f, r, s);
             return;
         }
     }
@@ -173,7 +180,8 @@ static int judge(struct strata_plane *p, int wait, struct strata_agree_verdict *
         if (r != p->rank) {
             strata_flag *stamp = &slot_of(p, r, number)->stamp;
             if (wait) strata_plane_wait_ge(p, stamp, number, p->pid[r]);
-            else if (strata_flag_read(stamp) < number) continue; /* acquire: the fields go with it */
+            /* Acquire: the fields go with the stamp. */
+            else if (strata_flag_read(stamp) < number) continue;
         }
         seen[r] = 1;
         n++;

@@ -96,11 +96,12 @@ struct strata_agree_verdict {
  * wakes at its timeout), which spares the publish's barrier. */
 void strata_agree_open(struct strata_plane *p, const struct strata_sig_args *mine, int small);
 
-/* The class of a call whose largest per-rank payload is `bytes`, run by an
- * algorithm that does (single_copy) or does not use a single-copy
- * transport, in `rounds` plane operations. */
+/* The class of a call whose largest per-rank payload is `bytes`, whose
+ * collective's node path for such a call is (one_operation) or is not one
+ * plane operation.  An algorithm that turns out to expose user buffers
+ * makes a small call full after all (interpose/check.h). */
 enum strata_agree_mode strata_agree_class(const struct strata_plane *p, size_t bytes,
-                                          int single_copy, int one_operation);
+                                          int one_operation);
 
 /* Waits for every rank's signature of the open call and judges it. */
 void strata_agree_all(struct strata_plane *p, struct strata_agree_verdict *v);

@@ -149,7 +149,7 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
      * block) knows already: it waits for everyone. */
     int own_differs = sig->in >= 0 && sig->out >= 0 && sig->in != sig->out;
     int small = m == STRATA_CHECK_AUTO && !own_differs && !sig->host &&
-                strata_agree_class(p, bytes, 0, one_operation) == STRATA_AGREE_SMALL;
+                strata_agree_class(p, bytes, one_operation) == STRATA_AGREE_SMALL;
     strata_agree_open(p, sig, small);
     if (sig->host) {
         if (m == STRATA_CHECK_AUTO) strata_agree_skip(p);
