@@ -73,6 +73,10 @@ struct fuzz_opts {
     unsigned call_timeout; /* seconds a call may take before it counts as hung */
     size_t self_corrupt;  /* self-test: strata's output is damaged from this many elements */
     int self_hang;        /* self-test: world rank 1 skips strata's MPI_Barrier */
+    int erroneous;        /* --erroneous: one rank's count differs, strata alone runs it */
+    int strict;           /* --strict: no known gap of strata's error classes accepted */
+    int self_erroneous;   /* self-test: 1 expects MPI_SUCCESS where MPI_ERR_TRUNCATE is due,
+                             2 changes a guard byte after the erroneous call */
     int world_size, world_rank;
 };
 extern struct fuzz_opts fuzz_opt;
@@ -257,6 +261,8 @@ struct buf {
     int undefined;            /* its contents after the call are undefined (Exscan's at
                                  rank 0): not compared */
     unsigned char *mem[3];    /* ORIG, HOST, STRATA, each shifted by the call's misalign */
+    size_t zone[2];           /* guard zones before (and the misalign) and after each copy
+                                 (fuzz_guard_zones), filled with fuzz_guard_byte */
 };
 
 /* One call on this rank: its buffers and arguments. */
@@ -282,6 +288,22 @@ void fuzz_rank_layouts(const struct fuzz_call *c, int comm_rank, const struct fu
 void fuzz_expect_recv(const struct fuzz_call *c, size_t elems, const struct fuzz_comm *fc,
                       const struct exec *x, unsigned char *expected);
 
+/* Guard zones around every buffer built from now on (0, 0: none). */
+void fuzz_guard_zones(size_t before, size_t after);
+/* Byte i of a guard zone (side 0 before the buffer, counted back from its
+ * start; 1 after it): a position-dependent pattern. */
+static inline unsigned char fuzz_guard_byte(size_t i, int side)
+{
+    return (unsigned char)(((i * 2654435761u) >> 13) ^ (side ? 0xA5 : 0x5A));
+}
+/* The pieces of fuzz_run, for fuzz_erroneous.c: this rank's buffers and
+ * arguments for `elems` base elements per block, one run (strata: MPI_*,
+ * else PMPI_*; returns the error class), and freeing them. */
+void fuzz_build(const struct fuzz_call *c, size_t elems, const struct fuzz_comm *fc,
+                struct exec *x);
+int fuzz_invoke(const struct fuzz_call *c, const struct exec *x, int strata, int *early_exit);
+void fuzz_release(const struct fuzz_call *c, struct exec *x);
+
 /* What one call did on this rank. */
 struct fuzz_outcome {
     int member;             /* this rank took part */
@@ -289,6 +311,7 @@ struct fuzz_outcome {
     int ran_strata;
     int served;             /* strata serves this collective on the communicator */
     int host_wrong;         /* the host's result differs from the expected one, strata's not */
+    int gap;                /* --erroneous: 1 + the known gap (fuzz_gaps) the class fell in */
     int mismatch;           /* buffers differ, or the error classes do */
     char report[1024];      /* the first difference, for this rank */
     char host_error[MPI_MAX_ERROR_STRING]; /* the host MPI's error, if it failed */
@@ -300,6 +323,41 @@ struct fuzz_outcome {
  * compares.  Collective over MPI_COMM_WORLD. */
 void fuzz_run(const struct fuzz_call *c, size_t elems, struct fuzz_comm *fc,
               struct fuzz_outcome *out);
+
+/* ---- Erroneous calls (--erroneous, fuzz_erroneous.c) ------------------------ */
+
+/* The collectives whose counts strata checks across ranks (docs/DESIGN.md,
+ * "Calls the ranks disagree on"): the v-collectives in their blocking form
+ * only (--forms draws the others alone). */
+#define FUZZ_ERRONEOUS_COLLS                                                                \
+    (((1u << STRATA_COLL_BARRIER) - 1) | (1u << STRATA_COLL_GATHERV) |                      \
+     (1u << STRATA_COLL_SCATTERV) | (1u << STRATA_COLL_ALLGATHERV) |                        \
+     (1u << STRATA_COLL_ALLTOALLV))
+
+/* The disagreement drawn for a call: communicator rank `odd` passes
+ * odd_elems base elements per block (a multiple of the call's unit, never
+ * the call's elems) where every other rank passes c->elems. */
+struct fuzz_wrong {
+    int odd;
+    size_t odd_elems;
+    char how[48];     /* "half", "double", "3 more", "0", ... */
+};
+
+/* Where strata's error class is not the documented one (fuzz_erroneous.c). */
+#define FUZZ_NGAPS 2
+extern const char *const fuzz_gaps[FUZZ_NGAPS];
+
+void fuzz_draw_wrong(const struct fuzz_call *c, int size, struct fuzz_wrong *w);
+/* Runs the call with w's counts through strata alone (MPI_ with
+ * MPI_ERRORS_RETURN, a recording handler for the nonblocking and persistent
+ * forms), every buffer between guard zones, and checks on this rank: the
+ * zones and the send buffers unchanged, the error class (docs/TESTING.md,
+ * "Bad arguments"), a bystander's data, that strata served it.
+ * out->ran_strata: the call was erroneous and strata's (0 where the
+ * communicator has one rank, strata leaves the collective or the op to the
+ * host MPI, or this rank is not in it).  Not collective over the world. */
+void fuzz_run_erroneous(const struct fuzz_call *c, const struct fuzz_wrong *w,
+                        struct fuzz_comm *fc, struct fuzz_outcome *out);
 
 /* ---- Watchdog and crash report (fuzz_watchdog.c) ---------------------------- */
 

@@ -25,8 +25,18 @@
 #include "context/context.h"
 #include "fuzz.h"
 #include "testutil.h"
+#include "util/stats.h"
 
 /* ---- Buffers ---------------------------------------------------------------- */
+
+/* Guard zones around every buffer (--erroneous). */
+static size_t zone_before, zone_after;
+
+void fuzz_guard_zones(size_t before, size_t after)
+{
+    zone_before = before;
+    zone_after = after;
+}
 
 static void buf_alloc(struct buf *b, const char *name, const struct fuzz_layout *l,
                       size_t count, size_t blocks, int output, int misalign)
@@ -36,17 +46,22 @@ static void buf_alloc(struct buf *b, const char *name, const struct fuzz_layout 
     b->count = count;
     b->bytes = count * l->extent * blocks;
     b->output = output;
+    b->zone[0] = zone_before + (size_t)misalign;
+    b->zone[1] = zone_after;
     for (int k = 0; k < 3; k++) {
-        unsigned char *p = malloc(b->bytes + (size_t)misalign + 1);
+        unsigned char *p = malloc(b->zone[0] + b->bytes + b->zone[1] + 1);
         CHECK(p != NULL, "out of memory (%zu bytes)", b->bytes);
-        b->mem[k] = p + misalign;
+        b->mem[k] = p + b->zone[0];
+        for (size_t i = 0; i < b->zone[0] && zone_before; i++)
+            b->mem[k][-1 - (ptrdiff_t)i] = fuzz_guard_byte(i, 0);
+        for (size_t i = 0; i < b->zone[1]; i++) b->mem[k][b->bytes + i] = fuzz_guard_byte(i, 1);
     }
 }
 
-static void buf_free(struct buf *b, int misalign)
+static void buf_free(struct buf *b)
 {
     for (int k = 0; k < 3; k++)
-        if (b->mem[k]) free(b->mem[k] - misalign);
+        if (b->mem[k]) free(b->mem[k] - b->zone[0]);
 }
 
 static void *buf_arg(const struct buf *b, int which)
@@ -337,8 +352,9 @@ static void release(const struct fuzz_call *c, struct exec *x)
     free(x->sdispls);
     free(x->rcounts);
     free(x->rdispls);
-    buf_free(&x->send, c->misalign);
-    buf_free(&x->recv, c->misalign);
+    (void)c;
+    buf_free(&x->send);
+    buf_free(&x->recv);
 }
 
 /* ---- Calls ---------------------------------------------------------------- */
@@ -666,13 +682,18 @@ void fuzz_run(const struct fuzz_call *c, size_t elems, struct fuzz_comm *fc,
     PMPI_Allreduce(local, any, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     out->ran_strata = c->error ? !any[1] : !any[0];
     if (out->member && out->ran_strata) {
+        /* With STRATA_STATS (--erroneous sets it), what strata's counters
+         * say: a call strata hands to the host after all is not served. */
+        int id = strata_call_id(c->coll, (enum strata_coll_form)c->form);
+        unsigned long long to_host = strata_stats_local_calls(id, 0);
         fuzz_watchdog_arm("strata's call (MPI_)");
         if (self_test_skip(c, fc)) out->strata_rc = out->host_rc;
         else out->strata_rc = invoke(c, &x, 1, &early[1]);
         fuzz_watchdog_disarm();
         self_test_damage(c, elems, fc, &x);
         if (c->error != FE_COMM)
-            out->served = !strata_route_refusal(strata_ctx_get(fc->comm), c->coll);
+            out->served = !strata_route_refusal(strata_ctx_get(fc->comm), c->coll) &&
+                          strata_stats_local_calls(id, 0) == to_host;
         char h[MPI_MAX_ERROR_STRING], s[MPI_MAX_ERROR_STRING];
         if (out->strata_rc != out->host_rc) {
             snprintf(out->report, sizeof out->report,
@@ -690,3 +711,16 @@ void fuzz_run(const struct fuzz_call *c, size_t elems, struct fuzz_comm *fc,
     }
     if (out->member) release(c, &x);
 }
+
+void fuzz_build(const struct fuzz_call *c, size_t elems, const struct fuzz_comm *fc,
+                struct exec *x)
+{
+    build(c, elems, fc, x);
+}
+
+int fuzz_invoke(const struct fuzz_call *c, const struct exec *x, int strata, int *early_exit)
+{
+    return invoke(c, x, strata, early_exit);
+}
+
+void fuzz_release(const struct fuzz_call *c, struct exec *x) { release(c, x); }

@@ -37,6 +37,30 @@
  *                     smallest such count (then it passes)
  *   --self-test=hang  world rank 1 skips strata's MPI_Barrier: the watchdog
  *                     must end the job with "HANG" (ctest matches it)
+ *   --erroneous       erroneous programs (issue 29): each call gets one rank
+ *                     (drawn) whose count differs from the others' (half,
+ *                     double, a few elements more or fewer, or 0) and runs
+ *                     through strata alone, never the host MPI, every buffer
+ *                     between guard zones; each rank must find the zones and
+ *                     the buffers it only sends from unchanged, the error
+ *                     class docs/TESTING.md ("Bad arguments") states, and the
+ *                     call returned (--call-timeout); then the same call with
+ *                     agreeing counts runs as usual (host and strata
+ *                     compared) and must be served by strata.  Draws bcast,
+ *                     reduce, allreduce, allgather, gather, scatter,
+ *                     alltoall, gatherv, scatterv, allgatherv, alltoallv (the
+ *                     v-collectives blocking only: --forms applies to the
+ *                     others), no invalid arguments (fuzz_erroneous.c)
+ *   --strict          with --erroneous: accept none of the known gaps
+ *                     between strata's error classes and the documented ones
+ *                     (fuzz_gaps in fuzz_erroneous.c; by default each is
+ *                     accepted, and counted in the summary)
+ *   --self-test=erroneous-class  with --erroneous: expect MPI_SUCCESS where
+ *                     MPI_ERR_TRUNCATE is due; the run must report it (then
+ *                     it passes)
+ *   --self-test=erroneous-guard  with --erroneous: the odd rank changes a
+ *                     byte of a guard zone after the call; the run must
+ *                     report it (then it passes)
  *
  * Exit status: 0 when strata and the host MPI agreed on every call, 1 on a
  * mismatch, 124 on a hang, 2 on a bad option. */
@@ -128,7 +152,8 @@ static void parse_options(int argc, char **argv)
         const char *val = eq ? eq + 1 : NULL;
         int flag = !strcmp(name, "-v") || !strcmp(name, "-vv") || !strcmp(name, "--no-errors") ||
                    !strcmp(name, "--no-shrink") || !strcmp(name, "--keep-going") ||
-                   !strcmp(name, "--require-strata") || !strcmp(name, "--expect-all");
+                   !strcmp(name, "--require-strata") || !strcmp(name, "--expect-all") ||
+                   !strcmp(name, "--erroneous") || !strcmp(name, "--strict");
         if (!flag && !val) {
             if (i + 1 >= argc) usage_error("missing value after", a);
             val = argv[++i];
@@ -140,6 +165,8 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(name, "--keep-going")) fuzz_opt.keep_going = 1;
         else if (!strcmp(name, "--require-strata")) fuzz_opt.require_strata = 1;
         else if (!strcmp(name, "--expect-all")) fuzz_opt.expect_all = 1;
+        else if (!strcmp(name, "--erroneous")) fuzz_opt.erroneous = 1;
+        else if (!strcmp(name, "--strict")) fuzz_opt.strict = 1;
         else if (!strcmp(name, "--seed")) fuzz_opt.seed = parse_number(val, "bad seed");
         else if (!strcmp(name, "--calls")) fuzz_opt.calls = (long)parse_number(val, "bad count");
         else if (!strcmp(name, "--max-bytes"))
@@ -153,9 +180,12 @@ static void parse_options(int argc, char **argv)
             fuzz_opt.call_timeout = (unsigned)parse_number(val, "bad timeout");
         else if (!strcmp(name, "--self-test")) {
             if (!strcmp(val, "hang")) fuzz_opt.self_hang = 1;
+            else if (!strcmp(val, "erroneous-class")) fuzz_opt.self_erroneous = 1;
+            else if (!strcmp(val, "erroneous-guard")) fuzz_opt.self_erroneous = 2;
             else if (!strncmp(val, "corrupt:", 8))
                 fuzz_opt.self_corrupt = (size_t)parse_number(val + 8, "bad self-test count");
-            else usage_error("--self-test takes corrupt:N or hang, not", val);
+            else usage_error("--self-test takes corrupt:N, hang, erroneous-class or "
+                             "erroneous-guard, not", val);
         } else if (!strcmp(name, "--replay")) {
             unsigned long long s, i2, n;
             int got = sscanf(val, "%lli:%lli:%lli", &s, &i2, &n);
@@ -166,13 +196,27 @@ static void parse_options(int argc, char **argv)
         } else usage_error("unknown option", a);
     }
     if (fuzz_opt.max_bytes < 64) usage_error("--max-bytes below 64", "");
+    if (fuzz_opt.self_erroneous && !fuzz_opt.erroneous)
+        usage_error("this self-test needs", "--erroneous");
+    if (fuzz_opt.erroneous) {
+        fuzz_opt.errors = 0;
+        fuzz_opt.colls &= FUZZ_ERRONEOUS_COLLS;
+        if (!fuzz_opt.colls) usage_error("--erroneous draws none of", "--colls");
+    }
 }
 
 /* ---- Reports ------------------------------------------------------------------ */
 
 static struct {
     long calls, no_member, ran, served, invalid, host_rejected, host_accepted_invalid, host_wrong;
+    long erroneous, erred; /* --erroneous: calls strata ran with a count differing, and in
+                              which some rank got an error */
 } stats[STRATA_NCOLLS];
+
+/* --erroneous: the correct call after an erroneous one on this rank's
+ * communicator must be served by strata. */
+static int must_serve;
+static long gap_calls[FUZZ_NGAPS]; /* calls in which some rank fell in a known gap */
 
 /* The command that runs `c` alone with `elems` elements. */
 static void replay_line(const struct fuzz_call *c, size_t elems, char *out, size_t len)
@@ -190,7 +234,7 @@ static void replay_line(const struct fuzz_call *c, size_t elems, char *out, size
                   "strata-run --native -n %d %s --seed 0x%llx --only %ld --elements %zu "
                   "--max-bytes %zu", fuzz_opt.world_size, prog,
                   (unsigned long long)fuzz_opt.seed, c->index, elems, fuzz_opt.max_bytes);
-    if (fuzz_opt.colls != FUZZ_COLLS) {
+    if (fuzz_opt.colls != (fuzz_opt.erroneous ? FUZZ_ERRONEOUS_COLLS : FUZZ_COLLS)) {
         n += snprintf(out + n, len - (size_t)n, " --colls ");
         const char *sep = "";
         for (int k = 0; k < STRATA_NCOLLS; k++)
@@ -200,7 +244,9 @@ static void replay_line(const struct fuzz_call *c, size_t elems, char *out, size
                 sep = ",";
             }
     }
-    if (!fuzz_opt.errors) snprintf(out + n, len - (size_t)n, " --no-errors");
+    if (!fuzz_opt.errors && !fuzz_opt.erroneous)
+        n += snprintf(out + n, len - (size_t)n, " --no-errors");
+    if (fuzz_opt.erroneous) snprintf(out + n, len - (size_t)n, " --erroneous");
 }
 
 /* The call as this rank's group sees it. */
@@ -221,6 +267,9 @@ static void call_text(const struct fuzz_call *c, size_t elems, const struct fuzz
                  fc->how, fc->size, members);
 }
 
+static void print_reports(const struct fuzz_outcome *o, const struct fuzz_comm *fc,
+                          const char *text);
+
 /* Runs the call; returns 1 (on every rank) if strata disagreed with the host
  * MPI anywhere.  `report`: print what differed (world rank 0 gathers it). */
 static int run_call(const struct fuzz_call *c, size_t elems, int report)
@@ -238,6 +287,11 @@ static int run_call(const struct fuzz_call *c, size_t elems, int report)
     }
     struct fuzz_outcome o;
     fuzz_run(c, elems, fc, &o);
+    if (must_serve && o.member && o.ran_strata && !o.served && !o.mismatch) {
+        snprintf(o.report, sizeof o.report, "the correct call after the erroneous one was not "
+                 "served by strata");
+        o.mismatch = 1;
+    }
     int local[5] = {o.mismatch, o.ran_strata && o.member, o.served, o.member, o.host_wrong};
     int any[5];
     PMPI_Allreduce(local, any, 5, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -271,11 +325,18 @@ static int run_call(const struct fuzz_call *c, size_t elems, int report)
                    any[2] ? ", strata serves the communicator" : "");
     }
     if (!any[0] || !report) return any[0];
-    /* Every rank's report, in world rank order. */
+    print_reports(&o, fc, text);
+    return 1;
+}
+
+/* Every rank's report, in world rank order (collective over the world). */
+static void print_reports(const struct fuzz_outcome *o, const struct fuzz_comm *fc,
+                          const char *text)
+{
     char line[4096] = "";
-    if (o.mismatch)
+    if (o->mismatch)
         snprintf(line, sizeof line, "  world rank %d (rank %d of %d): %s\n    %s\n",
-                 fuzz_opt.world_rank, fc->rank, fc->size, text, o.report);
+                 fuzz_opt.world_rank, fc->rank, fc->size, text, o->report);
     char *all = fuzz_opt.world_rank == 0 ? malloc(sizeof line * (size_t)fuzz_opt.world_size)
                                          : NULL;
     PMPI_Gather(line, sizeof line, MPI_CHAR, all, sizeof line, MPI_CHAR, 0, MPI_COMM_WORLD);
@@ -284,7 +345,58 @@ static int run_call(const struct fuzz_call *c, size_t elems, int report)
         fflush(stdout);
         free(all);
     }
-    return 1;
+}
+
+/* --erroneous: the call with one rank's count changed, through strata
+ * alone (fuzz_erroneous.c), then with agreeing counts through both.
+ * Returns 1 (on every rank) on a failure of either. */
+static int run_erroneous(const struct fuzz_call *c)
+{
+    struct fuzz_comm *fc = fuzz_comm_slot(c->slot);
+    struct fuzz_wrong w;
+    fuzz_draw_wrong(c, fc->size, &w);
+    char text[2300], replay[2048], armed[4400];
+    call_text(c, c->elems, fc, text, sizeof text);
+    size_t n = strlen(text);
+    snprintf(text + n, sizeof text - n, "; erroneous: rank %d passes %zu base elements (%s)",
+             w.odd, w.odd_elems, w.how);
+    replay_line(c, c->elems, replay, sizeof replay);
+    snprintf(armed, sizeof armed, "%s\n  replay: %s", text, replay);
+    fuzz_watchdog_context(armed);
+    if (fuzz_opt.verbose && fuzz_opt.world_rank == 0) {
+        printf("%s\n", text);
+        fflush(stdout);
+    }
+    struct fuzz_outcome o;
+    fuzz_run_erroneous(c, &w, fc, &o);
+    int local[3 + FUZZ_NGAPS] = {o.mismatch, o.ran_strata,
+                                 o.ran_strata && o.strata_rc != MPI_SUCCESS};
+    if (o.gap) local[2 + o.gap] = 1;
+    int any[3 + FUZZ_NGAPS];
+    PMPI_Allreduce(local, any, 3 + FUZZ_NGAPS, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    stats[c->coll].erroneous += any[1];
+    stats[c->coll].erred += any[2];
+    for (int g = 0; g < FUZZ_NGAPS; g++) gap_calls[g] += any[3 + g];
+    if (fuzz_opt.verbose > 1 && fuzz_opt.world_rank == 0)
+        printf("  -> %s\n", any[1] ? any[2] ? "strata reported an error" : "strata succeeded"
+                                  : "not erroneous here (not strata's, or one rank)");
+    if (any[0]) {
+        if (fuzz_opt.world_rank == 0) printf("ERRONEOUS CALL FAILED (each rank's report):\n");
+        print_reports(&o, fc, text);
+    }
+    int failed = any[0];
+    if (!any[0] || !fuzz_opt.self_erroneous) {
+        must_serve = o.ran_strata;
+        failed |= run_call(c, c->elems, 1);
+        must_serve = 0;
+    }
+    if (failed && fuzz_opt.world_rank == 0) {
+        printf("FAIL: seed 0x%llx, call %ld (%s)\nreplay: %s\n",
+               (unsigned long long)fuzz_opt.seed, c->index,
+               any[0] ? "the erroneous call" : "the correct call after it", replay);
+        fflush(stdout);
+    }
+    return failed;
 }
 
 /* The smallest element count (a multiple of the call's unit) at which the
@@ -384,13 +496,16 @@ static void summary(int failed)
            "an MPI"
 #endif
     );
-    printf("  %-24s %6s %9s %14s %8s %14s %11s\n", "collective", "calls", "compared",
-           "strata served", "invalid", "host rejected", "host wrong");
+    printf("  %-24s %6s %9s %14s %8s %14s %11s%s\n", "collective", "calls", "compared",
+           "strata served", "invalid", "host rejected", "host wrong",
+           fuzz_opt.erroneous ? "  erroneous (an error)" : "");
     for (int k = 0; k < STRATA_NCOLLS; k++) {
         if (!stats[k].calls) continue;
-        printf("  %-24s %6ld %9ld %14ld %8ld %14ld %11ld\n",
-               strata_coll_name((enum strata_coll)k), stats[k].calls, stats[k].ran,
-               stats[k].served, stats[k].invalid, stats[k].host_rejected, stats[k].host_wrong);
+        printf("  %-24s %6ld %9ld %14ld %8ld %14ld %11ld", strata_coll_name((enum strata_coll)k),
+               stats[k].calls, stats[k].ran, stats[k].served, stats[k].invalid,
+               stats[k].host_rejected, stats[k].host_wrong);
+        if (fuzz_opt.erroneous) printf("  %9ld (%ld)", stats[k].erroneous, stats[k].erred);
+        printf("\n");
         if (stats[k].host_accepted_invalid)
             printf("    (%ld invalid calls the host MPI accepted were not given to strata)\n",
                    stats[k].host_accepted_invalid);
@@ -398,6 +513,10 @@ static void summary(int failed)
     long none = 0;
     for (int k = 0; k < STRATA_NCOLLS; k++) none += stats[k].no_member;
     if (none) printf("  (%ld calls fell on a split that left every rank out)\n", none);
+    for (int g = 0; g < FUZZ_NGAPS; g++)
+        if (gap_calls[g])
+            printf("  known gap, accepted (--strict refuses it) in %ld erroneous calls: where "
+                   "MPI_ERR_TRUNCATE is due, %s\n", gap_calls[g], fuzz_gaps[g]);
     printf("%s\n", failed ? "FAIL strata-fuzz" : "PASS strata-fuzz");
     fflush(stdout);
 }
@@ -405,6 +524,9 @@ static void summary(int failed)
 int main(int argc, char **argv)
 {
     prog = argv[0];
+    /* --erroneous reads strata's route counters, which count only then. */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--erroneous")) setenv("STRATA_STATS", "/dev/null", 0);
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &fuzz_opt.world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &fuzz_opt.world_size);
@@ -429,7 +551,9 @@ int main(int argc, char **argv)
                 printf("--elements: %zu, a multiple of %zu as this call needs\n", elems, c.unit);
         }
         fuzz_opt.shrink = fuzz_opt.shrink && fuzz_opt.elements < 0;
-        if (run_call(&c, elems, 1)) failed = handle_mismatch(&c, elems);
+        c.elems = elems;
+        if (fuzz_opt.erroneous) failed = run_erroneous(&c);
+        else if (run_call(&c, elems, 1)) failed = handle_mismatch(&c, elems);
     } else {
         fuzz_comms_init(0, -1);
         int caught = 0;
@@ -438,12 +562,22 @@ int main(int argc, char **argv)
             fuzz_comms_event(i);
             struct fuzz_call c;
             fuzz_draw(i, &c);
-            if (run_call(&c, c.elems, 1)) {
+            if (fuzz_opt.erroneous) {
+                failed |= run_erroneous(&c);
+                caught = failed && fuzz_opt.self_erroneous; /* one caught fault is the test */
+            } else if (run_call(&c, c.elems, 1)) {
                 failed |= handle_mismatch(&c, c.elems);
                 caught = fuzz_opt.self_corrupt != 0; /* one caught damage is the test */
             }
         }
-        if ((fuzz_opt.self_corrupt && !caught) || fuzz_opt.self_hang) {
+        if (fuzz_opt.self_erroneous) {
+            if (fuzz_opt.world_rank == 0)
+                printf("%s strata-fuzz self-test: the planted %s was %s\n",
+                       caught ? "PASS" : "FAIL",
+                       fuzz_opt.self_erroneous == 1 ? "wrong expected class" : "guard change",
+                       caught ? "reported" : "never reported");
+            failed = !caught;
+        } else if ((fuzz_opt.self_corrupt && !caught) || fuzz_opt.self_hang) {
             if (fuzz_opt.world_rank == 0)
                 printf("FAIL strata-fuzz self-test: the simulated %s went unnoticed\n",
                        fuzz_opt.self_hang ? "hang" : "damage");
@@ -452,7 +586,8 @@ int main(int argc, char **argv)
     }
     long served = 0;
     for (int k = 0; k < STRATA_NCOLLS; k++) served += stats[k].served;
-    if (fuzz_opt.require_strata && !served && !fuzz_opt.self_corrupt) {
+    if (fuzz_opt.require_strata && !served && !fuzz_opt.self_corrupt &&
+        !fuzz_opt.self_erroneous) {
         if (fuzz_opt.world_rank == 0)
             printf("strata served none of the calls (--require-strata)\n");
         failed = 1;
