@@ -241,16 +241,6 @@ void strata_agree_skip(struct strata_plane *p)
     strata_agree_null_op(p);
 }
 
-long long strata_agree_vsent(const struct strata_plane *p, int r)
-{
-    return r == p->rank ? p->call.mine.vsent : slot_of(p, r, p->call.mine.stamp)->vsent;
-}
-
-long long strata_agree_vrecvd(const struct strata_plane *p, int r)
-{
-    return r == p->rank ? p->call.mine.vrecvd : slot_of(p, r, p->call.mine.stamp)->vrecvd;
-}
-
 static void describe_veto(char *why, size_t whylen, int finder, int cut)
 {
     if (cut == finder || cut < 0)
@@ -261,45 +251,76 @@ static void describe_veto(char *why, size_t whylen, int finder, int cut)
                  "from rank %d's", finder, cut, cut);
 }
 
-int strata_agree_vetoes(struct strata_plane *p, int error, int cut, int receives, int *any,
-                        char *why, size_t whylen)
+/* Whether rank r's flag at slot of call n (by its offset in the slot) is
+ * stamped; `wait`: waits for it. */
+static int stamped(struct strata_plane *p, int r, strata_flag *flag, uint64_t n, int wait)
+{
+    if (r == p->rank) return 1;
+    if (wait) strata_plane_wait_ge(p, flag, n, p->pid[r]);
+    return strata_flag_read(flag) >= n; /* acquire: what it vouches for goes with it */
+}
+
+/* The first difference between what each rank sends this one and what it
+ * expects (per pair where the region holds the counts, else the totals). */
+static void vround_find(struct strata_plane *p, struct strata_agree_vround *v, int per_pair)
 {
     uint64_t n = p->call.mine.stamp;
-    struct strata_call_sig *s = slot_of(p, p->rank, n);
-    s->veto = error;
-    s->veto_rank = cut;
-    /* Release: the finding goes with its stamp. */
-    strata_plane_publish(p, &s->veto_stamp, n);
-    int mine = MPI_SUCCESS;
-    *any = error != MPI_SUCCESS;
-    if (*any) describe_veto(why, whylen, p->rank, cut);
+    long long all_sent = 0, all_expected = 0;
+    v->error = MPI_SUCCESS;
+    v->cut = -1;
     for (int r = 0; r < p->size; r++) {
-        struct strata_call_sig *o = slot_of(p, r, n);
-        if (r != p->rank) strata_plane_wait_ge(p, &o->veto_stamp, n, p->pid[r]);
+        long long sent = per_pair
+                             ? ((const int64_t *)strata_plane_region(p, r, STRATA_REGION_IN))[p->rank]
+                             : 0;
+        if (!per_pair) {
+            all_sent += slot_of(p, r, n)->vsent;
+            all_expected += slot_of(p, r, n)->vrecvd;
+            continue;
+        }
+        if (v->error != MPI_SUCCESS || sent < 0 || v->from[r] < 0 || sent == v->from[r]) continue;
+        v->error = sent > v->from[r] ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER;
+        v->cut = p->rank;
+    }
+    if (!per_pair && all_sent != all_expected) v->error = MPI_ERR_OTHER;
+}
+
+int strata_agree_vround_step(struct strata_plane *p, struct strata_agree_vround *v, int wait,
+                             int *result, int *refused, char *why, size_t whylen)
+{
+    uint64_t n = p->call.mine.stamp;
+    struct strata_call_sig *me = slot_of(p, p->rank, n);
+    int per_pair = p->region >= (size_t)p->size * sizeof(int64_t);
+    if (v->step == 0) {
+        if (per_pair) {
+            int64_t *area = (int64_t *)strata_plane_region(p, p->rank, STRATA_REGION_IN);
+            for (int r = 0; r < p->size; r++) area[r] = v->to[r];
+        }
+        /* Release: the counts go with their stamp. */
+        strata_plane_publish(p, &me->counts_stamp, n);
+        v->step = 1;
+    }
+    if (v->step == 1) {
+        for (int r = 0; r < p->size; r++)
+            if (!stamped(p, r, &slot_of(p, r, n)->counts_stamp, n, wait)) return 0;
+        vround_find(p, v, per_pair);
+        me->veto = v->error;
+        me->veto_rank = v->cut;
+        /* Release: the finding goes with its stamp. */
+        strata_plane_publish(p, &me->veto_stamp, n);
+        v->step = 2;
+    }
+    for (int r = 0; r < p->size; r++)
+        if (!stamped(p, r, &slot_of(p, r, n)->veto_stamp, n, wait)) return 0;
+    int mine = MPI_SUCCESS;
+    *refused = 0;
+    for (int r = 0; r < p->size; r++) {
+        const struct strata_call_sig *o = slot_of(p, r, n);
         if (o->veto == MPI_SUCCESS) continue;
-        if (!*any) describe_veto(why, whylen, r, o->veto_rank);
-        *any = 1;
+        if (!*refused) describe_veto(why, whylen, r, o->veto_rank);
+        *refused = 1;
         if (o->veto_rank == p->rank && mine != MPI_ERR_TRUNCATE) mine = o->veto;
     }
-    if (*any && mine == MPI_SUCCESS && receives) mine = MPI_ERR_OTHER;
-    return mine;
-}
-
-int strata_agree_publish_counts(struct strata_plane *p, const long long *bytes_to)
-{
-    if (p->region < (size_t)p->size * sizeof(int64_t)) return -1;
-    int64_t *area = (int64_t *)strata_plane_region(p, p->rank, STRATA_REGION_IN);
-    for (int r = 0; r < p->size; r++) area[r] = bytes_to[r];
-    struct strata_call_sig *s = slot_of(p, p->rank, p->call.mine.stamp);
-    /* Release: the counts go with their stamp. */
-    strata_plane_publish(p, &s->counts_stamp, p->call.mine.stamp);
-    return 0;
-}
-
-long long strata_agree_count_from(struct strata_plane *p, int r)
-{
-    if (r != p->rank)
-        strata_plane_wait_ge(p, &slot_of(p, r, p->call.mine.stamp)->counts_stamp,
-                             p->call.mine.stamp, p->pid[r]);
-    return ((const int64_t *)strata_plane_region(p, r, STRATA_REGION_IN))[p->rank];
+    if (*refused && mine == MPI_SUCCESS && v->receives) mine = MPI_ERR_OTHER;
+    *result = mine;
+    return 1;
 }

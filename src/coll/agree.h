@@ -133,33 +133,31 @@ void strata_agree_skip(struct strata_plane *p);
  * takes, so that every small call takes exactly one. */
 void strata_agree_null_op(struct strata_plane *p);
 
-/* ---- The v-collectives' second round.  Their counts differ per rank by
- * design, so the first round compares only the call and the root; then each
- * rank checks the peers' vsent/vrecvd (read once strata_agree_all
- * returned) against its own counts, and every rank publishes what it found
- * and reads what everyone found: all reach the same verdict. */
+/* ---- The v-collectives' rounds.  Their counts differ per rank by design,
+ * so the first round compares only the call and the root; then every rank
+ * publishes, in its region, the bytes it sends each rank (free: every rank
+ * has finished the operations before this call, which the first round
+ * saw), compares what each rank sends it with what it expects, publishes
+ * what it found, and reads what everyone found: all reach the same
+ * verdict.  Where the region cannot hold one count per rank (more than
+ * region / 8 ranks), the totals (vsent, vrecvd of the signatures) are
+ * compared instead.  Resumable, for the nonblocking forms. */
+struct strata_agree_vround {
+    const long long *to;    /* [size] bytes this rank sends each rank (< 0: none) */
+    const long long *from;  /* [size] bytes it expects from each rank (< 0: none) */
+    int receives;           /* it receives anything (an error if the call is refused) */
+    int step;               /* 0: counts not published; 1: published; 2: finding published */
+    int error, cut;         /* what it found: the class of rank cut's receive */
+};
 
-/* What rank r sends / receives in the open call (after strata_agree_all). */
-long long strata_agree_vsent(const struct strata_plane *p, int r);
-long long strata_agree_vrecvd(const struct strata_plane *p, int r);
-
-/* Alltoallv, whose pairs each carry their own count: publishes the bytes
- * this rank sends to each rank (bytes_to[size]) in its region (free: every
- * rank has finished the calls before this one, which strata_agree_all
- * saw), for strata_agree_count_from.  0, or -1 if the region is too small
- * for size counts (the caller compares totals instead). */
-int strata_agree_publish_counts(struct strata_plane *p, const long long *bytes_to);
-
-/* The bytes rank r sends to this rank (waits for r's counts). */
-long long strata_agree_count_from(struct strata_plane *p, int r);
-
-/* Publishes this rank's finding (MPI_SUCCESS, or the error class of rank
- * `cut`'s receive) and waits for everyone's.  Returns MPI_SUCCESS if nobody
- * found anything; otherwise the class this rank reports (its own finding's
- * where it is the cut rank, else MPI_ERR_OTHER if it receives, else
- * MPI_SUCCESS), with the first finding described in why. */
-int strata_agree_vetoes(struct strata_plane *p, int error, int cut, int receives, int *any,
-                        char *why, size_t whylen);
+/* Advances the rounds once the first round agreed.  `wait`: blocks until
+ * done; otherwise returns 0 while some rank has not published.  Returns 1
+ * when done, with *result MPI_SUCCESS if nobody found anything, else 1 is
+ * returned with *result this rank's class (its own finding's where it is
+ * the cut rank, else MPI_ERR_OTHER if it receives, else MPI_SUCCESS) and
+ * *refused set, the first finding described in why. */
+int strata_agree_vround_step(struct strata_plane *p, struct strata_agree_vround *v, int wait,
+                             int *result, int *refused, char *why, size_t whylen);
 
 /* Ends the open call (nothing is published). */
 static inline void strata_agree_close(struct strata_plane *p) { p->call.open = 0; }

@@ -6,6 +6,8 @@
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "coll/op.h"
 #include "coll/plane.h"
@@ -178,22 +180,32 @@ STRATA_HOT enum strata_check_outcome strata_check_algorithm(struct strata_ctx *c
     return STRATA_CHECK_REFUSED;
 }
 
-STRATA_HOT int strata_check_verifying(const struct strata_ctx *ctx)
+enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
+                                               const long long *to, const long long *from,
+                                               int receives)
 {
-    return open_call(ctx) != NULL;
-}
-
-enum strata_check_outcome strata_check_vetoes(struct strata_ctx *ctx, int call, int error,
-                                              int cut, int receives)
-{
-    struct strata_plane *p = ctx->plane;
-    struct strata_agree_verdict v = {0, 0, MPI_SUCCESS, ""};
-    int any;
-    v.error = strata_agree_vetoes(p, error, cut, receives, &any, v.why, sizeof v.why);
-    if (!any) return STRATA_CHECK_RUN;
+    struct strata_nb *nb = strata_nb_building();
+    if (nb) {
+        if (!nb->agree) return STRATA_CHECK_RUN;
+        size_t n = (size_t)ctx->size;
+        nb->vpairs = malloc(2 * n * sizeof *nb->vpairs);
+        if (!nb->vpairs) return STRATA_CHECK_RUN; /* the call and root are still agreed */
+        memcpy(nb->vpairs, to, n * sizeof *to);
+        memcpy(nb->vpairs + n, from, n * sizeof *from);
+        nb->vround.receives = receives;
+        return STRATA_CHECK_RUN;
+    }
+    struct strata_plane *p = open_call(ctx);
+    if (!p) return STRATA_CHECK_RUN;
+    struct strata_agree_vround v = {to, from, receives, 0, 0, 0};
+    struct strata_agree_verdict verdict = {0, 0, MPI_SUCCESS, ""};
+    int refused;
+    strata_agree_vround_step(p, &v, 1, &verdict.error, &refused, verdict.why,
+                             sizeof verdict.why);
+    if (!refused) return STRATA_CHECK_RUN;
     if (mode() == STRATA_CHECK_AUTO) strata_agree_skip(p);
     strata_agree_close(p);
-    refused_rc = report(ctx, call, &v, 0);
+    refused_rc = report(ctx, call, &verdict, 0);
     strata_check_refused = 1;
     return STRATA_CHECK_REFUSED;
 }

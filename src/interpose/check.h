@@ -55,15 +55,16 @@ enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, int call,
 enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
                                                  int single_copy, int *rc);
 
-/* The v-collectives (their counts differ per rank by design): whether this
- * call's agreement is open, so that the entry point compares the peers'
- * strata_agree_vsent/vrecvd with its own counts; then strata_check_vetoes
- * with what it found (MPI_SUCCESS, or the error class of rank `cut`'s
- * receive).  STRATA_CHECK_RUN, or STRATA_CHECK_REFUSED (the entry point's
- * HOST_CALL returns strata_check_take_refused()). */
-int strata_check_verifying(const struct strata_ctx *ctx);
-enum strata_check_outcome strata_check_vetoes(struct strata_ctx *ctx, int call, int error,
-                                              int cut, int receives);
+/* The v-collectives, whose counts differ per rank by design, once settled:
+ * the pairs' round of coll/agree.h over what this rank sends each rank
+ * (to[size]) and expects from each (from[size], bytes; -1: nothing),
+ * `receives`: it receives anything.  Blocking: now; building a nonblocking
+ * operation: kept for when it starts.  STRATA_CHECK_RUN, or
+ * STRATA_CHECK_REFUSED (the entry point's HOST_CALL returns
+ * strata_check_take_refused()). */
+enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
+                                               const long long *to, const long long *from,
+                                               int receives);
 
 /* The call's result: rc, or the error of a disagreement found while it ran
  * (a stalled wait gave up) or after it (a small call's sources differ). */

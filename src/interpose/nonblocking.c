@@ -194,6 +194,7 @@ static void release(struct strata_nb *nb, int unpack)
         if (!unpack) nb->how.user_recv = NULL;
         strata_reduce_op_end(&nb->how);
     }
+    free(nb->vpairs);
     nb_free(nb);
 }
 
@@ -205,6 +206,26 @@ static struct strata_op *running_op(struct strata_nb *nb)
     return nb->kind == STRATA_NB_OWNED ? nb->owned_op : &nb->u.op;
 }
 
+/* The agreement over: the operation may start. */
+static int agreed(struct strata_nb *nb)
+{
+    strata_agree_close(nb->ctx->plane);
+    nb->agreeing = 0;
+    return 1;
+}
+
+/* The ranks disagree: nothing moves; the request completes with this
+ * rank's result. */
+static int refuse_operation(struct strata_nb *nb, const char *why)
+{
+    strata_agree_close(nb->ctx->plane);
+    nb->agreeing = 0;
+    if (strata_stats_enabled()) strata_stats_algorithm(nb->call, STRATA_STATS_DISAGREED);
+    strata_warn("%s on communicator #%lu: %s; nothing was moved", strata_call_name(nb->call),
+                nb->ctx->serial, why);
+    return -1;
+}
+
 /* A started operation waiting for the agreement (nb->agreeing): 1 once
  * every rank agrees (start its operation now), 0 while some rank has not
  * said, -1 when they disagree: nothing moves, *rc is this rank's result
@@ -213,15 +234,21 @@ static int agreement(struct strata_nb *nb, int *rc)
 {
     struct strata_plane *p = nb->ctx->plane;
     struct strata_agree_verdict v;
-    if (!strata_agree_poll(p, &v)) return 0;
-    strata_agree_close(p);
-    nb->agreeing = 0;
-    if (v.agreed) return 1;
-    *rc = v.error == MPI_SUCCESS && nb->sig.in >= 0 ? MPI_ERR_OTHER : v.error;
-    if (strata_stats_enabled()) strata_stats_algorithm(nb->call, STRATA_STATS_DISAGREED);
-    strata_warn("%s on communicator #%lu: %s; nothing was moved", strata_call_name(nb->call),
-                nb->ctx->serial, v.why);
-    return -1;
+    if (nb->agreeing == 1) {
+        if (!strata_agree_poll(p, &v)) return 0;
+        if (!v.agreed) {
+            *rc = v.error == MPI_SUCCESS && nb->sig.in >= 0 ? MPI_ERR_OTHER : v.error;
+            return refuse_operation(nb, v.why);
+        }
+        if (!nb->vpairs) return agreed(nb);
+        nb->vround = (struct strata_agree_vround){nb->vpairs, nb->vpairs + p->size,
+                                                  nb->vround.receives, 0, 0, 0};
+        nb->agreeing = 2;
+    }
+    int refused;
+    if (!strata_agree_vround_step(p, &nb->vround, 0, rc, &refused, v.why, sizeof v.why))
+        return 0;
+    return refused ? refuse_operation(nb, v.why) : agreed(nb);
 }
 
 static void start_operation(struct strata_nb *nb);

@@ -98,7 +98,13 @@ struct strata_nb {
      * every start. */
     struct strata_sig_args sig;
     int agree;                  /* the operation waits for the agreement */
-    int agreeing;               /* started: waiting for every rank's signature */
+    int agreeing;               /* started: 1 waiting for every rank's signature,
+                                   2 for the v-collectives' pairs round */
+    /* A v-collective's pairs (what it sends each rank, then what it
+     * expects from each: 2 * size bytes counts, malloc'ed; NULL otherwise)
+     * and the round's state. */
+    long long *vpairs;
+    struct strata_agree_vround vround;
 
     /* STRATA_NB_OWNED: the newer collectives (Reduce_scatter, Scan, the
      * v-collectives) keep their call's state in a struct of their own file

@@ -433,61 +433,52 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
     return why;
 }
 
-/* ---- The agreement's second round (interpose/check.h): what this rank
- * finds when it compares the peers' totals with its own counts.  Sets
- * *error (MPI_ERR_TRUNCATE: more is sent than received; MPI_ERR_OTHER:
- * less) and *cut (whose receive) at the first difference. */
-static void compare_block(long long sent, long long received, int receiver, int *error, int *cut)
+/* ---- The agreement's rounds (interpose/check.h): what this rank sends
+ * each rank and expects from each, in bytes (-1: nothing), which the ranks
+ * compare pair by pair before anything moves. */
+struct vpairs {
+    long long *to, *from;
+    long long sent, expected; /* their totals, for the signature */
+};
+
+/* Sets every pair to "nothing" (the caller fills in what it moves). */
+static void pairs_init(struct vpairs *v, long long *space, int size)
 {
-    if (*error != MPI_SUCCESS || sent < 0 || received < 0 || sent == received) return;
-    *error = sent > received ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER;
-    *cut = receiver;
+    v->to = space;
+    v->from = space + size;
+    for (int r = 0; r < 2 * size; r++) space[r] = -1;
 }
 
-/* Runs the round for a call settled on ctx: ctx, or NULL when the ranks
- * found a difference (the entry point's HOST_CALL returns the error). */
-static struct strata_ctx *vetoed(struct strata_ctx *ctx, enum strata_coll coll, int error, int cut,
-                                 int receives)
+/* The totals, once the pairs are filled in. */
+static void pairs_total(struct vpairs *v, int size)
 {
-    return strata_check_vetoes(ctx, strata_call_id(coll, strata_nb_form()), error, cut, receives) ==
-                   STRATA_CHECK_RUN
+    v->sent = v->expected = 0;
+    for (int r = 0; r < size; r++) {
+        if (v->to[r] > 0) v->sent += v->to[r];
+        if (v->from[r] > 0) v->expected += v->from[r];
+    }
+}
+
+/* Bytes of counts[r] elements of type, for every rank r. */
+static void pairs_bytes(long long *out, const long long *counts, int size, MPI_Datatype type)
+{
+    for (int r = 0; r < size; r++) out[r] = strata_entry_signature(counts[r], type);
+}
+
+/* Settles a v-collective: the first round (the call and root), then, on a
+ * plane, the pairs' round.  ctx, or NULL for the host MPI or a refusal
+ * (the entry point's HOST_CALL returns its error). */
+static struct strata_ctx *vsettle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                  struct vpairs *v, int receives, const char *why)
+{
+    if (!why) pairs_total(v, ctx->size);
+    ctx = strata_entry_settle_v(ctx, coll, root, why ? STRATA_SIG_UNUSED : v->sent,
+                                why ? STRATA_SIG_UNUSED : v->expected, why);
+    if (!ctx) return NULL;
+    return strata_check_vcounts(ctx, strata_call_id(coll, strata_nb_form()), v->to, v->from,
+                                receives) == STRATA_CHECK_RUN
                ? ctx
                : NULL;
-}
-
-/* Bytes of the signatures of counts[0..n) elements of type. */
-static long long total_bytes(const long long *counts, int n, MPI_Datatype type)
-{
-    long long sum = 0;
-    for (int r = 0; r < n; r++) sum += strata_entry_signature(counts[r], type);
-    return sum;
-}
-
-/* Alltoallv's round: each pair's count where the region holds them all,
- * else the totals (a rank sending more than the others receive in all). */
-static struct strata_ctx *alltoallv_vetoed(struct strata_ctx *ctx, const long long *w,
-                                           MPI_Datatype sendtype, MPI_Datatype recvtype,
-                                           int in_place)
-{
-    int size = ctx->size, error = MPI_SUCCESS, cut = -1;
-    long long to[size];
-    const long long *sends = in_place ? w + 2 * size : w;
-    MPI_Datatype stype = in_place ? recvtype : sendtype;
-    for (int r = 0; r < size; r++) to[r] = strata_entry_signature(sends[r], stype);
-    if (strata_agree_publish_counts(ctx->plane, to) == 0) {
-        for (int r = 0; r < size; r++)
-            compare_block(strata_agree_count_from(ctx->plane, r),
-                          strata_entry_signature(w[2 * size + r], recvtype), ctx->rank, &error,
-                          &cut);
-    } else {
-        long long all_sent = 0, all_received = 0;
-        for (int r = 0; r < size; r++) {
-            all_sent += strata_agree_vsent(ctx->plane, r);
-            all_received += strata_agree_vrecvd(ctx->plane, r);
-        }
-        compare_block(all_sent, all_received, -1, &error, &cut);
-    }
-    return vetoed(ctx, STRATA_COLL_ALLTOALLV, error, cut, 1);
 }
 
 /* ---- MPI_Gatherv */
@@ -503,15 +494,13 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
         const char *why = rooted_bad(ctx, root, comm, large, 1, recvbuf, recvcounts, displs,
                                      recvtype, sendbuf, &sendcount, sendtype, &at_root,
                                      &in_place, &w, wstack);
-        long long sent = in_place ? STRATA_SIG_UNUSED : strata_entry_signature(sendcount, sendtype);
-        ctx = strata_entry_settle_v(ctx, STRATA_COLL_GATHERV, root, sent, STRATA_SIG_UNUSED, why);
-        if (ctx && strata_check_verifying(ctx)) {
-            int error = MPI_SUCCESS, cut = -1;
-            for (int r = 0; at_root && r < ctx->size; r++)
-                compare_block(strata_agree_vsent(ctx->plane, r),
-                              strata_entry_signature(w[r], recvtype), root, &error, &cut);
-            ctx = vetoed(ctx, STRATA_COLL_GATHERV, error, cut, at_root);
-        }
+        long long space[2 * ctx->size];
+        struct vpairs v;
+        pairs_init(&v, space, ctx->size);
+        if (!why && !in_place) v.to[root] = strata_entry_signature(sendcount, sendtype);
+        if (!why && at_root) pairs_bytes(v.from, w, ctx->size, recvtype);
+        if (!why && in_place) v.from[root] = -1;
+        ctx = vsettle(ctx, STRATA_COLL_GATHERV, root, &v, at_root, why);
     }
     if (!ctx) {
         w_free(w, wstack);
@@ -544,27 +533,6 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
     return strata_check_end(ctx, strata_call_id(c->coll, strata_nb_form()), vfinish(ctx, c));
 }
 
-/* Scatterv's round: the root publishes what it sends each rank (where its
- * region holds them all), so that each receiver judges its own receive;
- * else the root judges them all and names the first that differs. */
-static struct strata_ctx *scatterv_vetoed(struct strata_ctx *ctx, int root, const long long *w,
-                                          MPI_Datatype sendtype, long long recvd)
-{
-    int size = ctx->size, error = MPI_SUCCESS, cut = -1, per_rank = 1;
-    if (w) {
-        long long to[size];
-        for (int r = 0; r < size; r++) to[r] = strata_entry_signature(w[r], sendtype);
-        per_rank = strata_agree_publish_counts(ctx->plane, to) == 0;
-        for (int r = 0; !per_rank && r < size; r++)
-            compare_block(to[r], strata_agree_vrecvd(ctx->plane, r), r, &error, &cut);
-    } else {
-        per_rank = ctx->plane->region >= (size_t)size * sizeof(long long);
-    }
-    if (per_rank)
-        compare_block(strata_agree_count_from(ctx->plane, root), recvd, ctx->rank, &error, &cut);
-    return vetoed(ctx, STRATA_COLL_SCATTERV, error, cut, recvd >= 0);
-}
-
 /* ---- MPI_Scatterv */
 
 int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
@@ -578,10 +546,13 @@ int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void
         const char *why = rooted_bad(ctx, root, comm, large, 0, sendbuf, sendcounts, displs,
                                      sendtype, recvbuf, &recvcount, recvtype, &at_root,
                                      &in_place, &w, wstack);
-        long long recvd = in_place ? STRATA_SIG_UNUSED : strata_entry_signature(recvcount, recvtype);
-        ctx = strata_entry_settle_v(ctx, STRATA_COLL_SCATTERV, root, STRATA_SIG_UNUSED, recvd, why);
-        if (ctx && strata_check_verifying(ctx))
-            ctx = scatterv_vetoed(ctx, root, at_root ? w : NULL, sendtype, recvd);
+        long long space[2 * ctx->size];
+        struct vpairs v;
+        pairs_init(&v, space, ctx->size);
+        if (!why && at_root) pairs_bytes(v.to, w, ctx->size, sendtype);
+        if (!why && in_place) v.to[root] = -1;
+        if (!why && !in_place) v.from[root] = strata_entry_signature(recvcount, recvtype);
+        ctx = vsettle(ctx, STRATA_COLL_SCATTERV, root, &v, !in_place, why);
     }
     if (!ctx) {
         w_free(w, wstack);
@@ -633,17 +604,16 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
         if (!in_place)
             why = side_bad("send", sendbuf, &sendcount, &sendcount, &sendcount, 1, sendtype);
         if (!why) why = side_bad("recv", recvbuf, recvcounts, displs, w, size, recvtype);
-        long long sent = why ? STRATA_SIG_UNUSED
-                         : in_place ? strata_entry_signature(w[ctx->rank], recvtype)
-                                    : strata_entry_signature(sendcount, sendtype);
-        ctx = strata_entry_settle_v(ctx, STRATA_COLL_ALLGATHERV, -1, sent, STRATA_SIG_UNUSED, why);
-        if (ctx && strata_check_verifying(ctx)) {
-            int error = MPI_SUCCESS, cut = -1;
-            for (int r = 0; r < size; r++)
-                compare_block(strata_agree_vsent(ctx->plane, r),
-                              strata_entry_signature(w[r], recvtype), ctx->rank, &error, &cut);
-            ctx = vetoed(ctx, STRATA_COLL_ALLGATHERV, error, cut, 1);
+        long long space[2 * size];
+        struct vpairs v;
+        pairs_init(&v, space, size);
+        if (!why) {
+            long long sent = in_place ? strata_entry_signature(w[ctx->rank], recvtype)
+                                      : strata_entry_signature(sendcount, sendtype);
+            for (int r = 0; r < size; r++) v.to[r] = sent;
+            pairs_bytes(v.from, w, size, recvtype);
         }
+        ctx = vsettle(ctx, STRATA_COLL_ALLGATHERV, -1, &v, 1, why);
     }
     if (!ctx) {
         w_free(w, wstack);
@@ -696,13 +666,15 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
         }
         if (!in_place) why = side_bad("send", sendbuf, sendcounts, sdispls, w, size, sendtype);
         if (!why) why = side_bad("recv", recvbuf, recvcounts, rdispls, w + 2 * size, size, recvtype);
-        /* Per pair, a rank knows only its own side: the round compares the
-         * totals (a rank sending more than the others receive in all). */
-        long long recvd = why ? STRATA_SIG_UNUSED : total_bytes(w + 2 * size, size, recvtype);
-        long long sent = why ? STRATA_SIG_UNUSED : in_place ? recvd : total_bytes(w, size, sendtype);
-        ctx = strata_entry_settle_v(ctx, STRATA_COLL_ALLTOALLV, -1, sent, recvd, why);
-        if (ctx && strata_check_verifying(ctx))
-            ctx = alltoallv_vetoed(ctx, w, sendtype, recvtype, in_place);
+        long long space[2 * size];
+        struct vpairs v;
+        pairs_init(&v, space, size);
+        if (!why) {
+            /* In place, the receive side holds the outgoing blocks. */
+            pairs_bytes(v.to, in_place ? w + 2 * size : w, size, in_place ? recvtype : sendtype);
+            pairs_bytes(v.from, w + 2 * size, size, recvtype);
+        }
+        ctx = vsettle(ctx, STRATA_COLL_ALLTOALLV, -1, &v, 1, why);
     }
     if (!ctx) {
         w_free(w, wstack);

@@ -38,7 +38,7 @@
  * counts everywhere (the harness itself must then pass on any build);
  * --guards-only skips the class and data checks (only the guard zones);
  * --nonblocking calls the MPI_I forms and waits (the error class through
- * the communicator's handler, which records it), the v-collectives left out;
+ * the communicator's handler, which records it);
  * --keep-going reports every failure and exits 1 at the end instead of
  * aborting at the first (to survey a build). */
 #include <fnmatch.h>
@@ -585,15 +585,7 @@ static void run_comm(MPI_Comm comm, const char *cname)
     struct strata_ctx *ctx = strata_ctx_get(comm);
     CHECK(ctx && ctx->plane, "strata must serve the %s communicator on one node: %s", cname,
           ctx ? ctx->plane_why : "no context");
-    for (int i = 0; i < NROWS; i++) {
-        /* strata checks a nonblocking v-collective's call and root only, not
-         * its counts (docs/DESIGN.md, "Calls the ranks disagree on"). */
-        enum strata_coll k = rows[i].coll;
-        if (nonblocking && (k == STRATA_COLL_GATHERV || k == STRATA_COLL_SCATTERV ||
-                            k == STRATA_COLL_ALLGATHERV || k == STRATA_COLL_ALLTOALLV))
-            continue;
-        run_algorithms(&rows[i], comm, cname);
-    }
+    for (int i = 0; i < NROWS; i++) run_algorithms(&rows[i], comm, cname);
 }
 
 /* ---- Self-test of the checkers ------------------------------------------- */
