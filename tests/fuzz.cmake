@@ -73,7 +73,7 @@ endif()
 # the documented error classes, every call returns; then the same call with
 # agreeing counts, host and strata compared, served by strata.  Known gaps
 # of the classes are accepted and counted (--strict refuses them).
-set(FUZZ_ERRONEOUS --erroneous --calls 300 --max-bytes 256K --call-timeout 30)
+set(FUZZ_ERRONEOUS --erroneous --calls 300 --max-bytes 1M --call-timeout 30)
 if(STRATA_MPI STREQUAL "openmpi")
   fuzz(erroneous.np2 2 401 ARGS ${FUZZ_ERRONEOUS})
   fuzz(erroneous.np3 3 402 ARGS ${FUZZ_ERRONEOUS} --forms=blocking,nonblocking,persistent)
