@@ -50,7 +50,7 @@ static struct strata_plane *open_call(const struct strata_ctx *ctx)
 static int net_agrees(struct strata_ctx *ctx, const struct strata_sig_args *s, char *why,
                       size_t whylen)
 {
-    long long bytes = s->host ? -1 : (s->in >= 0 ? s->in : s->out);
+    long long bytes = s->host ? -1 : s->in >= 0 ? s->in : s->out >= 0 ? s->out : 0;
     long long in[6] = {bytes, -bytes, s->coll, -(long long)s->coll, s->root, -(long long)s->root};
     long long out[6];
     if (PMPI_Allreduce(in, out, 6, MPI_LONG_LONG, MPI_MAX, ctx->net->dup) != MPI_SUCCESS) {
@@ -223,10 +223,21 @@ STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc)
         strata_agree_close(p);
         return report(ctx, call, &v, 1);
     }
-    /* A rank that receives nothing (a Barrier, a count of 0) either got
-     * what it waited for or stalled: nothing to look at. */
-    int small = p->call.small, receives = p->call.mine.in > 0;
-    if (small && p->ops == p->call.ops) strata_agree_null_op(p); /* moved nothing */
+    /* A rank that receives nothing (a Barrier, a Bcast root) either got
+     * what it waited for or stalled: nothing to look at.  One that posted
+     * a count of 0 looks: a peer may send it more. */
+    int small = p->call.small, receives = p->call.mine.in >= 0;
+    int moved_nothing = small && p->ops == p->call.ops;
+    if (moved_nothing) strata_agree_null_op(p);
+    /* Having read nothing, it cannot count on its sources having stamped:
+     * it waits for them (a count of 0 against peers that send more). */
+    if (moved_nothing && receives && rc == MPI_SUCCESS) {
+        strata_agree_all(p, &v);
+        strata_agree_close(p);
+        if (v.agreed) return rc;
+        if (v.error == MPI_SUCCESS) v.error = MPI_ERR_OTHER;
+        return report(ctx, call, &v, 0);
+    }
     /* A small call's sources stamped before publishing what it read.  Any
      * difference among the stamped signatures makes what this rank
      * received suspect (a rank relaying it may have held less), so a

@@ -485,7 +485,8 @@ STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long lo
 int strata_call_barrier(MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
-    if (ctx) ctx = settle(ctx, STRATA_COLL_BARRIER, -1, 0, 0, 0, 1, NULL);
+    if (ctx)
+        ctx = settle(ctx, STRATA_COLL_BARRIER, -1, STRATA_SIG_UNUSED, STRATA_SIG_UNUSED, 0, 1, NULL);
     if (!ctx)
         return strata_check_refused      ? strata_check_take_refused()
                : strata_nb_building()    ? strata_nb_to_host()
@@ -725,6 +726,7 @@ STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
         struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
         int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place,
                                                 recvbuf, recvcount, recvtype, ctx->size, &sig);
+        if (in_place) sig.out = sig.in; /* its block goes out of the receive buffer */
         ctx = settle_block(ctx, &c, &sig,
                      bad ? strata_reason_bad_args(0, 0, 0,
                                                   (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
@@ -756,6 +758,7 @@ STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MP
         int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype,
                                                 in_place ? 0 : ctx->size, recvbuf, recvcount,
                                                 recvtype, ctx->size, &sig);
+        if (in_place) sig.out = sig.in; /* its blocks go out of the receive buffer */
         ctx = settle_block(ctx, &c, &sig,
                      bad ? strata_reason_bad_args(0, 0, 0,
                                                   (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,

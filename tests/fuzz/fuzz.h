@@ -74,7 +74,6 @@ struct fuzz_opts {
     size_t self_corrupt;  /* self-test: strata's output is damaged from this many elements */
     int self_hang;        /* self-test: world rank 1 skips strata's MPI_Barrier */
     int erroneous;        /* --erroneous: one rank's count differs, strata alone runs it */
-    int strict;           /* --strict: no known gap of strata's error classes accepted */
     int self_erroneous;   /* self-test: 1 expects MPI_SUCCESS where MPI_ERR_TRUNCATE is due,
                              2 changes a guard byte after the erroneous call */
     int world_size, world_rank;
@@ -311,7 +310,6 @@ struct fuzz_outcome {
     int ran_strata;
     int served;             /* strata serves this collective on the communicator */
     int host_wrong;         /* the host's result differs from the expected one, strata's not */
-    int gap;                /* --erroneous: 1 + the known gap (fuzz_gaps) the class fell in */
     int mismatch;           /* buffers differ, or the error classes do */
     char report[1024];      /* the first difference, for this rank */
     char host_error[MPI_MAX_ERROR_STRING]; /* the host MPI's error, if it failed */
@@ -344,8 +342,6 @@ struct fuzz_wrong {
 };
 
 /* Where strata's error class is not the documented one (fuzz_erroneous.c). */
-#define FUZZ_NGAPS 2
-extern const char *const fuzz_gaps[FUZZ_NGAPS];
 
 void fuzz_draw_wrong(const struct fuzz_call *c, int size, struct fuzz_wrong *w);
 /* Runs the call with w's counts through strata alone (MPI_ with

@@ -51,10 +51,6 @@
  *                     alltoall, gatherv, scatterv, allgatherv, alltoallv (the
  *                     v-collectives blocking only: --forms applies to the
  *                     others), no invalid arguments (fuzz_erroneous.c)
- *   --strict          with --erroneous: accept none of the known gaps
- *                     between strata's error classes and the documented ones
- *                     (fuzz_gaps in fuzz_erroneous.c; by default each is
- *                     accepted, and counted in the summary)
  *   --self-test=erroneous-class  with --erroneous: expect MPI_SUCCESS where
  *                     MPI_ERR_TRUNCATE is due; the run must report it (then
  *                     it passes)
@@ -153,7 +149,7 @@ static void parse_options(int argc, char **argv)
         int flag = !strcmp(name, "-v") || !strcmp(name, "-vv") || !strcmp(name, "--no-errors") ||
                    !strcmp(name, "--no-shrink") || !strcmp(name, "--keep-going") ||
                    !strcmp(name, "--require-strata") || !strcmp(name, "--expect-all") ||
-                   !strcmp(name, "--erroneous") || !strcmp(name, "--strict");
+                   !strcmp(name, "--erroneous");
         if (!flag && !val) {
             if (i + 1 >= argc) usage_error("missing value after", a);
             val = argv[++i];
@@ -166,7 +162,6 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(name, "--require-strata")) fuzz_opt.require_strata = 1;
         else if (!strcmp(name, "--expect-all")) fuzz_opt.expect_all = 1;
         else if (!strcmp(name, "--erroneous")) fuzz_opt.erroneous = 1;
-        else if (!strcmp(name, "--strict")) fuzz_opt.strict = 1;
         else if (!strcmp(name, "--seed")) fuzz_opt.seed = parse_number(val, "bad seed");
         else if (!strcmp(name, "--calls")) fuzz_opt.calls = (long)parse_number(val, "bad count");
         else if (!strcmp(name, "--max-bytes"))
@@ -216,7 +211,6 @@ static struct {
 /* --erroneous: the correct call after an erroneous one on this rank's
  * communicator must be served by strata. */
 static int must_serve;
-static long gap_calls[FUZZ_NGAPS]; /* calls in which some rank fell in a known gap */
 
 /* The command that runs `c` alone with `elems` elements. */
 static void replay_line(const struct fuzz_call *c, size_t elems, char *out, size_t len)
@@ -369,14 +363,11 @@ static int run_erroneous(const struct fuzz_call *c)
     }
     struct fuzz_outcome o;
     fuzz_run_erroneous(c, &w, fc, &o);
-    int local[3 + FUZZ_NGAPS] = {o.mismatch, o.ran_strata,
-                                 o.ran_strata && o.strata_rc != MPI_SUCCESS};
-    if (o.gap) local[2 + o.gap] = 1;
-    int any[3 + FUZZ_NGAPS];
-    PMPI_Allreduce(local, any, 3 + FUZZ_NGAPS, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    int local[3] = {o.mismatch, o.ran_strata, o.ran_strata && o.strata_rc != MPI_SUCCESS};
+    int any[3];
+    PMPI_Allreduce(local, any, 3, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     stats[c->coll].erroneous += any[1];
     stats[c->coll].erred += any[2];
-    for (int g = 0; g < FUZZ_NGAPS; g++) gap_calls[g] += any[3 + g];
     if (fuzz_opt.verbose > 1 && fuzz_opt.world_rank == 0)
         printf("  -> %s\n", any[1] ? any[2] ? "strata reported an error" : "strata succeeded"
                                   : "not erroneous here (not strata's, or one rank)");
@@ -513,10 +504,6 @@ static void summary(int failed)
     long none = 0;
     for (int k = 0; k < STRATA_NCOLLS; k++) none += stats[k].no_member;
     if (none) printf("  (%ld calls fell on a split that left every rank out)\n", none);
-    for (int g = 0; g < FUZZ_NGAPS; g++)
-        if (gap_calls[g])
-            printf("  known gap, accepted (--strict refuses it) in %ld erroneous calls: where "
-                   "MPI_ERR_TRUNCATE is due, %s\n", gap_calls[g], fuzz_gaps[g]);
     printf("%s\n", failed ? "FAIL strata-fuzz" : "PASS strata-fuzz");
     fflush(stdout);
 }
