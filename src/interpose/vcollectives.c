@@ -433,6 +433,14 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
     return why;
 }
 
+/* vfinish, then the agreement's end of the call (check.h); the call id is
+ * taken first: vfinish frees c. */
+static int vfinish_checked(struct strata_ctx *ctx, struct vcall *c)
+{
+    int call = strata_call_id(c->coll, strata_nb_form());
+    return strata_check_end(ctx, call, vfinish(ctx, c));
+}
+
 /* ---- The agreement's rounds (interpose/check.h): what this rank sends
  * each rank and expects from each, in bytes (-1: nothing), which the ranks
  * compare pair by pair before anything moves. */
@@ -530,7 +538,7 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                   in_place);
         c->recv_used = 1;
     }
-    return strata_check_end(ctx, strata_call_id(c->coll, strata_nb_form()), vfinish(ctx, c));
+    return vfinish_checked(ctx, c);
 }
 
 /* ---- MPI_Scatterv */
@@ -581,7 +589,7 @@ int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void
         c->in_len[root] = len[0];
         c->in_off[root] = off[0];
     }
-    return strata_check_end(ctx, strata_call_id(c->coll, strata_nb_form()), vfinish(ctx, c));
+    return vfinish_checked(ctx, c);
 }
 
 /* ---- MPI_Allgatherv */
@@ -640,7 +648,7 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
     side_open(&c->recv, comm, recvbuf, recvtype, size, w, w + size, c->in_len, c->in_off,
               in_place);
     c->recv_used = 1;
-    return strata_check_end(ctx, strata_call_id(c->coll, strata_nb_form()), vfinish(ctx, c));
+    return vfinish_checked(ctx, c);
 }
 
 /* ---- MPI_Alltoallv */
@@ -704,5 +712,5 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
         memcpy(c->out_len, c->in_len, (size_t)size * sizeof(size_t));
         memcpy(c->out_off, c->in_off, (size_t)size * sizeof(size_t));
     }
-    return strata_check_end(ctx, strata_call_id(c->coll, strata_nb_form()), vfinish(ctx, c));
+    return vfinish_checked(ctx, c);
 }
