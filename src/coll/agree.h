@@ -27,9 +27,11 @@
  *      segment only, in exactly one plane operation) reads nothing before
  *      it runs: nothing of a user buffer is exposed, so whatever a peer
  *      brings, its copies stay inside its own buffers and the segment.
- *      After its operation it reads the signatures of the ranks its data
- *      came from (they stamped before publishing that data, and it
- *      acquired that data) and reports a disagreement then; and a wait that
+ *      After its operation a rank that receives reads every signature
+ *      stamped so far (its sources' are among them: they stamped before
+ *      publishing the data it acquired; one that read nothing, a count of
+ *      0, waits for all of them) and reports any difference (a rank that
+ *      relayed its data may have held less); and a wait that
  *      stalls (strata_op_run, past its quick spin) looks at every stamped
  *      signature, so a rank waiting for data a disagreeing peer will never
  *      send gives up instead of hanging.

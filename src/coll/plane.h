@@ -94,7 +94,7 @@ struct strata_rank_ctl {
         uint64_t pos;      /* the plane's pos as the call found it (the same
                               everywhere, or the plane is out of step) */
         strata_flag stamp; /* the call number these fields are for */
-        /* The second round (v-collectives): what this rank found against
+        /* The pairs' round (v-collectives): what this rank found against
          * its own counts, published with veto_stamp = the call number. */
         int32_t veto;      /* MPI error class of the cut receive, or MPI_SUCCESS */
         int32_t veto_rank; /* whose receive it is (-1: none) */

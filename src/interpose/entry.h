@@ -22,8 +22,9 @@ struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll 
                                        long long bytes, const char *why);
 
 /* The same for a v-collective: what this rank sends and receives in all
- * (bytes; STRATA_SIG_UNUSED for a side it does not use), which the ranks'
- * second round compares with their own counts (interpose/check.h). */
+ * (bytes; STRATA_SIG_UNUSED for a side it does not use), which the pairs'
+ * round compares where the region cannot hold a count per rank
+ * (interpose/check.h, strata_check_vcounts). */
 struct strata_ctx *strata_entry_settle_v(struct strata_ctx *ctx, enum strata_coll coll, int root,
                                          long long vsent, long long vrecvd, const char *why);
 
