@@ -7,7 +7,7 @@
 set -eu
 packages="libopenmpi3 openmpi-bin openmpi-common libpmix2 libevent-core-2.1-7
   libevent-pthreads-2.1-7 libevent-2.1-7 libhwloc15 libhwloc-plugins libmpich12 mpich
-  libucx0 libnuma1 libfabric1 libpsm2-2 libpsm-infinipath1 libibverbs1 librdmacm1"
+  libucx0 libnuma1 libfabric1 libpsm2-2 libpsm-infinipath1 libibverbs1 librdmacm1 libslurm38"
 mkdir -p .dev
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
