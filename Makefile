@@ -8,6 +8,8 @@
 #   make tsan     build/tsan-<mpi>/: ThreadSanitizer, and the threads tests under it
 #   make valgrind node and block collectives under valgrind memcheck (2 ranks)
 #   make test-cuda the device-buffer tests on a real GPU (says it skipped without one)
+#   make deb      build/pkg-deb/strata_<version>_<arch>.deb: the Debian package, libstrata
+#                 for both Debian MPIs (packaging/debian; docs/USAGE.md, "Installing")
 JOBS ?= 2
 # The host MPIs whose compilers are installed (expanded when a recipe runs,
 # after deps may have installed them).
@@ -68,6 +70,11 @@ test-cuda: build
 .PHONY: large-counts
 large-counts: build
 	@scripts/large-counts.sh $(LARGE_ARGS)
+
+# The Debian package (scripts/make-deb.sh: dpkg-buildpackage, then lintian).
+.PHONY: deb
+deb:
+	@scripts/make-deb.sh -j $(JOBS)
 
 clean:
 	rm -rf build
