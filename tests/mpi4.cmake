@@ -30,8 +30,8 @@ else()
 endif()
 
 # ---- C++: one program built with this MPI's mpicxx wrapper (the library
-# itself is C), linked with libstrata like an application linking it.
-find_program(STRATA_MPICXX NAMES mpicxx.${STRATA_MPI} mpic++.${STRATA_MPI})
+# itself is C), linked with libstrata like an application linking it; the
+# wrapper beside the C one (cmake/host_mpi.cmake).
 if(STRATA_MPICXX)
   set(CXX_TEST ${CMAKE_BINARY_DIR}/bin/test_cxx)
   add_custom_command(OUTPUT ${CXX_TEST}
@@ -45,14 +45,16 @@ if(STRATA_MPICXX)
   set_tests_properties(mpi4.cxx PROPERTIES TIMEOUT 120 PASS_REGULAR_EXPRESSION "PASS cxx"
                        ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
 else()
-  message(STATUS "No mpicxx.${STRATA_MPI}: the C++ test (mpi4.cxx) is left out")
+  message(STATUS "No mpicxx${STRATA_MPI_SUFFIX} beside ${CMAKE_C_COMPILER}: "
+          "the C++ test (mpi4.cxx) is left out")
 endif()
 
 # ---- mpi4py (scripts/install-mpi4py.sh builds one per MPI): the
 # collectives of a small script served and counted by STRATA_STATS; skipped,
-# saying so, where no mpi4py could be built for this MPI.
+# saying so, where no mpi4py could be built for this MPI (STRATA_MPI_ID:
+# another installation of a family never takes Debian's mpi4py).
 add_test(NAME mpi4.mpi4py COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/mpi4py_stats.sh
-         ${STRATA_RUN} ${STRATA_MPI} 3 ${CMAKE_SOURCE_DIR}
+         ${STRATA_RUN} ${STRATA_MPI_ID} 3 ${CMAKE_SOURCE_DIR}
          STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf)
 set_tests_properties(mpi4.mpi4py PROPERTIES TIMEOUT 180 SKIP_RETURN_CODE 77)
 
