@@ -5,23 +5,26 @@
 #             AddressSanitizer, UndefinedBehaviorSanitizer and LeakSanitizer,
 #             in build/asan-<mpi>/
 #   --tsan    the threads.* tests under ThreadSanitizer, in build/tsan-<mpi>/
-# With no part named, all three; then nothing of strata's may be left in
+#   --package the Debian package built, installed with apt, run through its
+#             strata-run and its modules, and purged (scripts/package-test.sh;
+#             needs root, says SKIP without; its own build in build/pkg-deb/)
+# With no part named, all four; then nothing of strata's may be left in
 # /dev/shm.  A build that a part needs and that is missing fails the run
 # (make test builds them all; make asan and make tsan their own).
-#   scripts/run-tests.sh [--suite] [--asan] [--tsan] [ROOT]    (ROOT: build)
+#   scripts/run-tests.sh [--suite] [--asan] [--tsan] [--package] [ROOT]    (ROOT: build)
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root=build
 parts=()
 for arg in "$@"; do
   case "$arg" in
-    --suite|--asan|--tsan) parts+=("${arg#--}") ;;
-    -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --suite|--asan|--tsan|--package) parts+=("${arg#--}") ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run-tests.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
     *) root="$arg" ;;
   esac
 done
-[ ${#parts[@]} -gt 0 ] || parts=(suite asan tsan)
+[ ${#parts[@]} -gt 0 ] || parts=(suite asan tsan package)
 
 # The suite's fixed cost model (tests that need another set their own).
 export STRATA_MODEL="${STRATA_MODEL:-$here/tests/data/model.conf}"
@@ -67,6 +70,12 @@ asan_check_list() {
 }
 
 for part in "${parts[@]}"; do
+  if [ "$part" = package ]; then
+    # Once for both MPIs (the package holds both).
+    echo "== Debian package, modules (scripts/package-test.sh) =="
+    "$here/scripts/package-test.sh" -j "${JOBS:-2}" || status=1
+    continue
+  fi
   for mpi in "${mpis[@]}"; do
     case "$part" in
       suite)
