@@ -31,7 +31,9 @@ trap 'rm -rf "$tmp"' EXIT
 # Lmod, for the module's part (Debian's; the package only suggests it).
 if ! dpkg-query -W -f='${Status}' lmod 2>/dev/null | grep -q "install ok installed"; then
   echo "installing: lmod"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends lmod >/dev/null ||
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends lmod >/dev/null 2>&1 ||
+    { apt-get update -qq && apt-get install -y -qq --no-install-recommends lmod >/dev/null; } ||
     fail "apt-get install lmod"
 fi
 
