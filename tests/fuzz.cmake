@@ -81,6 +81,29 @@ else()
   fuzz(erroneous.np2 2 401 ARGS ${FUZZ_ERRONEOUS} --forms=blocking,nonblocking,persistent)
 endif()
 
+# Calls of the lent 16-core machine's runs (bench/results/session9) on which
+# a host MPI's own bug broke the fuzzer (docs/TESTING.md, "Differential
+# fuzzing"), replayed alone.  Open MPI 4.1.4's MPI_Alltoall at 16 ranks writes
+# past the receive buffer when the send and receive type maps differ
+# (ompi#10488): the host's buffers lie between guard zones and the call counts
+# as "host wrong" (before, glibc aborted on the corrupted heap).  MPICH 4.0.2's
+# MPI_Reduce_scatter_block with a non-commutative op on a type with gaps
+# overruns its own heap at 2 ranks: the fuzzer no longer draws such a type
+# there (before, PMPI_Reduce_scatter_block crashed).
+if(STRATA_MPI STREQUAL "openmpi")
+  strata_mpi_test(NAME fuzz.host-bug.alltoall-bruck.np16 TARGET strata-fuzz RANKS 16
+                  ARGS --seed 0x204 --only 48 --elements 256 --max-bytes 1M --erroneous
+                       --forms=blocking,nonblocking,persistent --require-strata
+                       --call-timeout 60)
+  set_tests_properties(fuzz.host-bug.alltoall-bruck.np16 PROPERTIES TIMEOUT 120)
+else()
+  strata_mpi_test(NAME fuzz.host-bug.rsb-noncommutative.np5 TARGET strata-fuzz RANKS 5
+                  ARGS --seed 0x25d --only 38 --elements 13864 --max-bytes 2M
+                       --forms=blocking,nonblocking,persistent --require-strata
+                       --call-timeout 60)
+  set_tests_properties(fuzz.host-bug.rsb-noncommutative.np5 PROPERTIES TIMEOUT 120)
+endif()
+
 # The fuzzer's own failure paths.  A simulated damage of strata's output
 # from 1000 elements on must be caught and shrunk to exactly 1000 (the run
 # then passes); a simulated missing MPI_Barrier on one rank must end the job

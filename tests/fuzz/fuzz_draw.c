@@ -286,6 +286,20 @@ void fuzz_draw(long index, struct fuzz_call *c)
          * this fuzzer: 2 ranks, 77211 elements, any user op). */
         if (s == SH_LEADGAP) s = SH_RESIZED;
 #endif
+#if defined(MPICH_VERSION)
+        /* MPICH 4.0.2's MPI_Reduce_scatter_block and MPI_Reduce_scatter with
+         * a non-commutative op on a power-of-two communicator (its butterfly
+         * algorithm) size a temporary buffer by the datatype's true extent
+         * and fill it at its extent: a type with a gap before or after its
+         * data overruns MPICH's heap (a crash in PMPI_; found by this fuzzer:
+         * 2 ranks, 13864 MPI_UNSIGNED_LONG as vector(2 x 2, stride 3) resized
+         * to 6, op user-affine; reproducer in docs/TESTING.md).  Contiguous(3)
+         * has no gap and keeps a derived type in the call. */
+        if ((c->coll == STRATA_COLL_REDUCE_SCATTER_BLOCK ||
+             c->coll == STRATA_COLL_REDUCE_SCATTER) &&
+            c->op == OP_USER_AFFINE && s != SH_PLAIN)
+            s = SH_CONTIG;
+#endif
         c->shape[0][0] = c->shape[0][1] = c->shape[1][0] = c->shape[1][1] = s;
     } else {
         for (int side = 0; side < 2; side++)

@@ -18,7 +18,8 @@
  *                     reduce_scatter, gatherv, scatterv, allgatherv, alltoallv
  *                     (default all)
  *   --only=I          run call I alone (with the same --seed, --max-bytes,
- *                     --colls and --no-errors as the run that drew it)
+ *                     --colls, --no-errors, --erroneous and --forms as the
+ *                     run that drew it)
  *   --elements=N      with --only: N base elements per block instead of the
  *                     drawn number (what the shrinker prints)
  *   --replay=S:I[:N]  the same as --seed=S --only=I [--elements=N]
@@ -240,6 +241,16 @@ static void replay_line(const struct fuzz_call *c, size_t elems, char *out, size
     }
     if (!fuzz_opt.errors && !fuzz_opt.erroneous)
         n += snprintf(out + n, len - (size_t)n, " --no-errors");
+    /* The form of strata's side is drawn from the forms given. */
+    if (fuzz_opt.forms != 1) {
+        static const char *names[3] = {"blocking", "nonblocking", "persistent"};
+        const char *sep = " --forms=";
+        for (int f = 0; f < 3; f++)
+            if ((fuzz_opt.forms >> f) & 1) {
+                n += snprintf(out + n, len - (size_t)n, "%s%s", sep, names[f]);
+                sep = ",";
+            }
+    }
     if (fuzz_opt.erroneous) snprintf(out + n, len - (size_t)n, " --erroneous");
 }
 
