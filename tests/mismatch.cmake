@@ -17,8 +17,22 @@ function(mismatch name ranks)
                        PASS_REGULAR_EXPRESSION "PASS mismatch" FAIL_REGULAR_EXPRESSION "FAIL rank")
 endfunction()
 
+# A job with a device (the fake driver of tests/fake_cuda: no GPU needed)
+# cuts a Bcast, Reduce or Allreduce above STRATA_CUDA_CHUNK into one call per
+# piece, and may try CUDA IPC first, which opens with a host reduction: at
+# 64 KiB with 64 KiB pieces the rank passing double the count cuts and the
+# others do not.  Before the whole-call agreement (interpose/collectives.h)
+# the Bcast and Allreduce hung (the cutting rank in the IPC path's host
+# reduction, the others in their call's agreement: found on a 16-core
+# machine with an H200, whose driver makes every job a device job) and the
+# Reduce answered MPI_SUCCESS with its pieces matched to the next calls.
+add_dependencies(test_mismatch fakecuda)
+set(MISMATCH_DEVICE ENV STRATA_CUDA_LIB=$<TARGET_FILE:fakecuda> STRATA_CUDA_CHUNK=64K
+    ARGS --bytes=65536)
+
 if(STRATA_MPI STREQUAL "openmpi")
   mismatch(np2 2)
+  mismatch(device.np3 3 ${MISMATCH_DEVICE})
   mismatch(np3 3)
   # Copies through the segment only: the single-copy algorithms are refused.
   mismatch(segment.np3 3 ENV STRATA_TRANSPORT=segment)
@@ -32,5 +46,6 @@ else()
   # MPICH never yields the CPU: 2 ranks on this 2-core machine.
   mismatch(np2 2)
   mismatch(segment.np2 2 ENV STRATA_TRANSPORT=segment)
+  mismatch(device.np2 2 ${MISMATCH_DEVICE})
 endif()
 mismatch(nonblocking.np2 2 ARGS --nonblocking)

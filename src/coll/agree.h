@@ -40,6 +40,19 @@
  *      for every rank's signature before it starts, and starts only if all
  *      agree.
  *
+ *  - Every rank must reach the same calls in the same order, so nothing may
+ *    make a different number of them, or a host MPI collective, out of a
+ *    count of its own before the agreement saw it.  In a job with devices
+ *    (interpose/device_calls.c) a call above STRATA_CUDA_CHUNK is cut into
+ *    one call per piece and may first try a CUDA IPC path that opens with a
+ *    host reduction; a rank about to do either first takes the agreement of
+ *    the whole call, as a full call of its own (strata_host_agree_whole,
+ *    interpose/collectives.h).  Where counts differ across the cut it meets
+ *    the one call of a rank below it (the same number) and both refuse as
+ *    below; agreed (every rank asked, the counts being equal) it ends
+ *    having taken no operation anywhere, and the pieces are calls of their
+ *    own.
+ *
  *  - A call that disagrees consumes exactly one plane operation on every
  *    rank: a small call always takes exactly one (an empty one when it
  *    moves nothing), so one that ran to the end has; a rank that

@@ -482,6 +482,76 @@ STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long lo
     return rc;
 }
 
+/* ---- The device layer's whole-call agreement (collectives.h) ---- */
+
+enum strata_whole strata_host_agree_whole(enum strata_coll coll, long long count,
+                                          MPI_Datatype datatype, int root, MPI_Comm comm, int *rc)
+{
+    if (!strata_check_enabled()) return STRATA_WHOLE_GO_ON;
+    /* What served_ctx does before a call, without counting one: the pieces
+     * that follow count themselves. */
+    strata_runtime_start_late(comm);
+    if (strata_nb_outstanding()) strata_nb_progress();
+    struct strata_ctx *ctx = strata_ctx_get(comm);
+    /* Not served here: every rank's calls go to the host MPI, which meets
+     * them as they come, so there is no agreement to take part in. */
+    if (!ctx || strata_route_refusal(ctx, coll)) return STRATA_WHOLE_GO_ON;
+    if (strata_nb_outstanding()) strata_nb_drain(ctx); /* they come first on the plane */
+    long long b = signature_bytes(count, datatype);
+    if (b < 0) return STRATA_WHOLE_GO_ON; /* the caller never asks then: it read the size */
+    /* The signature the entry point's settle gives the whole call. */
+    int me_root = ctx->rank == root;
+    struct strata_sig_args sig = {b, b, (int)coll, root, 0, STRATA_SIG_UNUSED, STRATA_SIG_UNUSED};
+    if (coll == STRATA_COLL_BCAST) {
+        sig.in = me_root ? STRATA_SIG_UNUSED : b;
+        sig.out = me_root ? b : STRATA_SIG_UNUSED;
+    } else if (coll == STRATA_COLL_REDUCE) {
+        sig.in = me_root ? b : STRATA_SIG_UNUSED;
+    } else {
+        sig.root = -1;
+    }
+    char why[240];
+    /* one_operation 0: always the full class, which waits for every rank's
+     * signature; a small one would run at once and learn nothing. */
+    switch (strata_check_begin(ctx, CALL(coll), &sig, (size_t)b, 0, why, sizeof why)) {
+    case STRATA_CHECK_RUN:
+        /* Agreed: closed having taken no plane operation, on every rank
+         * alike (each of them asked, its count being the same). */
+        strata_check_end(ctx, CALL(coll), MPI_SUCCESS);
+        return STRATA_WHOLE_GO_ON;
+    case STRATA_CHECK_REFUSED:
+        if (counted()) strata_stats_call(CALL(coll), 1); /* as a refused call of its own */
+        *rc = strata_check_take_refused();
+        return STRATA_WHOLE_REFUSED;
+    case STRATA_CHECK_TO_HOST:
+        break;
+    }
+    strata_route_to_host(ctx, CALL(coll), why);
+    if (counted()) {
+        strata_stats_call(CALL(coll), 0);
+        strata_stats_host_reason(CALL(coll), why);
+    }
+    return STRATA_WHOLE_TO_HOST;
+}
+
+int strata_host_mpi_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+                          MPI_Comm comm, int large)
+{
+    return HOST_CALL(large, Bcast, buffer, count, datatype, root, comm);
+}
+
+int strata_host_mpi_reduce(const void *sendbuf, void *recvbuf, long long count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int large)
+{
+    return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int strata_host_mpi_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+{
+    return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
+}
+
 int strata_call_barrier(MPI_Comm comm)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);

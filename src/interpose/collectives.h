@@ -15,6 +15,8 @@
 #include <mpi.h>
 #include <stddef.h>
 
+#include "util/colls.h"
+
 int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                       MPI_Comm comm, int large);
 int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
@@ -85,6 +87,40 @@ int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype
 int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          int large);
+
+/* ---- The device layer's whole-call agreement (device_calls.c).
+ *
+ * In a job with devices, a Bcast, Reduce or Allreduce above
+ * STRATA_CUDA_CHUNK is cut into one strata_host_* call per piece, and a
+ * Bcast or Allreduce may first try the CUDA IPC path, which opens with a
+ * host MPI reduction over the communicator.  Both follow this rank's own
+ * byte count, the same everywhere in a correct program but not in one whose
+ * counts differ: then one rank sat in the IPC path's host reduction (or in
+ * its second piece) while the others, below the line, waited in the
+ * agreement of their one call for its signature, forever (test_mismatch on
+ * a machine with a GPU: Bcast root 2 MiB, the others 1 MiB).  So a rank
+ * about to cut or to try IPC first takes part in the agreement of the whole
+ * call (coll/agree.h), as a call of its own: the others' one call meets it
+ * there (the same call number), and every rank gets the disagreement's
+ * verdict.  Agreed (every rank asked, the counts being the same), it moved
+ * nothing and the pieces follow, each agreed as usual.
+ *
+ * The signature is the one the entry point gives the whole call (count
+ * elements of datatype; root -1 for Allreduce).  GO_ON also where there is
+ * nothing to agree with (no check, a communicator strata does not serve);
+ * REFUSED: return *rc, nothing moved; TO_HOST: another rank leaves the call
+ * to the host MPI, so this one hands its whole call there too
+ * (strata_host_mpi_*, its device buffers staged whole). */
+enum strata_whole { STRATA_WHOLE_GO_ON, STRATA_WHOLE_REFUSED, STRATA_WHOLE_TO_HOST };
+enum strata_whole strata_host_agree_whole(enum strata_coll coll, long long count,
+                                          MPI_Datatype datatype, int root, MPI_Comm comm, int *rc);
+/* The host MPI's call alone, as an entry point hands a call it leaves. */
+int strata_host_mpi_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+                          MPI_Comm comm, int large);
+int strata_host_mpi_reduce(const void *sendbuf, void *recvbuf, long long count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int large);
+int strata_host_mpi_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
 
 /* Where count elements of type at buf lie as one run of `bytes` bytes in
  * memory order, or NULL. */

@@ -17,7 +17,11 @@
  * i and the copy back of piece i-1 (the ADAPT paper's staging pipeline).
  * The cut depends only on device_world, the byte count of the type
  * signature (Bcast) or the count and type every rank passes alike
- * (reductions), and STRATA_CUDA_CHUNK. */
+ * (reductions), and STRATA_CUDA_CHUNK; alike, that is, in a correct
+ * program.  Where counts differ across the cut, the ranks above it would
+ * make more calls than the others (or the CUDA IPC path's host reduction),
+ * so a rank about to cut first takes the agreement of the whole call
+ * (collectives.h, strata_host_agree_whole). */
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -230,6 +234,29 @@ static int bcast_pieces(void *buffer, long long count, MPI_Datatype type, int ro
     return rc;
 }
 
+/* The whole broadcast in one call, its device buffer staged whole: through
+ * strata (host_only 0), or to the host MPI alone (1: another rank left the
+ * call there, strata_host_agree_whole). */
+static int bcast_whole(struct side *s, int bad, void *buffer, long long count,
+                       MPI_Datatype datatype, int root, MPI_Comm comm, int large, int host_only)
+{
+    int (*call)(void *, long long, MPI_Datatype, int, MPI_Comm, int) =
+        host_only ? strata_host_mpi_bcast : strata_host_bcast;
+    if (!s->device) return call(buffer, count, datatype, root, comm, large);
+    if (bad) return unstageable(comm, "MPI_Bcast", "negative extent");
+    say_staging();
+    int rank;
+    PMPI_Comm_rank(comm, &rank);
+    struct strata_device_lane *lane = enter(comm, s->user + s->true_lb);
+    stage_in(lane, s, 0, rank == root);
+    strata_device_sync(lane);
+    int rc = call(host_view(s), count, datatype, root, comm, large);
+    if (rank != root && rc == MPI_SUCCESS) stage_out(lane, s);
+    strata_device_sync(lane);
+    strata_device_leave(lane);
+    return rc;
+}
+
 STRATA_HOT int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                                  MPI_Comm comm, int large)
 {
@@ -248,33 +275,46 @@ STRATA_HOT int strata_call_bcast(void *buffer, long long count, MPI_Datatype dat
     int size;
     long long bytes = count;
     if (count < 0 || datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &size) ||
-        (bytes *= size) <= (long long)chunk_bytes()) {
-        if (!s.device) return strata_host_bcast(buffer, count, datatype, root, comm, large);
-        if (bad) return unstageable(comm, "MPI_Bcast", "negative extent");
-        say_staging();
-        int rank;
-        PMPI_Comm_rank(comm, &rank);
-        struct strata_device_lane *lane = enter(comm, s.user + s.true_lb);
-        stage_in(lane, &s, 0, rank == root);
-        strata_device_sync(lane);
-        int rc = strata_host_bcast(host_view(&s), count, datatype, root, comm, large);
-        if (rank != root && rc == MPI_SUCCESS) stage_out(lane, &s);
-        strata_device_sync(lane);
-        strata_device_leave(lane);
-        return rc;
-    }
+        (bytes *= size) <= (long long)chunk_bytes())
+        return bcast_whole(&s, bad, buffer, count, datatype, root, comm, large, 0);
+    /* Above one piece on this rank's count: agreed first (collectives.h),
+     * before the IPC path's host reduction or a second piece. */
     int rc;
+    switch (strata_host_agree_whole(STRATA_COLL_BCAST, count, datatype, root, comm, &rc)) {
+    case STRATA_WHOLE_REFUSED: return rc;
+    case STRATA_WHOLE_TO_HOST:
+        return bcast_whole(&s, bad, buffer, count, datatype, root, comm, large, 1);
+    case STRATA_WHOLE_GO_ON: break;
+    }
     if (strata_device_bcast_ipc(buffer, count, datatype, root, comm, (size_t)bytes, &rc)) return rc;
     return bcast_pieces(buffer, count, datatype, root, comm, large, (size_t)bytes);
 }
 
 /* ---- Reduce and Allreduce ---- */
 
+/* One call of a reduction (or of a piece): strata's, or the host MPI's
+ * alone (host_only: another rank left the call there). */
+static int reduce_one(int all, int host_only, const void *s, void *r, long long n,
+                      MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, int large)
+{
+    if (host_only)
+        return all ? strata_host_mpi_allreduce(s, r, n, type, op, comm, large)
+                   : strata_host_mpi_reduce(s, r, n, type, op, root, comm, large);
+    return all ? strata_host_allreduce(s, r, n, type, op, comm, large)
+               : strata_host_reduce(s, r, n, type, op, root, comm, large);
+}
+
+/* Whether the whole-call agreement (collectives.h) was taken before
+ * reduce_staged, and what it said. */
+enum asked { NOT_ASKED, AGREED, HOST_ONLY };
+
 /* One reduction: sendbuf (MPI_IN_PLACE: recvbuf is both), recvbuf used on
  * this rank when has_recv.  Cut into pieces of whole elements when the call
- * is above one piece (same on every rank: same count and type everywhere). */
+ * is above one piece (same on every rank once the whole call is agreed:
+ * same count and type everywhere). */
 static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long count,
-                         MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, int large)
+                         MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, int large,
+                         enum asked asked)
 {
     int rank = 0, size = 0, has_recv = 1;
     if (!all) {
@@ -308,11 +348,23 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
         if (per < 1) per = 1;
     }
     long long pieces = count > 0 ? (count + per - 1) / per : 1;
+    /* Cut on this rank's count: agreed first (collectives.h), or a rank
+     * whose count differs would wait for this one's second piece forever. */
+    if (pieces > 1 && asked == NOT_ASKED) {
+        int rc;
+        switch (strata_host_agree_whole(all ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE, count,
+                                        type, root, comm, &rc)) {
+        case STRATA_WHOLE_REFUSED: return rc;
+        case STRATA_WHOLE_TO_HOST: asked = HOST_ONLY; break;
+        case STRATA_WHOLE_GO_ON: asked = AGREED; break;
+        }
+    }
+    if (asked == HOST_ONLY) per = count, pieces = 1; /* the host's call is the whole call */
+    int host_only = asked == HOST_ONLY;
     /* A receive buffer this rank does not use is not the host's to see. */
     if (!has_recv && strata_device_is_device(recvbuf)) recvbuf = NULL;
     if (!snd.device && !rcv.device && pieces == 1)
-        return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large)
-                   : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large);
+        return reduce_one(all, host_only, sendbuf, recvbuf, count, type, op, root, comm, large);
     if (bad) return unstageable(comm, name, "negative extent");
     struct strata_device_lane *lane = NULL;
     struct side *src = in_place ? &rcv : &snd;
@@ -349,8 +401,7 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
         }
         const void *s = in_place ? MPI_IN_PLACE : (const char *)host_view(&snd) + off;
         void *r = has_recv ? (char *)host_view(&rcv) + off : recvbuf;
-        rc = all ? strata_host_allreduce(s, r, n, type, op, comm, large)
-                 : strata_host_reduce(s, r, n, type, op, root, comm, large);
+        rc = reduce_one(all, host_only, s, r, n, type, op, root, comm, large);
         if (rcv.device && rc == MPI_SUCCESS)
             strata_device_from_host(lane, rcv.user + rcv.true_lb + off, rcv.host + off, span);
     }
@@ -367,7 +418,7 @@ STRATA_HOT int strata_call_reduce(const void *sendbuf, void *recvbuf, long long 
 {
     if (!device_job(comm))
         return strata_host_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, large);
-    return reduce_staged(0, sendbuf, recvbuf, count, datatype, op, root, comm, large);
+    return reduce_staged(0, sendbuf, recvbuf, count, datatype, op, root, comm, large, NOT_ASKED);
 }
 
 STRATA_HOT int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
@@ -377,16 +428,26 @@ STRATA_HOT int strata_call_allreduce(const void *sendbuf, void *recvbuf, long lo
         return strata_host_allreduce(sendbuf, recvbuf, count, datatype, op, comm, large);
     /* Above one piece, on an intracommunicator, blocking: the reduction on
      * the device through CUDA IPC when every rank qualifies (every rank
-     * passes the same count, type and form, so all of them ask). */
+     * passes the same count, type and form, so all of them ask: the
+     * whole-call agreement makes sure of it first, collectives.h). */
     int size, rc;
     long long bytes = count;
     if (!is_inter(comm) && !strata_nb_building() && count > 0 &&
         datatype != MPI_DATATYPE_NULL && PMPI_Type_size(datatype, &size) == MPI_SUCCESS &&
-        (bytes *= size) > (long long)chunk_bytes() &&
-        strata_device_allreduce_ipc(sendbuf, recvbuf, count, datatype, op, comm, (size_t)bytes,
-                                    &rc))
-        return rc;
-    return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large);
+        (bytes *= size) > (long long)chunk_bytes()) {
+        switch (strata_host_agree_whole(STRATA_COLL_ALLREDUCE, count, datatype, -1, comm, &rc)) {
+        case STRATA_WHOLE_REFUSED: return rc;
+        case STRATA_WHOLE_TO_HOST:
+            return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large,
+                                 HOST_ONLY);
+        case STRATA_WHOLE_GO_ON: break;
+        }
+        if (strata_device_allreduce_ipc(sendbuf, recvbuf, count, datatype, op, comm,
+                                        (size_t)bytes, &rc))
+            return rc;
+        return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large, AGREED);
+    }
+    return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large, NOT_ASKED);
 }
 
 /* ---- Gather, Scatter, Allgather, Alltoall: whole buffers staged ---- */
