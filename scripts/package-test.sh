@@ -90,6 +90,16 @@ check() {
   if why="$(served "$json" "$mpi" "$what" 2>&1)"; then echo "ok: $name"; else fail "$name: $why"; fi
 }
 
+# Environment Modules conflicts with Lmod (Debian), so its modulecmd.tcl is
+# taken from its package, unpacked here, and run by tclsh (Lmod's dependency).
+modulecmd=
+if (cd "$tmp" && apt-get download environment-modules >/dev/null 2>&1) &&
+   dpkg-deb -x "$tmp"/environment-modules_*.deb "$tmp/envmod" && command -v tclsh >/dev/null; then
+  modulecmd="$(ls "$tmp"/envmod/usr/lib/*/modulecmd.tcl | head -1)"
+else
+  echo "SKIP: the Tcl module under Environment Modules (apt-get download environment-modules failed)"
+fi
+
 mpis=()
 for m in openmpi mpich; do
   if command -v "mpicc.$m" >/dev/null 2>&1; then mpis+=("$m"); fi
@@ -110,12 +120,19 @@ for m in "${mpis[@]}"; do
 
   # The module, in a login shell's Lmod (/etc/profile.d/lmod.sh).  Each line
   # of env.before / env.after: what load may change; unload must restore it.
-  for kind in lua tcl; do
-    modpath=/etc/lmod/modules
-    [ "$kind" = tcl ] && modpath=/usr/share/modules/modulefiles
-    if [ ! -f /etc/profile.d/lmod.sh ]; then fail "no Lmod (/etc/profile.d/lmod.sh)"; break; fi
+  # lua, tcl: Lmod, on the package's .lua and Tcl files; envmod: the Tcl
+  # files under Environment Modules' own modulecmd.tcl (below).
+  for kind in lua tcl envmod; do
+    case "$kind" in
+      lua) modpath=/etc/lmod/modules; init=". /etc/profile.d/lmod.sh" ;;
+      tcl) modpath=/usr/share/modules/modulefiles; init=". /etc/profile.d/lmod.sh" ;;
+      envmod) [ -n "$modulecmd" ] || continue
+              modpath=/usr/share/modules/modulefiles
+              init='module() { eval "$(tclsh '"$modulecmd"' bash "$@")"; }' ;;
+    esac
+    if [ "$kind" != envmod ] && [ ! -f /etc/profile.d/lmod.sh ]; then fail "no Lmod (/etc/profile.d/lmod.sh)"; break; fi
     cat >"$tmp/module-$m-$kind.sh" <<SEOF
-. /etc/profile.d/lmod.sh
+$init
 set -u
 export MODULEPATH=$modpath
 # Path lists as sets (Lmod itself drops duplicate and empty elements).
@@ -149,7 +166,7 @@ SEOF
     if [ $rc = 0 ]; then
       for how in run launcher; do
         if why="$(served "$tmp/$m-$kind-$how.json" "$m" allreduce 2>&1)"; then
-          echo "ok: $m: module load strata/$m ($kind), $([ $how = run ] && echo strata-run || echo "the MPI's launcher with \$STRATA_PRELOAD"); unload restores"
+          echo "ok: $m: module load strata/$m ($([ $kind = envmod ] && echo "Tcl, Environment Modules" || echo "$kind, Lmod")), $([ $how = run ] && echo strata-run || echo "the MPI's launcher with \$STRATA_PRELOAD"); unload restores"
         else fail "$m: module ($kind), $how: $why"; fi
       done
     else
