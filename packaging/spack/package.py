@@ -1,6 +1,9 @@
 # Spack recipe for strata (docs/USAGE.md, "Installing"):
 #   copy this file into a Spack repository as packages/strata/package.py
-#   (spack repo create; spack repo add), then: spack install strata ^openmpi
+#   (spack repo create; spack repo add), then, in a strata source tree:
+#     spack dev-build strata@main ^openmpi      (or ^mpich, ...)
+#   or, with `git` below pointing at the site's copy of the repository:
+#     spack install strata ^openmpi
 # Checked by tests/packaging/test_spack_recipe.py against a stub of Spack's API.
 import os
 
@@ -12,8 +15,10 @@ class Strata(CMakePackage):
     hierarchies, preloaded (LD_PRELOAD) into unmodified MPI programs or linked;
     everything it does not serve goes to the host MPI through PMPI."""
 
-    homepage = "https://github.com/strata-mpi/strata"
-    git = "https://github.com/strata-mpi/strata.git"
+    # strata has no public home yet: these two are placeholders, to be set to
+    # the site's copy of the repository (spack dev-build needs neither).
+    homepage = "https://example.org/strata"
+    git = "https://example.org/strata.git"
 
     maintainers("strata-maintainers")
 
@@ -33,8 +38,6 @@ class Strata(CMakePackage):
     depends_on("hwloc")
     depends_on("cuda", when="+cuda")
 
-    # libstrata interposes MPI's C entry points and reads both families' ABIs.
-    conflicts("^intel-oneapi-mpi", when="@:0.1", msg="untested with Intel MPI")
     conflicts("platform=darwin", msg="strata needs Linux (process_vm_readv, /dev/shm)")
 
     @property
