@@ -51,6 +51,10 @@ struct strata_line {
  * starting a call makes sure nobody lags STRATA_SIG_GUARD calls behind. */
 #define STRATA_SIG_SLOTS 16
 #define STRATA_SIG_GUARD 8
+
+/* Persistent requests per communicator that get a plane of their own (the
+ * first ones by _init order; later ones share the communicator's queue). */
+#define STRATA_PLANE_CHANNELS 8
 _Static_assert(STRATA_SIG_GUARD * 2 <= STRATA_SIG_SLOTS, "a rank may lead by 2 * GUARD - 1 calls");
 _Static_assert(STRATA_LINE_SLOTS >= 2, "a writer must be able to run one op ahead of its readers");
 
@@ -102,7 +106,24 @@ struct strata_rank_ctl {
         /* Alltoallv: this rank's bytes for each peer lie in its region. */
         strata_flag counts_stamp;
     } sig[STRATA_SIG_SLOTS];
+    /* The planes of the communicator's persistent requests (context.h,
+     * strata_ctx_channel): the communicator's rank 0 creates request k's
+     * segment at its _init and writes how to attach it here, in its own
+     * control lines (the other ranks' slots stay unused), then stamp =
+     * STRATA_CHANNEL_READY or STRATA_CHANNEL_FAILED (release); the others
+     * attach when their first start of the request runs, and count
+     * themselves in attached (rank 0 keeps its descriptor open until all
+     * have: context/channel.c). */
+    _Alignas(STRATA_CACHE_LINE) struct strata_channel_slot {
+        char name[STRATA_SEGMENT_NAME_MAX]; /* the segment (or why it failed) */
+        uint64_t bytes;
+        strata_flag stamp;
+        strata_flag attached; /* ranks that opened it through rank 0's descriptor */
+    } channel[STRATA_PLANE_CHANNELS];
 };
+
+/* The states of a channel slot's stamp (0: not published yet). */
+enum { STRATA_CHANNEL_READY = 1, STRATA_CHANNEL_FAILED = 2 };
 
 /* Payload bytes of one flag line, and of one slot of lines. */
 #define STRATA_TINY_MAX (STRATA_CACHE_LINE - sizeof(strata_flag))

@@ -31,6 +31,7 @@ void (*strata_ctx_before_free)(struct strata_ctx *ctx);
  * leader communicators are strata's own), its hierarchy. */
 static void ctx_free_owned(struct strata_ctx *ctx)
 {
+    strata_ctx_channels_free(ctx); /* before the plane their slots are in */
     if (ctx->plane) {
         strata_plane_fini(ctx->plane);
         free(ctx->plane);

@@ -48,6 +48,13 @@ struct strata_ctx {
     int gone;                     /* its communicator was freed while held: it goes with
                                      the last hold */
     struct strata_ctx *prev, *next; /* registry of live contexts */
+    /* Persistent requests' planes (strata_ctx_channel).  In a communicator's
+     * context: how many requests asked for one, and those made (freed with
+     * it).  In a channel: the context it belongs to and its slot. */
+    int channels_given;
+    struct strata_ctx *channels[STRATA_PLANE_CHANNELS];
+    struct strata_ctx *channel_of;
+    int channel;
 };
 
 /* The context of an intracommunicator, creating it (collectively) if this is
@@ -68,6 +75,27 @@ extern void (*strata_ctx_before_free)(struct strata_ctx *ctx);
  * and goes at the last drop. */
 void strata_ctx_hold(struct strata_ctx *ctx);
 void strata_ctx_drop(struct strata_ctx *ctx);
+
+/* A plane of its own for a persistent request, so that its starts run in
+ * no queue but its own (docs/DESIGN.md, "Order of persistent starts"): a
+ * channel, a context that shares ctx's communicator, ranks and hierarchy
+ * and has a plane and an operation queue of its own.  Called at the
+ * request's _init, which every rank makes in the same order: the k-th call
+ * on ctx gets channel k % STRATA_PLANE_CHANNELS on every rank (requests
+ * that many apart share one).  NULL (the request shares ctx's queue)
+ * across nodes, where segments cannot be opened by descriptor (no
+ * single-copy transport), or out of memory.  Local: the communicator's rank 0 creates the segment now and
+ * publishes it in its control lines; the others attach in
+ * strata_ctx_channel_ready.  Freed with ctx. */
+struct strata_ctx *strata_ctx_channel(struct strata_ctx *ctx);
+
+/* Whether a channel's plane can run: 1 (attached), 0 (rank 0 has not
+ * published it yet: ask again), -1 (it could not be made: why says it).
+ * 1 at once for any other context. */
+int strata_ctx_channel_ready(struct strata_ctx *ctx, char *why, size_t whylen);
+
+/* Frees ctx's channels (context.c, with ctx itself). */
+void strata_ctx_channels_free(struct strata_ctx *ctx);
 
 /* Releases every live context (MPI_Finalize). */
 void strata_ctx_release_all(void);

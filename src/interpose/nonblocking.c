@@ -255,6 +255,12 @@ static void start_operation(struct strata_nb *nb);
 
 static void start(struct strata_nb *nb)
 {
+    /* A persistent request's own plane, not attached yet here: step
+     * attaches it once its creator has published it, then starts. */
+    if (nb->ctx && nb->ctx->channel_of && !nb->ctx->plane) {
+        nb->attaching = 1;
+        return;
+    }
     /* Every rank's signature first (coll/agree.h); the operation once all
      * agree (step). */
     if (nb->agree && nb->ctx && nb->ctx->plane && !nb->ctx->net) {
@@ -296,6 +302,18 @@ static void start_operation(struct strata_nb *nb)
 static int step(struct strata_nb *nb)
 {
     int flag = 0, rc, was;
+    if (nb->attaching) {
+        char why[STRATA_SEGMENT_NAME_MAX + 64];
+        int ready = strata_ctx_channel_ready(nb->ctx, why, sizeof why);
+        if (ready == 0) return STRATA_OP_PENDING;
+        nb->attaching = 0;
+        if (ready < 0) {
+            strata_error("%s on communicator #%lu: the persistent request's own plane: %s",
+                         strata_call_name(nb->call), nb->ctx->serial, why);
+            return MPI_ERR_NO_MEM;
+        }
+        start(nb);
+    }
     if (nb->agreeing) {
         int verdict = agreement(nb, &rc);
         if (verdict <= 0) return verdict ? rc : STRATA_OP_PENDING;
@@ -412,7 +430,9 @@ void strata_nb_idle(unsigned long round)
     strata_backoff(round);
     if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;
     for (struct strata_nb *nb = active; nb; nb = nb->next_active)
-        if (nb->agreeing)
+        if (nb->attaching)
+            strata_peer_check_alive(nb->ctx->channel_of->plane->pid[0]); /* who publishes it */
+        else if (nb->agreeing)
             strata_agree_check_alive(nb->ctx->plane); /* the ranks not yet stamped */
         else if (nb->kind != STRATA_NB_NOTHING && nb->kind != STRATA_NB_HOST)
             strata_peer_check_alive(running_op(nb)->waiting_for);
@@ -563,6 +583,7 @@ struct strata_nb *strata_nb_rearm(struct strata_nb *kept)
     /* Not outstanding (MPI forbids starting an active request), so no other
      * thread reads it: plain stores.  The union is set by start(). */
     kept->next_in_comm = kept->next_active = kept->next_all = NULL;
+    kept->attaching = 0;
     kept->on_done = NULL;
     kept->done_arg = NULL;
     kept->app_freed = 0;

@@ -100,6 +100,9 @@ struct strata_nb {
     int agree;                  /* the operation waits for the agreement */
     int agreeing;               /* started: 1 waiting for every rank's signature,
                                    2 for the v-collectives' pairs round */
+    int attaching;              /* started on a persistent request's plane that
+                                   this rank has not attached yet (context.h,
+                                   strata_ctx_channel_ready) */
     /* A v-collective's pairs (what it sends each rank, then what it
      * expects from each: 2 * size bytes counts, malloc'ed; NULL otherwise)
      * and the round's state. */

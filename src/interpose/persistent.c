@@ -85,6 +85,10 @@ struct strata_persist {
      * in the same order, so one process-wide count orders each
      * communicator's alike on every rank). */
     unsigned long long init_seq;
+    /* Its own plane and queue (context.h, strata_ctx_channel), or NULL: its
+     * starts then share the communicator's queue.  The request holds the
+     * communicator's context, which owns the channel. */
+    struct strata_ctx *chan;
     /* This start, built and held back until its batch is queued (lock). */
     struct strata_nb *held;
     struct strata_persist *next_held; /* in the batch, by init_seq */
@@ -286,9 +290,16 @@ static void unlink_free(struct strata_persist *ps)
             break;
         }
     strata_nb_persist_tag_free_locked(ps->tag);
-    if (ps->tmpl) strata_nb_kept_free(ps->tmpl);
+    struct strata_ctx *owner = ps->chan ? ps->chan->channel_of : NULL;
+    if (ps->tmpl) {
+        /* The kept operation holds the communicator's context (its starts
+         * ran on the channel). */
+        if (owner) ps->tmpl->ctx = owner;
+        strata_nb_kept_free(ps->tmpl);
+    }
     release_args(ps);
     free(ps);
+    if (owner) strata_ctx_drop(owner);
 }
 
 /* The message that completes the application's request.  Lock held. */
@@ -459,6 +470,9 @@ static int hold(struct strata_persist *ps, struct strata_nb *nb)
  * (the communicator's error handler) and the request completes. */
 static void post_held(struct strata_persist *ps, struct strata_nb *nb)
 {
+    /* On its own plane it waits behind nothing (its place in the batch
+     * then orders nothing: harmless). */
+    if (ps->chan && nb->ctx == ps->chan->channel_of) nb->ctx = ps->chan;
     if (nb->kind == STRATA_NB_HOST) {
         int rc = host_start(ps, &nb->host_req);
         if (rc != MPI_SUCCESS) {
@@ -763,6 +777,11 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
         persist_drop(ps, 0);
         return rc;
     }
+    /* A plane of its own (the k-th _init on the communicator gets channel
+     * k on every rank), where the operation runs on the communicator's. */
+    struct strata_ctx *ctx = ps->tmpl ? ps->tmpl->ctx : strata_ctx_get(ps->comm);
+    ps->chan = ctx && ctx->plane && !ctx->net ? strata_ctx_channel(ctx) : NULL;
+    if (ps->chan) strata_ctx_hold(ctx);
     strata_nb_lock();
     ps->req = *request;
     ps->init_seq = ++init_count;

@@ -451,9 +451,13 @@ static void persistent_rebuilt(MPI_Comm comm, int starts)
     }
     for (int i = 0; i < 2; i++) MPI_Request_free(&req[i]);
     MPI_Type_free(&every_other);
-    /* Freed while active (MPI 4.0 allows it): the start still completes,
-     * a blocking collective on the communicator comes after it, and the
-     * operation kept at _init goes with the request. */
+    /* Freed while active (MPI 4.0 allows it): the start still completes
+     * (the application cannot wait for it: the ranks poll, with blocking
+     * collectives that progress it, until all see their results, at most
+     * 30 s), and the operation kept at _init goes with the request.  A
+     * blocking collective alone need not complete it: the request runs on
+     * its own plane, ordered against no other call (DESIGN.md, "Order of
+     * persistent starts"). */
     struct op a;
     prepare(&a, ALLREDUCE, 3000, 0, 77, comm);
     MPI_Request q;
@@ -461,7 +465,13 @@ static void persistent_rebuilt(MPI_Comm comm, int starts)
     MPI_Start(&q);
     MPI_Request_free(&q);
     CHECK(q == MPI_REQUEST_NULL, "Request_free of an active persistent request left the handle");
-    MPI_Barrier(comm);
+    double until = MPI_Wtime() + 30;
+    for (int all = 0; !all && MPI_Wtime() < until;) {
+        MPI_Barrier(comm);
+        int mine = 1;
+        for (size_t i = 0; i < result_elems(&a, comm); i++) mine &= a.recv[i] == a.want[i];
+        PMPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, comm);
+    }
     check(&a, comm, "persistent freed while active");
     drop(&a);
     free(buf);

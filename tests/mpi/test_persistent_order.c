@@ -8,6 +8,10 @@
  *     ranks wait on each before starting the next, the odd ones start all,
  *     then wait in their start order) and with MPI_Startall + MPI_Waitall;
  *     several rounds, new contents each;
+ *   --split: starts that one order of the communicator cannot hold
+ *     (batches split differently across ranks; starts before a blocking
+ *     or nonblocking Bcast on some ranks, after it on others): each
+ *     request on a plane of its own;
  *   --owned-args: Gatherv, Scatterv, Allgatherv, Alltoallv and
  *     Reduce_scatter initialised from heap arrays of counts and
  *     displacements (and a derived datatype) that are filled with garbage
@@ -153,6 +157,61 @@ static void order_tests(void)
     order_case(started, 2, "never-started");
     MPI_Request_free(&skipped[1].req);
     MPI_Comm_free(&dup);
+}
+
+/* --split: starts that no single order of the communicator can hold: batches split
+ * differently (even ranks start B and wait on it alone, then A; odd ranks
+ * start A and B together, A inited first), and starts placed on either side
+ * of a blocking and of a nonblocking collective of the same communicator.
+ * Each request runs on a plane of its own (context.h, strata_ctx_channel);
+ * before, both hung. */
+static void split_tests(void)
+{
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    int even = rank % 2 == 0;
+    struct preq ab[2] = {{.kind = K_ALLREDUCE, .count = 4, .comm = comm},
+                         {.kind = K_BCAST, .root = size - 1, .count = 3, .comm = comm}};
+    for (int i = 0; i < 2; i++) init_one(&ab[i]);
+    for (int round = 0; round < ROUNDS; round++) {
+        for (int i = 0; i < 2; i++) fill_round(&ab[i], i, round);
+        MPI_Request *a = &ab[0].req, *b = &ab[1].req;
+        if (even) {
+            CHECK(MPI_Start(b) == MPI_SUCCESS && MPI_Wait(b, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                  "B alone");
+            CHECK(MPI_Start(a) == MPI_SUCCESS && MPI_Wait(a, MPI_STATUS_IGNORE) == MPI_SUCCESS,
+                  "then A");
+        } else {
+            MPI_Request both[2] = {*a, *b};
+            MPI_Status st[2];
+            CHECK(MPI_Startall(2, both) == MPI_SUCCESS && MPI_Waitall(2, both, st) == MPI_SUCCESS,
+                  "A and B together");
+        }
+        for (int i = 0; i < 2; i++) check_round(&ab[i], i, round, "split batches");
+    }
+    for (int i = 0; i < 2; i++) MPI_Request_free(&ab[i].req);
+    if (rank == 0) printf("order split-batches: passed\n");
+
+    struct preq p = {.kind = K_BCAST, .root = 0, .count = 2, .comm = comm};
+    init_one(&p);
+    for (int nonblocking = 0; nonblocking < 2; nonblocking++)
+        for (int round = 0; round < ROUNDS; round++) {
+            fill_round(&p, 0, round);
+            int other = rank == size - 1 ? 7000 + round : -1;
+            MPI_Request oreq = MPI_REQUEST_NULL;
+            if (even) CHECK(MPI_Start(&p.req) == MPI_SUCCESS, "start before");
+            if (nonblocking) MPI_Ibcast(&other, 1, MPI_INT, size - 1, comm, &oreq);
+            else MPI_Bcast(&other, 1, MPI_INT, size - 1, comm);
+            if (!even) CHECK(MPI_Start(&p.req) == MPI_SUCCESS, "start after");
+            CHECK(MPI_Wait(&p.req, MPI_STATUS_IGNORE) == MPI_SUCCESS, "wait");
+            CHECK(MPI_Wait(&oreq, MPI_STATUS_IGNORE) == MPI_SUCCESS, "the other's wait");
+            CHECK(other == 7000 + round, "the %s Bcast beside the start: %d, want %d",
+                  nonblocking ? "nonblocking" : "blocking", other, 7000 + round);
+            check_round(&p, 0, round, nonblocking ? "beside a nonblocking Bcast" : "beside a Bcast");
+        }
+    MPI_Request_free(&p.req);
+    if (rank == 0) printf("order beside-collectives: passed\n");
+    MPI_Comm_free(&comm);
 }
 
 /* ---- Arguments the application frees right after _init. */
@@ -386,13 +445,15 @@ int main(int argc, char **argv)
 #ifdef INIT
     if (!strcmp(mode, "--order")) {
         order_tests();
+    } else if (!strcmp(mode, "--split")) {
+        split_tests();
     } else if (!strcmp(mode, "--owned-args")) {
         owned_args_tests();
 #if defined(STRATA_HAVE_LARGE_COUNT) && defined(STRATA_HAVE_PERSISTENT_COLL)
         owned_args_large();
 #endif
     } else {
-        CHECK(0, "usage: test_persistent_order --order | --owned-args (got '%s')", mode);
+        CHECK(0, "usage: test_persistent_order --order | --split | --owned-args (got '%s')", mode);
     }
 #else
     (void)mode;
