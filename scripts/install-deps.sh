@@ -4,17 +4,7 @@
 set -euo pipefail
 need=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev mpich libmpich-dev
       hwloc libhwloc-dev python3 python3-matplotlib python3-venv python3-dev gfortran)
-missing=()
-for p in "${need[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  if [ "$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+"$(dirname "$0")/apt-need.sh" "${need[@]}"
 # mpi4py, built once per MPI (pip, from source; see the script).  Its
 # failure leaves the mpi4py tests skipped, not the rest of the set-up.
 "$(dirname "$0")/install-mpi4py.sh" || echo "install-deps: mpi4py is missing for some MPI" >&2

@@ -22,17 +22,7 @@ done
 
 need=(debhelper dpkg-dev rsync lintian build-essential cmake pkg-config libhwloc-dev
       libopenmpi-dev openmpi-bin libmpich-dev mpich)
-missing=()
-for p in "${need[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "installing: ${missing[*]}"
-  if [ "$(id -u)" != 0 ]; then SUDO=sudo; else SUDO=; fi
-  export DEBIAN_FRONTEND=noninteractive
-  $SUDO apt-get update -qq
-  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+"$(dirname "$0")/apt-need.sh" "${need[@]}"
 
 out="$here/build/pkg-deb"
 src="$out/strata"
