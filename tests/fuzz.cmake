@@ -81,6 +81,25 @@ else()
   fuzz(erroneous.np2 2 401 ARGS ${FUZZ_ERRONEOUS} --forms=blocking,nonblocking,persistent)
 endif()
 
+# A bystander that is the odd rank itself: the root of a small Scatter whose
+# count differs receives only its own block, at its own count, and may get
+# MPI_SUCCESS where it judges before the others have stamped the call.  The
+# fuzzer expected that block at the others' count and failed about 1 run in
+# 10 of these calls (strata's bytes were right); --odd-first starts the
+# others only once the odd rank's call has returned, so every run takes that
+# path (before the fuzzer's fix: failed every time, both MPIs).
+function(fuzz_odd_first name ranks)
+  strata_mpi_test(NAME fuzz.erroneous.odd-first.${name} TARGET strata-fuzz RANKS ${ranks}
+                  ARGS ${ARGN} --erroneous --odd-first --forms=blocking,nonblocking,persistent
+                       --require-strata --call-timeout 30)
+  set_tests_properties(fuzz.erroneous.odd-first.${name} PROPERTIES TIMEOUT 60)
+endfunction()
+if(STRATA_MPI STREQUAL "openmpi")
+  fuzz_odd_first(scatter-root.np3 3 --seed 0x204 --only 57 --elements 9 --max-bytes 2M)
+endif()
+fuzz_odd_first(scatter-root.np2 2 --seed 0x191 --only 44 --elements 7 --max-bytes 1M
+               --colls scatter)
+
 # Calls of the lent 16-core machine's runs (bench/results/session9) on which
 # a host MPI's own bug broke the fuzzer (docs/TESTING.md, "Differential
 # fuzzing"), replayed alone.  Open MPI 4.1.4's MPI_Alltoall at 16 ranks writes

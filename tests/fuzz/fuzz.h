@@ -76,6 +76,8 @@ struct fuzz_opts {
     int erroneous;        /* --erroneous: one rank's count differs, strata alone runs it */
     int self_erroneous;   /* self-test: 1 expects MPI_SUCCESS where MPI_ERR_TRUNCATE is due,
                              2 changes a guard byte after the erroneous call */
+    int odd_first;        /* --odd-first: the others start the erroneous call once the odd
+                             rank's has returned, or after half a second */
     int world_size, world_rank;
 };
 extern struct fuzz_opts fuzz_opt;

@@ -52,6 +52,12 @@
  *                     alltoall, gatherv, scatterv, allgatherv, alltoallv (the
  *                     v-collectives blocking only: --forms applies to the
  *                     others), no invalid arguments (fuzz_erroneous.c)
+ *   --odd-first       with --erroneous: every rank but the odd one starts the
+ *                     erroneous call once the odd rank's has returned (or
+ *                     after half a second, where it cannot return alone):
+ *                     the odd rank runs, and judges, before any other rank
+ *                     has published anything of the call (a timing the
+ *                     plain mode meets only now and then)
  *   --self-test=erroneous-class  with --erroneous: expect MPI_SUCCESS where
  *                     MPI_ERR_TRUNCATE is due; the run must report it (then
  *                     it passes)
@@ -150,7 +156,7 @@ static void parse_options(int argc, char **argv)
         int flag = !strcmp(name, "-v") || !strcmp(name, "-vv") || !strcmp(name, "--no-errors") ||
                    !strcmp(name, "--no-shrink") || !strcmp(name, "--keep-going") ||
                    !strcmp(name, "--require-strata") || !strcmp(name, "--expect-all") ||
-                   !strcmp(name, "--erroneous");
+                   !strcmp(name, "--erroneous") || !strcmp(name, "--odd-first");
         if (!flag && !val) {
             if (i + 1 >= argc) usage_error("missing value after", a);
             val = argv[++i];
@@ -163,6 +169,7 @@ static void parse_options(int argc, char **argv)
         else if (!strcmp(name, "--require-strata")) fuzz_opt.require_strata = 1;
         else if (!strcmp(name, "--expect-all")) fuzz_opt.expect_all = 1;
         else if (!strcmp(name, "--erroneous")) fuzz_opt.erroneous = 1;
+        else if (!strcmp(name, "--odd-first")) fuzz_opt.odd_first = 1;
         else if (!strcmp(name, "--seed")) fuzz_opt.seed = parse_number(val, "bad seed");
         else if (!strcmp(name, "--calls")) fuzz_opt.calls = (long)parse_number(val, "bad count");
         else if (!strcmp(name, "--max-bytes"))
@@ -194,6 +201,7 @@ static void parse_options(int argc, char **argv)
     if (fuzz_opt.max_bytes < 64) usage_error("--max-bytes below 64", "");
     if (fuzz_opt.self_erroneous && !fuzz_opt.erroneous)
         usage_error("this self-test needs", "--erroneous");
+    if (fuzz_opt.odd_first && !fuzz_opt.erroneous) usage_error("--odd-first needs", "--erroneous");
     if (fuzz_opt.erroneous) {
         fuzz_opt.errors = 0;
         fuzz_opt.colls &= FUZZ_ERRONEOUS_COLLS;
