@@ -27,8 +27,9 @@ file(RELATIVE_PATH STRATA_REL_LIBDIR "${CMAKE_INSTALL_FULL_BINDIR}" "${STRATA_FU
 set(strata_pkg ${CMAKE_BINARY_DIR}/install)
 configure_file(${CMAKE_SOURCE_DIR}/packaging/strata-run.in ${strata_pkg}/strata-run @ONLY)
 
-# Replaces the build tree's strata-run that CMakeLists.txt installs in the same
-# place (install rules run in order, this file's after those).
+# The only strata-run installed there: one installed over another of the same
+# time stamp would be skipped as up to date (both are configured at once),
+# which left MPICH's build-tree copy in a package once.
 install(PROGRAMS ${strata_pkg}/strata-run DESTINATION ${CMAKE_INSTALL_LIBDIR}/strata/${STRATA_MPI}/bin)
 install(FILES ${CMAKE_BINARY_DIR}/lib/pkgconfig/${STRATA_PC_NAME}.pc
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/strata/${STRATA_MPI}/pkgconfig RENAME strata.pc)
