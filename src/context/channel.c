@@ -13,7 +13,6 @@
  * complete anyway).  The segment is opened through rank 0's descriptor
  * (anonymous memfd), so nothing is ever named in /dev/shm; where segments
  * cannot be opened that way (no single-copy transport), no channel is made. */
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,10 +21,6 @@
 #include "context/context.h"
 #include "shm/flags.h"
 #include "util/log.h"
-
-/* Channel slots are handed out under this lock: threads may call _init on
- * different communicators at once (MPI orders a communicator's own calls). */
-static pthread_mutex_t channel_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static struct strata_channel_slot *slot_of(const struct strata_ctx *parent, int k)
 {
@@ -83,11 +78,11 @@ struct strata_ctx *strata_ctx_channel(struct strata_ctx *ctx)
         !strata_plane_single_copy(ctx->plane))
         return NULL;
     /* Requests STRATA_PLANE_CHANNELS apart in _init order share a channel:
-     * the k-th on every rank alike. */
-    pthread_mutex_lock(&channel_lock);
+     * the k-th on every rank alike.  No lock: every field here is ctx's,
+     * and MPI forbids two threads collective calls on one communicator at
+     * once. */
     int k = ctx->channels_given++ % STRATA_PLANE_CHANNELS;
     struct strata_ctx *ch = ctx->channels[k];
-    pthread_mutex_unlock(&channel_lock);
     if (ch) return ch;
     ch = malloc(sizeof *ch);
     if (!ch) {
