@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/learn.h"
 #include "coll/select.h"
 #include "coll/tree.h"
 #include "coll/tuning_file.h"
@@ -283,19 +284,41 @@ static void explain(const struct explain_request *rq, int world_size)
     struct strata_prediction all[STRATA_NALGOS];
     int n = strata_select_explain(strata_select_model(), &shape, rq->coll, rq->block, all,
                                   STRATA_NALGOS);
-    printf("\n  %-22s %-6s %14s\n", "algorithm", "best k", "predicted us");
+    /* What earlier jobs measured (the model's "measured" lines, coll/learn.h):
+     * the price selection starts from is the measured time where there is
+     * one, else the prediction. */
+    double measured[STRATA_NALGOS];
+    int start = -1, nmeasured = 0;
+    for (int i = 0; i < n; i++) {
+        const struct strata_model_measured *r = strata_model_find_measured(
+            strata_select_model(), &shape, rq->coll, strata_learn_class(rq->block),
+            (int)all[i].al->id, all[i].k);
+        measured[i] = r && all[i].us >= 0 ? all[i].us * r->ratio : -1;
+        nmeasured += measured[i] >= 0;
+        double price = measured[i] >= 0 ? measured[i] : all[i].us;
+        if (all[i].us >= 0 && (start < 0 || price < (measured[start] >= 0 ? measured[start] : all[start].us)))
+            start = i;
+    }
+    printf("\n  %-22s %-6s %14s %13s\n", "algorithm", "best k", "predicted us", "measured us");
     for (int i = 0; i < n; i++) {
         const struct strata_prediction *p = &all[i];
-        char k[16] = "-";
+        char k[16] = "-", m[32] = "-";
         if (p->al->k_meaning && p->us >= 0) snprintf(k, sizeof k, "%d", p->k);
+        if (measured[i] >= 0) snprintf(m, sizeof m, "%.2f", measured[i]);
+        char mark = i == 0 ? '*' : ' ';
+        if (nmeasured && i == start) mark = i == 0 ? '#' : '>';
         if (p->us >= 0)
-            printf("%c %-22s %-6s %14.2f  %s\n", i == 0 ? '*' : ' ', p->al->name, k, p->us,
+            printf("%c %-22s %-6s %14.2f %13s  %s\n", mark, p->al->name, k, p->us, m,
                    p->al->summary);
         else
-            printf("  %-22s %-6s %14s  refused: %s\n", p->al->name, k, "-",
+            printf("  %-22s %-6s %14s %13s  refused: %s\n", p->al->name, k, "-", "-",
                    p->refusal ? p->refusal : "no factor can run");
     }
-    printf("  * the model's choice\n\nWhat decides on such a call:\n");
+    printf("  * the model's choice");
+    if (nmeasured)
+        printf("; > where selection starts from what earlier jobs measured (# both)");
+    printf("\n  measured: what earlier jobs on this shape measured (STRATA_LEARN), kept in the "
+           "model file\n\nWhat decides on such a call:\n");
     print_deciders(rq, &shape);
 }
 

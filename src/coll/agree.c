@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "coll/coll.h"
+#include "coll/learn.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/hot.h"
@@ -33,6 +34,9 @@ STRATA_HOT void strata_agree_open(struct strata_plane *p, const struct strata_si
     s->vsent = mine->vsent;
     s->vrecvd = mine->vrecvd;
     s->pos = p->pos;
+    /* A plane that never measured anything (every small-only program)
+     * writes no report: nobody reads one there (learn.h). */
+    if (__builtin_expect(p->learn != NULL, 0)) strata_learn_fill(p, s);
     p->call.mine = *s;
     p->call.mine.stamp = n;
     p->call.open = 1;

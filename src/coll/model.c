@@ -581,12 +581,15 @@ static int load_stream(struct strata_model *m, FILE *f, const char *path, char *
         if (*values) *values++ = 0;
         int i = 0;
         while (i < NKEYS && strcmp(key_name(i), key)) i++;
-        if (i == NKEYS) {
+        if (!strcmp(key, "measured")) {
+            /* One line per record: the key repeats. */
+            problem = strata_model_parse_measured(&in, values, why, sizeof why);
+        } else if (i == NKEYS) {
             snprintf(why, sizeof why,
                      "unknown key \"%.64s\" (known: alpha_us, beta_us_per_byte, lock_us_per_page, "
                      "page_bytes, gamma, gamma_fit, shm_us_per_byte, shm_pipe_us_per_byte, "
                      "memcpy_us_per_byte, map_alpha_us, map_lookup_us, flag_us, net_alpha_us, "
-                     "net_beta_us_per_byte, machine, date, cpus)", key);
+                     "net_beta_us_per_byte, machine, date, cpus, measured)", key);
             problem = why;
         } else if (seen[i]++) {
             snprintf(why, sizeof why, "%s is given twice", key);
@@ -725,6 +728,7 @@ int strata_model_write(const struct strata_model *m, FILE *f)
     fprintf(f, "gamma              ");
     for (int c = 0; c < m->ngamma; c++) fprintf(f, " %.4g", m->gamma[c]);
     fprintf(f, "\ngamma_fit           %.6g %.6g\n", m->gamma_a, m->gamma_b);
+    strata_model_write_measured(m, f);
     return ferror(f) ? -1 : 0;
 }
 

@@ -15,6 +15,19 @@
 #include "coll/algorithm.h"
 
 #define STRATA_MODEL_MAX_GAMMA 64
+/* "measured" lines kept (coll/learn.h: what selection measured). */
+#define STRATA_MODEL_MAX_MEASURED 64
+
+/* One algorithm's measured cost in one job, for a communicator shape, a
+ * collective and a size class: the ratio of its measured time to the
+ * model's prediction (the slowest rank's mean). */
+struct strata_model_measured {
+    int coll;           /* enum strata_coll */
+    int ranks, groups, single_copy; /* the shape (strata_model_shape) */
+    int cls;            /* size class: the bit length of the block */
+    int algo, k;        /* enum strata_algo and its factor */
+    double ratio;       /* measured / predicted */
+};
 
 struct strata_model {
     char source[512];   /* where the numbers come from (file, defaults) */
@@ -42,6 +55,8 @@ struct strata_model {
     char date[32];
     int cpus;
     int max_concurrent; /* accessors that can run at once (0: no limit); set per prediction */
+    int nmeasured;      /* measured[0 .. nmeasured - 1]: "measured" lines */
+    struct strata_model_measured measured[STRATA_MODEL_MAX_MEASURED];
 };
 
 /* What of the communicator a prediction depends on. */
@@ -94,6 +109,24 @@ int strata_model_rs_scan(const struct strata_model *m, const struct strata_model
  * of each CMA copy: map_lookup) small against what a mapped copy saves.
  * 1, or 0; the reason in words either way (strata-info --explain, verbose). */
 int strata_model_map_wins(const struct strata_model *m, char *why, size_t whylen);
+
+/* The "measured" line's values after the key, parsed into m (a record
+ * for the same shape, collective, class and algorithm replaces the one
+ * before).  NULL, or what is wrong (in why). */
+const char *strata_model_parse_measured(struct strata_model *m, char *values, char *why,
+                                        size_t whylen);
+
+/* Writes m's "measured" lines to f. */
+void strata_model_write_measured(const struct strata_model *m, FILE *f);
+
+/* Adds or replaces a record (the oldest goes when the list is full). */
+void strata_model_put_measured(struct strata_model *m, const struct strata_model_measured *r);
+
+/* The record of algorithm algo (factor k) for this shape, collective and
+ * class, or NULL. */
+const struct strata_model_measured *strata_model_find_measured(const struct strata_model *m,
+                                                               const struct strata_model_shape *s,
+                                                               int coll, int cls, int algo, int k);
 
 /* Figures strata-calibrate measured on the development machine (the same
  * as tests/data/model.conf), used when no calibration file exists. */

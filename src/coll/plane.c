@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/learn.h"
 #include "shm/arena.h"
 #include "util/stats.h"
 #include "util/hot.h"
@@ -21,6 +22,7 @@ size_t strata_plane_segment_bytes(int size, int nlevels, size_t region)
 int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int rank, int size,
                       const pid_t *pids, const struct strata_transport *xport, size_t region)
 {
+    p->learn = NULL; /* first: a failed set-up is undone by strata_plane_fini */
     p->hier = h;
     p->rank = rank;
     p->size = size;
@@ -53,6 +55,7 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
 
 void strata_plane_fini(struct strata_plane *p)
 {
+    strata_learn_release(p);
     strata_segment_release(&p->seg);
     free(p->pid);
     free(p->tree_buf);

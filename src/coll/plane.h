@@ -97,6 +97,15 @@ struct strata_rank_ctl {
         int64_t vrecvd;    /* v-collectives: bytes it receives */
         uint64_t pos;      /* the plane's pos as the call found it (the same
                               everywhere, or the plane is out of step) */
+        /* Selection that corrects itself (coll/learn.h): this rank's
+         * report of its measurements for the call's collective and size
+         * class, written only by a plane that measures anything (a slot
+         * never written holds zeros, which no reader takes for a report).
+         * 16 bytes keep the signature a multiple of 32 bytes: 8 (an
+         * int16/float report) made every call's slot addressing dearer. */
+        int32_t learn_cand; /* the candidate measured (-1: no report) */
+        int32_t learn_n;    /* calls measured (at most STRATA_LEARN_SAMPLES counted) */
+        double learn_ratio; /* their mean measured / predicted time */
         strata_flag stamp; /* the call number these fields are for */
         /* The pairs' round (v-collectives): what this rank found against
          * its own counts, published with veto_stamp = the call number. */
@@ -132,6 +141,8 @@ enum { STRATA_CHANNEL_READY = 1, STRATA_CHANNEL_FAILED = 2 };
 /* Regions of a rank's copy-in/copy-out area, per parity half. */
 enum { STRATA_REGION_IN = 0, STRATA_REGION_ACC0 = 1 };
 
+struct strata_learn; /* coll/learn.h */
+
 /* The cost model's last choice for one collective (select.c). */
 struct strata_plane_choice {
     int valid;
@@ -139,6 +150,7 @@ struct strata_plane_choice {
     int algo;                      /* enum strata_algo */
     int k;
     double predicted_us;
+    const char *why;               /* strata_choice's why */
 };
 
 /* One rank's role at one level of a reduction (coll/reduce.c). */
@@ -212,6 +224,7 @@ struct strata_plane {
     size_t acc_scratch_bytes;
     int acc_scratch_arena;         /* acc_scratch is in the arena (peers map it) */
     struct strata_plane_choice chosen[STRATA_NCOLLS]; /* per enum strata_coll */
+    struct strata_learn *learn;    /* what selection measured (coll/learn.h); NULL: nothing yet */
 };
 
 /* The rank_ctl that holds `flag`, a flag of p's segment. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "coll/learn.h"
 #include "coll/tuning_file.h"
 #include "config/config.h"
 #include "util/colls.h"
@@ -32,6 +33,8 @@ struct selection_settings {
     struct named_choice override[STRATA_NCOLLS];
     int nrules;
     struct strata_rule rules[STRATA_MAX_RULES];
+    int learn; /* STRATA_LEARN: selection corrects itself (coll/learn.h) */
+    char cache[512]; /* the per-host cache the model was read from, or "" */
 };
 
 static struct selection_settings settings;
@@ -105,6 +108,7 @@ static int load_cached_model(struct selection_settings *s)
         }
         rc = strata_model_load_cache(&s->model, path, err, sizeof err);
     }
+    if (rc == 0) snprintf(s->cache, sizeof s->cache, "%s", path);
     if (rc == 2)
         strata_warn("the cached cost model is not used: %s; strata uses its built-in cost model "
                     "(STRATA_MODEL=file names one to use)", err);
@@ -127,6 +131,8 @@ static int load_settings(struct selection_settings *s)
         snprintf(s->err, sizeof s->err, "STRATA_MODEL: %s", err);
         return -1;
     }
+    const struct strata_config *cfg = strata_config();
+    s->learn = cfg ? cfg->learn : 0;
     if (read_overrides(s)) return -1;
     const char *rules = getenv("STRATA_TUNING_FILE");
     if (rules && *rules) {
@@ -265,20 +271,80 @@ static int rule_matches(const struct strata_rule *r, int coll, size_t block, int
            size >= r->min_ranks && size <= r->max_ranks;
 }
 
-STRATA_HOT void strata_select(struct strata_plane *p, int coll, size_t block, struct strata_choice *out)
+/* A forced, overridden or ruled choice for the call: 1 with *out filled,
+ * else 0 (the cost model decides). */
+static inline __attribute__((always_inline)) int select_named(struct strata_plane *p, int coll,
+                                                              size_t block,
+                                                              struct strata_choice *out)
 {
     if (forced[coll].set && take_named(p, coll, &forced[coll], "forced by the caller", 0, out))
-        return;
+        return 1;
     if (settings.override[coll].set &&
         take_named(p, coll, &settings.override[coll], override_names[coll], 0, out))
-        return;
+        return 1;
     for (int i = 0; i < settings.nrules; i++) {
         const struct strata_rule *r = &settings.rules[i];
         if (!rule_matches(r, coll, block, p->size)) continue;
         struct named_choice nc = {1, r->algo, r->k};
-        if (take_named(p, coll, &nc, "tuning file rule ", i + 1, out)) return;
+        if (take_named(p, coll, &nc, "tuning file rule ", i + 1, out)) return 1;
         break; /* the first matching rule decides, even by being refused */
     }
+    return 0;
+}
+
+/* The shape of p for a call of `block` bytes per rank, as the model prices it. */
+static void call_shape(const struct strata_plane *p, size_t block, struct strata_model_shape *shape)
+{
+    strata_select_shape(p, shape);
+    shape->mapped = mapped_min && block >= mapped_min && (p->xport->features & STRATA_XPORT_MAP_PEER);
+}
+
+int strata_select_predictions(const struct strata_plane *p, int coll, size_t block,
+                              struct strata_prediction *out, int max)
+{
+    struct strata_model_shape shape;
+    call_shape(p, block, &shape);
+    return strata_select_explain(strata_select_model(), &shape, coll, block, out, max);
+}
+
+double strata_select_predict(const struct strata_plane *p, const struct strata_algorithm *al, int k,
+                             size_t block)
+{
+    struct strata_model_shape shape;
+    call_shape(p, block, &shape);
+    return strata_model_predict(strata_select_model(), al, &shape, block, k);
+}
+
+int strata_select_learning(void) { return settings.learn; }
+
+int strata_select_cache_path(char *out, size_t outlen)
+{
+    if (!settings.cache[0]) return 0;
+    snprintf(out, outlen, "%s", settings.cache);
+    return 1;
+}
+
+/* A size not chosen for last time: what the plane measured, else the
+ * model's fastest prediction; kept as the plane's last choice. */
+static void select_afresh(struct strata_plane *p, int coll, size_t block, struct strata_choice *out)
+{
+    if (!strata_learn_choice(p, coll, block, out)) {
+        struct strata_prediction all[STRATA_NALGOS];
+        strata_select_predictions(p, coll, block, all, STRATA_NALGOS);
+        /* Every collective has an algorithm that needs nothing (shared memory). */
+        out->al = all[0].al;
+        out->k = all[0].k;
+        out->predicted_us = all[0].us;
+    }
+    p->chosen[coll] = (struct strata_plane_choice){1, block, (int)out->al->id, out->k,
+                                                   out->predicted_us, out->why};
+}
+
+/* The cost model's choice, corrected by what the plane measured. */
+static inline __attribute__((always_inline)) void select_model(struct strata_plane *p, int coll,
+                                                               size_t block,
+                                                               struct strata_choice *out)
+{
     out->why = "cost model";
     out->rule = 0;
     /* A program repeats its calls: the model's last answer per collective
@@ -288,18 +354,25 @@ STRATA_HOT void strata_select(struct strata_plane *p, int coll, size_t block, st
         out->al = strata_algorithm(last->algo);
         out->k = last->k;
         out->predicted_us = last->predicted_us;
+        out->why = last->why;
         return;
     }
-    struct strata_model_shape shape;
-    struct strata_prediction all[STRATA_NALGOS];
-    strata_select_shape(p, &shape);
-    shape.mapped = mapped_min && block >= mapped_min && (p->xport->features & STRATA_XPORT_MAP_PEER);
-    strata_select_explain(strata_select_model(), &shape, coll, block, all, STRATA_NALGOS);
-    /* Every collective has an algorithm that needs nothing (shared memory). */
-    out->al = all[0].al;
-    out->k = all[0].k;
-    out->predicted_us = all[0].us;
-    *last = (struct strata_plane_choice){1, block, (int)all[0].al->id, all[0].k, all[0].us};
+    select_afresh(p, coll, block, out);
+}
+
+STRATA_HOT void strata_select(struct strata_plane *p, int coll, size_t block, struct strata_choice *out)
+{
+    if (!select_named(p, coll, block, out)) select_model(p, coll, block, out);
+}
+
+STRATA_HOT void strata_select_blocking(struct strata_plane *p, int coll, size_t block,
+                                       struct strata_choice *out)
+{
+    if (select_named(p, coll, block, out)) return;
+    /* Only calls past one region are measured (learn.h): a small call's
+     * path stays one comparison longer, no more. */
+    if (settings.learn && block > p->region) strata_learn_decide(p, coll, block);
+    select_model(p, coll, block, out);
 }
 
 int strata_select_force(int coll, const char *name_k, char *err, size_t errlen)

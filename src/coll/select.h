@@ -40,6 +40,26 @@ const struct strata_model *strata_select_model(void);
 /* Chooses for one call on plane p; identical on every rank. */
 void strata_select(struct strata_plane *p, int coll, size_t block, struct strata_choice *out);
 
+/* strata_select for a blocking call whose plane's agreement is open: the
+ * cost model's choice may first be corrected by what the ranks measured
+ * (coll/learn.h), every rank deciding alike. */
+void strata_select_blocking(struct strata_plane *p, int coll, size_t block,
+                            struct strata_choice *out);
+
+/* STRATA_LEARN, world rank 0's: selection corrects itself. */
+int strata_select_learning(void);
+
+/* The per-host model cache the model in use was read from: 1 with its path
+ * in out, or 0 (STRATA_MODEL names a file, or the built-in figures). */
+int strata_select_cache_path(char *out, size_t outlen);
+
+/* The model's predictions for a call on plane p (strata_select_explain with
+ * the plane's shape), and one algorithm's. */
+int strata_select_predictions(const struct strata_plane *p, int coll, size_t block,
+                              struct strata_prediction *out, int max);
+double strata_select_predict(const struct strata_plane *p, const struct strata_algorithm *al, int k,
+                             size_t block);
+
 /* The model's view of every algorithm of coll (best k for each), fastest
  * first; returns how many were written (at most max). */
 int strata_select_explain(const struct strata_model *m, const struct strata_model_shape *shape,

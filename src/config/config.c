@@ -114,6 +114,11 @@ static const struct strata_config_var vars[] = {
     {"STRATA_CALIBRATE", "auto", "auto or 0",
      "auto: if this machine has no model file yet, world rank 0 runs strata-calibrate "
      "(a few seconds) at MPI_Init and keeps the result; 0: never (built-in figures)"},
+    {"STRATA_LEARN", "1", "1 or 0",
+     "1: strata times the calls past one region whose algorithm the cost model chose and, "
+     "when one measures worse than the next candidate's prediction, every rank switches at "
+     "the same call to try it, keeping the fastest measured (needs STRATA_CHECK_ARGS auto or "
+     "1; what was learned goes into the model cache); 0: the model's choice stands"},
     {"STRATA_TUNING_FILE", "(none)", "the path of a JSON tuning file",
      "rules that choose an algorithm by collective, size and ranks; the first "
      "matching rule wins over the cost model"},
@@ -408,6 +413,7 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     cfg->shm_max = 1UL << 30;
     cfg->cma_max_per_call = 1UL << 30;
     cfg->calibrate = 1;
+    cfg->learn = 1;
     cfg->net_segment = 128 << 10;
     cfg->net_sends = 2;
     cfg->net_recvs = 4;
@@ -547,6 +553,14 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         else {
             snprintf(err, errlen, "STRATA_CALIBRATE=\"%s\" is not valid: it accepts %s", s,
                      var_row("STRATA_CALIBRATE")->accepts);
+            return -1;
+        }
+    }
+    if ((s = getenv("STRATA_LEARN")) && *s) {
+        if (!strcmp(s, "1") || !strcmp(s, "0")) cfg->learn = s[0] == '1';
+        else {
+            snprintf(err, errlen, "STRATA_LEARN=\"%s\" is not valid: it accepts %s", s,
+                     var_row("STRATA_LEARN")->accepts);
             return -1;
         }
     }

@@ -53,6 +53,7 @@ struct strata_config {
     size_t cma_max_per_call;     /* STRATA_CMA_MAX_PER_CALL (tests) */
     char stats[512];             /* STRATA_STATS: "", "stderr" or a file */
     int calibrate;               /* STRATA_CALIBRATE: 1 auto, 0 never */
+    int learn;                   /* STRATA_LEARN: 1 selection corrects itself, 0 never */
     size_t net_segment;          /* STRATA_NET_SEGMENT */
     int net_sends, net_recvs;    /* STRATA_NET_SENDS, STRATA_NET_RECVS */
     int net_tree, net_tree_k;    /* STRATA_NET_TREE: enum strata_net_shape, factor */

@@ -17,6 +17,7 @@
 
 #include "coll/block.h"
 #include "coll/coll.h"
+#include "coll/learn.h"
 #include "coll/select.h"
 #include "coll/ops.h"
 #include "config/config.h"
@@ -196,7 +197,9 @@ STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size
         *ch = nb->choice;
         return 0;
     }
-    strata_select(ctx->plane, coll, block, ch);
+    /* A blocking call may correct the model by measurement (coll/learn.h). */
+    if (nb) strata_select(ctx->plane, coll, block, ch);
+    else strata_select_blocking(ctx->plane, coll, block, ch);
     if (strata_check_algorithm(ctx, CALL(coll), strata_algo_single_copy(ch->al, ctx->plane, block),
                                rc) == STRATA_CHECK_REFUSED)
         return 1;
@@ -230,7 +233,7 @@ STRATA_HOT static int run_choice(struct strata_ctx *ctx, const struct strata_cho
                                  int root)
 {
     struct strata_block_args a = {send, recv, block, root, ch->k, NULL};
-    return ch->al->run(ctx->plane, &a);
+    return strata_learn_run(ctx->plane, ch, &a);
 }
 
 /* The same, recorded in the operation being built. */

@@ -25,6 +25,7 @@ static const char *dist_names[STRATA_NDIST] = {"same_l3", "same_numa", "other_nu
 static _Atomic unsigned long long bytes_moved[STRATA_NCALLS][STRATA_NDIST];
 static _Atomic unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
 static _Atomic unsigned long long calls[STRATA_NCALLS][2];
+static _Atomic unsigned long long switches[STRATA_NCALLS];
 static _Atomic unsigned long long waits[STRATA_NWAIT];
 static const char *wait_names[STRATA_NWAIT] = {"waits",  "polls",          "yields", "blocks",
                                                "timeouts", "busy_or_idle_peer", "wakes"};
@@ -111,6 +112,16 @@ int strata_stats_serve_as(int call)
 void strata_stats_call_unserve(int coll)
 {
     atomic_fetch_sub_explicit(&calls[coll][1], 1, memory_order_relaxed);
+}
+
+void strata_stats_switch(int coll)
+{
+    atomic_fetch_add_explicit(&switches[coll], 1, memory_order_relaxed);
+}
+
+unsigned long long strata_stats_local_switches(int coll)
+{
+    return atomic_load_explicit(&switches[coll], memory_order_relaxed);
 }
 
 void strata_stats_wait(enum strata_wait_count which, unsigned long n)
@@ -221,6 +232,7 @@ struct totals {
     unsigned long long bytes[STRATA_NCALLS][STRATA_NDIST];
     unsigned long long messages[STRATA_NCALLS][STRATA_NDIST];
     unsigned long long calls[STRATA_NCALLS][2];
+    unsigned long long switches[STRATA_NCALLS];
     /* The wait counters, then this process's context switches and CPU
      * time from getrusage, and its main thread's scheduler figures from
      * /proc/self/schedstat (usage_names). */
@@ -244,6 +256,7 @@ static void snapshot(struct totals *t)
         }
         t->calls[k][0] = strata_stats_local_calls(k, 0);
         t->calls[k][1] = strata_stats_local_calls(k, 1);
+        t->switches[k] = strata_stats_local_switches(k);
     }
     memset(t->waits, 0, sizeof t->waits);
     for (int w = 0; w < STRATA_NWAIT; w++) t->waits[w] = strata_stats_local_wait(w);
@@ -460,9 +473,9 @@ static void write_json(FILE *f, const struct totals *t, int ranks)
     for (int k = 0; k < STRATA_NCALLS; k++) {
         if (!shown(t, k)) continue;
         fprintf(f, "%s    \"%s\": {\n      \"calls_strata\": %llu, \"calls_host\": %llu, "
-                "\"calls_across_nodes\": %llu,\n      \"algorithms\": {",
+                "\"calls_across_nodes\": %llu, \"switches\": %llu,\n      \"algorithms\": {",
                 printed++ ? ",\n" : "", strata_call_name(k), t->calls[k][1], t->calls[k][0],
-                across_nodes(t, k));
+                across_nodes(t, k), t->switches[k]);
         for (int host = 0; host < 2; host++) {
             if (host) fprintf(f, "\n      \"host_reasons\": {");
             int first = 1;
@@ -509,6 +522,9 @@ static void write_table(FILE *f, const struct totals *t, int ranks)
             first = 0;
         }
         if (!first) fprintf(f, "\n");
+        if (t->switches[k])
+            fprintf(f, "  switches of algorithm by measurement: %llu (summed over ranks)\n",
+                    t->switches[k]);
         /* One line per reason: they are sentences. */
         for (int i = 0; i < t->nalgos; i++)
             if (t->algos[i].coll == k && t->algos[i].host)
@@ -554,6 +570,8 @@ void strata_stats_report(const char *dest, int world_rank, int world_size)
     PMPI_Reduce(mine.messages, sum.messages, STRATA_NCALLS * STRATA_NDIST,
                 MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     PMPI_Reduce(mine.calls, sum.calls, STRATA_NCALLS * 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
+                MPI_COMM_WORLD);
+    PMPI_Reduce(mine.switches, sum.switches, STRATA_NCALLS, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);
     PMPI_Reduce(mine.waits, sum.waits, STRATA_NWAIT + NUSAGE, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0,
                 MPI_COMM_WORLD);

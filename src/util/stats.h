@@ -67,6 +67,11 @@ void strata_stats_call_unserve(int coll);
  * STRATA_STATS_ACROSS_NODES. */
 void strata_stats_algorithm(int coll, const char *algorithm);
 
+/* Counts one switch of algorithm by selection's measurements (coll/learn.h)
+ * for `coll` on this rank; the report's "switches". */
+void strata_stats_switch(int coll);
+unsigned long long strata_stats_local_switches(int coll);
+
 /* Counts one call of `coll` handed to the host MPI for `reason` (the
  * sentence STRATA_VERBOSE=2 prints); the report groups host calls by it. */
 void strata_stats_host_reason(int coll, const char *reason);

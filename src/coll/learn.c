@@ -1,0 +1,322 @@
+/* Selection that corrects itself (learn.h). */
+#include "coll/learn.h"
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "coll/algorithm.h"
+#include "coll/model.h"
+#include "util/colls.h"
+#include "util/log.h"
+#include "util/stats.h"
+#include "util/hot.h"
+
+/* What this process's planes learned, kept past their end for the cache
+ * (strata_learn_save).  Communicators freed on different threads end their
+ * planes at once: a spin flag guards the list, held for a few copies. */
+static struct strata_model kept;
+static atomic_flag kept_busy = ATOMIC_FLAG_INIT;
+
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static struct strata_learn_entry *find(const struct strata_learn *l, int coll, int cls)
+{
+    if (!l) return NULL;
+    for (int i = 0; i < l->nentries; i++)
+        if (l->e[i].coll == coll && l->e[i].cls == cls) return (struct strata_learn_entry *)&l->e[i];
+    return NULL;
+}
+
+const struct strata_learn_entry *strata_learn_entry(const struct strata_plane *p, int coll,
+                                                    size_t block)
+{
+    return find(p->learn, coll, strata_learn_class(block));
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(const double *sample)
+{
+    double v[STRATA_LEARN_SAMPLES];
+    memcpy(v, sample, sizeof v);
+    qsort(v, STRATA_LEARN_SAMPLES, sizeof v[0], by_value);
+    return STRATA_LEARN_SAMPLES % 2 ? v[STRATA_LEARN_SAMPLES / 2]
+                                    : (v[STRATA_LEARN_SAMPLES / 2 - 1] + v[STRATA_LEARN_SAMPLES / 2]) / 2;
+}
+
+void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s)
+{
+    long long block = s->in > s->out ? s->in : s->out;
+    const struct strata_learn_entry *e =
+        block > 0 && !strata_coll_is_v(s->coll)
+            ? find(p->learn, s->coll, strata_learn_class((size_t)block)) : NULL;
+    s->learn_cand = e ? e->cur : -1;
+    s->learn_n = !e ? 0 : e->n < STRATA_LEARN_SAMPLES ? e->n : STRATA_LEARN_SAMPLES;
+    s->learn_ratio = e && e->n >= STRATA_LEARN_SAMPLES ? median(e->sample) : 0;
+}
+
+/* A candidate's price for a call of `block` bytes: its prediction, times
+ * its measured ratio once there is one. */
+static double price(const struct strata_plane *p, const struct strata_learn_cand *c, size_t block)
+{
+    double t = strata_select_predict(p, strata_algorithm((enum strata_algo)c->algo), c->k, block);
+    return c->ratio >= 0 ? t * c->ratio : t;
+}
+
+/* The cheapest candidate (untried only, or measured only); -1: none. */
+static int cheapest(const struct strata_plane *p, const struct strata_learn_entry *e, size_t block,
+                    int untried)
+{
+    int best = -1;
+    double best_t = 0;
+    for (int i = 0; i < e->ncand; i++) {
+        const struct strata_learn_cand *c = &e->cand[i];
+        if (untried ? c->tried : c->ratio < 0) continue;
+        double t = price(p, c, block);
+        if (best < 0 || t < best_t) best = i, best_t = t;
+    }
+    return best;
+}
+
+/* A new entry: the model's runnable candidates, fastest predicted first,
+ * with the ratios earlier jobs measured for this shape; the first one used
+ * is the cheapest by those prices.  Identical on every rank: the model and
+ * its records are world rank 0's. */
+static struct strata_learn_entry *create(struct strata_plane *p, int coll, size_t block)
+{
+    struct strata_learn *l = p->learn;
+    if (!l) {
+        l = p->learn = calloc(1, sizeof *l);
+        if (!l) {
+            /* A rank that could not learn would choose apart from the others. */
+            strata_error("out of memory for the measurements of selection (STRATA_LEARN=0 "
+                         "avoids them)");
+            PMPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    }
+    if (l->nentries == STRATA_LEARN_ENTRIES) return NULL;
+    struct strata_learn_entry *e = &l->e[l->nentries++];
+    memset(e, 0, sizeof *e);
+    e->coll = coll;
+    e->cls = strata_learn_class(block);
+    struct strata_prediction all[STRATA_NALGOS];
+    int n = strata_select_predictions(p, coll, block, all, STRATA_NALGOS);
+    struct strata_model_shape shape;
+    strata_select_shape(p, &shape);
+    for (int i = 0; i < n && e->ncand < (int)(sizeof e->cand / sizeof e->cand[0]); i++) {
+        if (all[i].us < 0) break; /* refused ones come last */
+        const struct strata_model_measured *r = strata_model_find_measured(
+            strata_select_model(), &shape, coll, e->cls, (int)all[i].al->id, all[i].k);
+        e->cand[e->ncand++] = (struct strata_learn_cand){(int)all[i].al->id, all[i].k,
+                                                          r ? r->ratio : -1, 0};
+    }
+    int first = cheapest(p, e, block, 1);
+    e->cur = first < 0 ? 0 : first;
+    e->tries = 1;
+    /* The cached choice of this collective may be the model's alone. */
+    p->chosen[coll].valid = 0;
+    return e;
+}
+
+/* Every rank's report of the open call: 1 with the slowest rank's ratio if
+ * all measured the candidate in use often enough. */
+static int reports_in(const struct strata_plane *p, const struct strata_learn_entry *e,
+                      double *worst)
+{
+    uint64_t n = p->call.number;
+    *worst = 0;
+    for (int r = 0; r < p->size; r++) {
+        const struct strata_call_sig *s = &p->ctl[r].sig[n % STRATA_SIG_SLOTS];
+        /* Written before the stamp, which the agreement's wait acquired
+         * (every stamp of a full call). */
+        if (atomic_load_explicit(&s->stamp, memory_order_relaxed) != n ||
+            s->learn_cand != e->cur || s->learn_n < STRATA_LEARN_SAMPLES)
+            return 0;
+        if (s->learn_ratio > *worst) *worst = s->learn_ratio;
+    }
+    return 1;
+}
+
+static const char *algo_name(int algo) { return strata_algorithm((enum strata_algo)algo)->name; }
+
+static void switched(struct strata_plane *p, struct strata_learn_entry *e)
+{
+    e->switches++;
+    p->chosen[e->coll].valid = 0;
+    if (p->stats) strata_stats_switch(e->coll);
+}
+
+/* A settled entry is timed again every `every` calls of it. */
+static void watch(struct strata_learn_entry *e, int every)
+{
+    if (!e->calls_to_settle) e->calls_to_settle = e->calls;
+    e->watch_every = every < STRATA_LEARN_WATCH_MAX ? every : STRATA_LEARN_WATCH_MAX;
+    e->since = 0;
+}
+
+/* A settled entry's fresh measurement, every rank alike: if the choice now
+ * measures worse than another candidate's price, the search opens again
+ * from it (what was measured before is kept as those candidates' prices);
+ * otherwise the choice is watched half as often. */
+static void recheck(struct strata_plane *p, struct strata_learn_entry *e, double worst,
+                    size_t block)
+{
+    struct strata_learn_cand *c = &e->cand[e->cur];
+    c->ratio = worst;
+    int other = -1;
+    for (int i = 0; i < e->ncand; i++)
+        if (i != e->cur && (other < 0 || price(p, &e->cand[i], block) < price(p, &e->cand[other], block)))
+            other = i;
+    if (other < 0 || price(p, &e->cand[other], block) >= price(p, c, block) * (1 - STRATA_LEARN_MARGIN)) {
+        watch(e, 2 * e->watch_every);
+        return;
+    }
+    if (p->rank == 0)
+        strata_verbose(1, "%s of %zu-byte blocks on %d ranks: %s now measures %.1f us; trying %s "
+                       "again (%.1f us)", strata_coll_name(e->coll), block, p->size,
+                       algo_name(c->algo), price(p, c, block), algo_name(e->cand[other].algo),
+                       price(p, &e->cand[other], block));
+    for (int i = 0; i < e->ncand; i++) e->cand[i].tried = i == e->cur;
+    e->settled = 0;
+    e->tries = 2;
+    e->cur = other;
+    switched(p, e);
+}
+
+/* The decision every rank takes from the same reports. */
+static void conclude(struct strata_plane *p, struct strata_learn_entry *e, double worst,
+                     size_t block)
+{
+    struct strata_learn_cand *c = &e->cand[e->cur];
+    int was = e->cur;
+    c->ratio = worst;
+    c->tried = 1;
+    int best = cheapest(p, e, block, 0);
+    int next = e->tries < STRATA_LEARN_TRIES ? cheapest(p, e, block, 1) : -1;
+    double best_t = price(p, &e->cand[best], block);
+    if (next >= 0 && price(p, &e->cand[next], block) < best_t * (1 - STRATA_LEARN_MARGIN)) {
+        e->cur = next;
+        e->tries++;
+    } else {
+        e->cur = best;
+        e->settled = 1;
+    }
+    if (e->settled) watch(e, STRATA_LEARN_WATCH);
+    if (e->cur != was) switched(p, e);
+    if (p->rank == 0)
+        strata_verbose(1, "%s of %zu-byte blocks on %d ranks: %s measured %.1f us (predicted "
+                       "%.1f); %s %s (%.1f us %s)", strata_coll_name(e->coll), block, p->size,
+                       algo_name(c->algo), price(p, c, block), price(p, c, block) / worst,
+                       e->settled ? "settled on" : "trying", algo_name(e->cand[e->cur].algo),
+                       price(p, &e->cand[e->cur], block),
+                       e->settled ? "measured" : e->cand[e->cur].ratio >= 0
+                                                     ? "as measured before"
+                                                     : "predicted");
+}
+
+void strata_learn_decide(struct strata_plane *p, int coll, size_t block)
+{
+    /* Only where every rank's signature of this call is in: a full call
+     * (agree.h), never a nonblocking one's (its plane may be another's). */
+    if (!p->call.open || p->call.small || p->call.mine.coll != coll || strata_coll_is_v(coll))
+        return;
+    struct strata_learn_entry *e = find(p->learn, coll, strata_learn_class(block));
+    if (!e && !(e = create(p, coll, block))) return;
+    if (e->ncand < 2) return; /* nothing to choose between */
+    e->calls++;
+    double worst;
+    if (reports_in(p, e, &worst)) {
+        if (e->settled) recheck(p, e, worst, block);
+        else conclude(p, e, worst, block);
+        e->n = 0;
+        /* A watched algorithm is warm: no call left out. */
+        e->skipped = e->settled;
+    }
+    if (e->settled && ++e->since < e->watch_every) return;
+    e->since = 0;
+    p->learn->armed = e;
+    p->learn->armed_call = p->call.number;
+}
+
+int strata_learn_choice(const struct strata_plane *p, int coll, size_t block,
+                        struct strata_choice *out)
+{
+    const struct strata_learn_entry *e = find(p->learn, coll, strata_learn_class(block));
+    if (!e || !e->ncand) return 0;
+    const struct strata_learn_cand *c = &e->cand[e->cur];
+    out->al = strata_algorithm((enum strata_algo)c->algo);
+    out->k = c->k;
+    out->predicted_us = strata_select_predict(p, out->al, c->k, block);
+    out->why = e->settled ? "cost model, corrected by measurement" : "cost model, measuring";
+    return 1;
+}
+
+int strata_learn_run_timed(struct strata_plane *p, const struct strata_choice *ch,
+                           struct strata_block_args *a)
+{
+    struct strata_learn *l = p->learn;
+    /* Armed by an earlier call whose run did not come (refused): not this one. */
+    if (l->armed_call != p->call.number) {
+        l->armed = NULL;
+        return ch->al->run(p, a);
+    }
+    struct strata_learn_entry *e = l->armed;
+    l->armed = NULL;
+    double t0 = now_us();
+    int rc = ch->al->run(p, a);
+    double t = now_us() - t0;
+    /* The first run of a candidate is left out (cold pages and lines). */
+    if (rc != MPI_SUCCESS || ch->predicted_us <= 0 || (int)ch->al->id != e->cand[e->cur].algo)
+        return rc;
+    if (!e->skipped) e->skipped = 1;
+    else if (e->n < STRATA_LEARN_SAMPLES) e->sample[e->n++] = t / ch->predicted_us;
+    return rc;
+}
+
+void strata_learn_release(struct strata_plane *p)
+{
+    struct strata_learn *l = p->learn;
+    if (!l) return;
+    struct strata_model_shape shape;
+    strata_select_shape(p, &shape);
+    while (atomic_flag_test_and_set_explicit(&kept_busy, memory_order_acquire)) continue;
+    for (int i = 0; i < l->nentries; i++) {
+        const struct strata_learn_entry *e = &l->e[i];
+        for (int j = 0; j < e->ncand; j++) {
+            const struct strata_learn_cand *c = &e->cand[j];
+            if (!c->tried) continue;
+            struct strata_model_measured r = {e->coll, shape.size, shape.groups,
+                                              shape.single_copy != 0, e->cls, c->algo, c->k,
+                                              c->ratio};
+            strata_model_put_measured(&kept, &r);
+        }
+    }
+    atomic_flag_clear_explicit(&kept_busy, memory_order_release);
+    free(l);
+    p->learn = NULL;
+}
+
+void strata_learn_save(void)
+{
+    char path[512], why[640];
+    if (!kept.nmeasured || !strata_select_cache_path(path, sizeof path)) return;
+    struct strata_model m = *strata_select_model();
+    for (int i = 0; i < kept.nmeasured; i++) strata_model_put_measured(&m, &kept.measured[i]);
+    if (strata_model_save_cache(&m, path, why, sizeof why))
+        strata_warn("what selection measured is not kept: %s", why);
+    else
+        strata_verbose(1, "what selection measured (%d algorithm%s) is kept in %s", kept.nmeasured,
+                       kept.nmeasured == 1 ? "" : "s", path);
+}

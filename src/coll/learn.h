@@ -1,0 +1,144 @@
+/* Selection that corrects itself (issue 31): the cost model predicts, and
+ * strata also measures what it chose.
+ *
+ * Per plane (a communicator's shape), collective and size class (the bit
+ * length of the block), a blocking call the agreement already makes every
+ * rank wait for (coll/agree.h: a full call, more than one region per rank)
+ * is timed on each rank: two clock reads around the algorithm, no message.
+ * Each rank publishes the median of its measurements, as a ratio to the
+ * model's prediction, in its signature of the next such call; once every
+ * rank reports STRATA_LEARN_SAMPLES of the candidate in use, every rank
+ * reads the same reports after the same agreement and takes the same
+ * decision from them, the slowest rank's ratio being the call's:
+ *
+ *  - the candidates are the model's runnable algorithms, fastest predicted
+ *    first; each is priced at its prediction times its measured ratio once
+ *    measured (1 before);
+ *  - the next untried candidate is tried when its price is below the best
+ *    measured one's by more than STRATA_LEARN_MARGIN (the choice measures
+ *    worse than the runner-up's prediction), at most STRATA_LEARN_TRIES
+ *    candidates in all;
+ *  - otherwise the entry settles on the fastest measured, which is timed
+ *    again now and then (STRATA_LEARN_WATCH); if it then measures worse
+ *    than another candidate's price, the search opens again.
+ *
+ * No rank decides from its own clock alone, and the decision takes effect
+ * at the call whose agreement carried the reports, on every rank at once.
+ * Calls of the entry between decisions (nonblocking ones included) use the
+ * candidate in use, the same on every rank.  Small calls are never timed:
+ * their path is untouched.
+ *
+ * What a plane learned goes into the model's cache at MPI_Finalize (world
+ * rank 0's, when the cache is the model in use): the next job's planes of
+ * the same shape start from those ratios.  STRATA_LEARN=0 turns it off. */
+#ifndef STRATA_COLL_LEARN_H
+#define STRATA_COLL_LEARN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "coll/block.h"
+#include "coll/plane.h"
+#include "coll/select.h"
+
+/* Measured calls per candidate before the ranks compare (after one call
+ * left out: the first run of an algorithm touches pages and lines cold).
+ * Each rank reports their median: on a machine shared with other jobs one
+ * call in a few takes ten times the others (measured: 8 ms against 0.2
+ * for an Allgather of 1 MiB at 2 ranks beside two other builds). */
+#define STRATA_LEARN_SAMPLES 5
+/* Candidates tried per entry at most, the model's first one included. */
+#define STRATA_LEARN_TRIES 4
+/* A candidate is tried only if priced this much below the best measured:
+ * less is within this machine's run-to-run noise. */
+#define STRATA_LEARN_MARGIN 0.05
+/* Candidates kept per entry (more than any collective has algorithms). */
+#define STRATA_LEARN_MAX_CAND 12
+/* A settled entry is timed again every STRATA_LEARN_WATCH calls, twice as
+ * seldom each time the choice holds, at most every STRATA_LEARN_WATCH_MAX:
+ * conditions change (other jobs, caches), and a few clock reads every so
+ * many large calls cost nothing measurable. */
+#define STRATA_LEARN_WATCH 16
+#define STRATA_LEARN_WATCH_MAX 4096
+/* Entries per plane. */
+#define STRATA_LEARN_ENTRIES 32
+
+/* Every call of one entry takes at most this many calls to settle. */
+#define STRATA_LEARN_BOUND (STRATA_LEARN_TRIES * (STRATA_LEARN_SAMPLES + 2))
+
+struct strata_learn_cand {
+    int algo, k;
+    double ratio;   /* agreed measured / predicted; < 0: not measured */
+    int tried;      /* measured in this job */
+};
+
+struct strata_learn_entry {
+    int coll, cls;
+    int ncand;
+    struct strata_learn_cand cand[STRATA_LEARN_MAX_CAND];
+    int cur;        /* the candidate in use */
+    int settled;
+    int tries;
+    int switches;   /* decisions that changed the candidate */
+    int calls;      /* blocking calls of the entry */
+    int calls_to_settle; /* calls until it first settled (0: not yet) */
+    int watch_every, since; /* settled: timed every watch_every calls */
+    /* This rank's measurements of cand[cur] since the last decision, as
+     * ratios to the prediction. */
+    int skipped, n;
+    double sample[STRATA_LEARN_SAMPLES];
+};
+
+struct strata_learn {
+    int nentries;
+    struct strata_learn_entry e[STRATA_LEARN_ENTRIES];
+    struct strata_learn_entry *armed; /* the entry this call times (strata_learn_run) */
+    uint64_t armed_call;              /* ... and the plane's call it is armed for */
+};
+
+/* The size class of a block: its bit length. */
+static inline int strata_learn_class(size_t block)
+{
+    return block ? 64 - __builtin_clzll((unsigned long long)block) : 0;
+}
+
+/* Writes this rank's report into its signature s of the plane's next call,
+ * about to be stamped (agree.c, before the stamp's release). */
+void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s);
+
+/* A blocking call of coll with `block` bytes per rank that the cost model
+ * decides, on plane p whose call is open (checked here): creates the entry,
+ * takes the decision every rank takes when the reports are in, and arms the
+ * timing of this call.  After the agreement, before the choice. */
+void strata_learn_decide(struct strata_plane *p, int coll, size_t block);
+
+/* The candidate in use for (coll, block) on p, if an entry exists: 1 with
+ * *out filled, else 0 (the model's own choice stands). */
+int strata_learn_choice(const struct strata_plane *p, int coll, size_t block,
+                        struct strata_choice *out);
+
+/* Runs the chosen algorithm of a blocking call, timing it if the call is
+ * armed (a call past one region that is measuring: the rest pay a load and
+ * a branch). */
+int strata_learn_run_timed(struct strata_plane *p, const struct strata_choice *ch,
+                           struct strata_block_args *a);
+static inline int strata_learn_run(struct strata_plane *p, const struct strata_choice *ch,
+                                   struct strata_block_args *a)
+{
+    if (__builtin_expect(p->learn != NULL && p->learn->armed != NULL, 0))
+        return strata_learn_run_timed(p, ch, a);
+    return ch->al->run(p, a);
+}
+
+/* The entry of (coll, block) on p, or NULL (tests, strata-info). */
+const struct strata_learn_entry *strata_learn_entry(const struct strata_plane *p, int coll,
+                                                    size_t block);
+
+/* At the plane's end: keeps what it learned for the cache, frees it. */
+void strata_learn_release(struct strata_plane *p);
+
+/* At MPI_Finalize on world rank 0: writes what this process's planes
+ * learned into the model cache, if the cache is the model in use. */
+void strata_learn_save(void);
+
+#endif

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# What selection measured (coll/learn.h) is kept in the model cache and the
+# next job starts from it:
+#   learn_cache.sh STRATA_RUN TEST_LEARN MISPRICED_MODEL STRATA_INFO
+# - the per-host cache (in a private XDG_CACHE_HOME) holds the mispriced
+#   model; a first job of test_learn (2 ranks, Allgather of 1 MiB, results
+#   checked against the host MPI) searches and settles;
+# - rank 0 wrote, at MPI_Finalize, one "measured allgather 2 ..." line per
+#   algorithm it measured, with the ratio the job printed;
+# - a second job starts from those ratios (each algorithm's, as the first
+#   job learned them) and its results are checked as well;
+# - strata-info --explain shows the measured times beside the predictions.
+# No timing is asserted: which algorithm measures fastest is the machine's.
+set -uo pipefail
+run="$1"
+prog="$2"
+model="$3"
+info="$4"
+. "$(dirname "$0")/common.sh"
+
+export XDG_CACHE_HOME="$tmp/cache" STRATA_CALIBRATE=0
+mkdir -m 700 -p "$XDG_CACHE_HOME/strata"
+cache="$XDG_CACHE_HOME/strata/model-$(hostname).conf"
+install -m 600 "$model" "$cache"
+
+"$run" --native -n 2 "$prog" --print --calls=40 >"$tmp/out" 2>"$tmp/err" ||
+  fail "the first job failed"
+grep -q '^PASS learn' "$tmp/out" || fail "the first job did not pass"
+grep '^LEARNED ' "$tmp/out" | sort >"$tmp/learned"
+[ -s "$tmp/learned" ] || fail "the first job measured nothing"
+[ "$(grep -c . "$tmp/learned")" -ge 2 ] || fail "the first job measured fewer than 2 algorithms"
+while read -r _ algo ratio; do
+  awk -v a="$algo" -v r="$ratio" 'BEGIN { s = 1 }
+    $1 == "measured" && $2 == "allgather" && $3 == 2 && $4 == 1 && $6 == 21 &&
+    ($7 == a || index($7, a ":") == 1) && $8 == r { s = 0 } END { exit s }' "$cache" ||
+    fail "the cache has no 'measured allgather 2 1 . 21 $algo $ratio' line (what the job learned)"
+done <"$tmp/learned"
+cp "$tmp/out" "$tmp/first"
+
+# Measured ratios are all the second job may differ by: it must start from
+# exactly what the first one kept.
+"$run" --native -n 2 "$prog" --print --calls=40 --expect-switches=-1 >"$tmp/out" 2>"$tmp/err" ||
+  fail "the second job failed"
+grep -q '^PASS learn' "$tmp/out" || fail "the second job did not pass"
+grep '^SEEDED ' "$tmp/out" | sed 's/^SEEDED/LEARNED/' | sort >"$tmp/seeded"
+diff -u "$tmp/learned" "$tmp/seeded" >"$tmp/diff" ||
+  fail "the second job did not start from what the first learned: $(cat "$tmp/diff")"
+
+"$run" --native -n 1 "$info" --explain allgather 1M -n 2 >"$tmp/out" 2>"$tmp/err" ||
+  fail "strata-info --explain failed"
+grep -q 'measured us' "$tmp/out" || fail "--explain has no measured column"
+while read -r _ algo _; do
+  grep -qE "^[*#> ] $algo +[-0-9]+ +[0-9.]+ +[0-9.]+ " "$tmp/out" ||
+    fail "--explain shows no measured time for $algo"
+done <"$tmp/learned"
+grep -qE '^[>#] ' "$tmp/out" || fail "--explain does not mark where selection starts"
+echo "PASS learn_cache"
