@@ -13,7 +13,7 @@ foreach(ranks 2 3)
     set(calls 40)
   endif()
   strata_mpi_test(NAME learn.converge.np${ranks} TARGET test_learn RANKS ${ranks}
-                  ENV STRATA_MODEL=${LEARN_MODEL} STRATA_STATS=/dev/null
+                  ENV STRATA_MODEL=${LEARN_MODEL} STRATA_LEARN=1 STRATA_STATS=/dev/null
                   ARGS --calls=${calls})
 endforeach()
 # STRATA_LEARN=0: the model's choice stands (no entry is made).

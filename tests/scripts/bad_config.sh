@@ -123,6 +123,7 @@ STRATA_CUDA_PLUGIN||doc
 STRATA_STATS|/nonexistent-dir/s.json|doc|cannot be written (No such file or directory)
 STRATA_MODEL|/nonexistent-dir/model.conf|own|cannot open
 STRATA_CALIBRATE|1|doc
+STRATA_LEARN|yes|doc
 STRATA_TUNING_FILE|/nonexistent-dir/tuning.json|own|cannot be opened
 STRATA_BCAST_ALGORITHM|bogus|own|accepts pipelined,|knomial[:k]
 STRATA_GATHER_ALGORITHM|bogus|own|accepts copy-in-copy-out,|throttled-write[:k]

@@ -18,7 +18,7 @@ model="$3"
 info="$4"
 . "$(dirname "$0")/common.sh"
 
-export XDG_CACHE_HOME="$tmp/cache" STRATA_CALIBRATE=0
+export XDG_CACHE_HOME="$tmp/cache" STRATA_CALIBRATE=0 STRATA_LEARN=1
 mkdir -m 700 -p "$XDG_CACHE_HOME/strata"
 cache="$XDG_CACHE_HOME/strata/model-$(hostname).conf"
 install -m 600 "$model" "$cache"
