@@ -1,7 +1,9 @@
 /* Selection that corrects itself (learn.h). */
 #include "coll/learn.h"
 
+#include <limits.h>
 #include <mpi.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,12 @@ const struct strata_learn_entry *strata_learn_entry(const struct strata_plane *p
     return find(p->learn, coll, strata_learn_class(block));
 }
 
+/* What a report of e is about: its candidate in use, or the host. */
+static int measured(const struct strata_learn_entry *e)
+{
+    return e->sampling_host ? STRATA_LEARN_HOST : e->cur;
+}
+
 static int by_value(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -62,7 +70,7 @@ void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s)
     const struct strata_learn_entry *e =
         block > 0 && !strata_coll_is_v(s->coll)
             ? find(p->learn, s->coll, strata_learn_class((size_t)block)) : NULL;
-    s->learn_cand = e ? e->cur : -1;
+    s->learn_cand = e ? measured(e) : -1;
     s->learn_n = !e ? 0 : e->n < STRATA_LEARN_SAMPLES ? e->n : STRATA_LEARN_SAMPLES;
     s->learn_ratio = e && e->n >= STRATA_LEARN_SAMPLES ? median(e->sample) : 0;
 }
@@ -88,6 +96,18 @@ static int cheapest(const struct strata_plane *p, const struct strata_learn_entr
         if (best < 0 || t < best_t) best = i, best_t = t;
     }
     return best;
+}
+
+/* The host MPI's price for a call of `block` bytes (it has no prediction:
+ * its time is kept as a ratio to the model's first candidate's); < 0 while
+ * not measured. */
+static double host_price(const struct strata_plane *p, const struct strata_learn_entry *e,
+                         size_t block)
+{
+    if (e->host_ratio < 0) return -1;
+    struct strata_learn_cand first = e->cand[0];
+    first.ratio = e->host_ratio;
+    return price(p, &first, block);
 }
 
 /* A new entry: the model's runnable candidates, fastest predicted first,
@@ -125,6 +145,9 @@ static struct strata_learn_entry *create(struct strata_plane *p, int coll, size_
     int first = cheapest(p, e, block, 1);
     e->cur = first < 0 ? 0 : first;
     e->tries = 1;
+    e->host_ratio = -1;
+    /* The host is timed with MPI_BYTE counts: blocks an int can count. */
+    e->host_pending = block <= INT_MAX && strata_learn_host_serves(coll);
     /* The cached choice of this collective may be the model's alone. */
     p->chosen[coll].valid = 0;
     return e;
@@ -142,7 +165,7 @@ static int reports_in(const struct strata_plane *p, const struct strata_learn_en
         /* Written before the stamp, which the agreement's wait acquired
          * (every stamp of a full call). */
         if (atomic_load_explicit(&s->stamp, memory_order_relaxed) != n ||
-            s->learn_cand != e->cur || s->learn_n < STRATA_LEARN_SAMPLES)
+            s->learn_cand != measured(e) || s->learn_n < STRATA_LEARN_SAMPLES)
             return 0;
         if (s->learn_ratio > *worst) *worst = s->learn_ratio;
     }
@@ -179,7 +202,8 @@ static void recheck(struct strata_plane *p, struct strata_learn_entry *e, double
     for (int i = 0; i < e->ncand; i++)
         if (i != e->cur && (other < 0 || price(p, &e->cand[i], block) < price(p, &e->cand[other], block)))
             other = i;
-    if (other < 0 || price(p, &e->cand[other], block) >= price(p, c, block) * (1 - STRATA_LEARN_MARGIN)) {
+    double bar = price(p, c, block) * (1 - STRATA_LEARN_MARGIN), host_t = host_price(p, e, block);
+    if (other < 0 || (price(p, &e->cand[other], block) >= bar && !(host_t >= 0 && host_t < bar))) {
         watch(e, 2 * e->watch_every);
         return;
     }
@@ -190,43 +214,77 @@ static void recheck(struct strata_plane *p, struct strata_learn_entry *e, double
                        price(p, &e->cand[other], block));
     for (int i = 0; i < e->ncand; i++) e->cand[i].tried = i == e->cur;
     e->settled = 0;
+    e->host_pending = e->host_ratio >= 0; /* timed again in the new search */
     e->tries = 2;
     e->cur = other;
     switched(p, e);
 }
 
 /* The decision every rank takes from the same reports. */
+static void say(const struct strata_plane *p, const struct strata_learn_entry *e, size_t block,
+                const char *measured, double us, double predicted)
+{
+    if (p->rank != 0) return;
+    char pred[48] = "";
+    if (predicted >= 0) snprintf(pred, sizeof pred, " (predicted %.1f)", predicted);
+    const struct strata_learn_cand *c = &e->cand[e->cur];
+    strata_verbose(1, "%s of %zu-byte blocks on %d ranks: %s measured %.1f us%s; %s %s (%.1f us %s)",
+                   strata_coll_name(e->coll), block, p->size, measured, us, pred,
+                   e->sampling_host ? "timing the host MPI instead of"
+                   : e->settled     ? "settled on"
+                                    : "trying",
+                   algo_name(c->algo), price(p, c, block),
+                   e->settled || c->tried ? "measured"
+                   : c->ratio >= 0        ? "as measured before"
+                                          : "predicted");
+}
+
+/* The decision every rank takes from the same reports (`worst`: the slowest
+ * rank's median ratio of what was measured). */
 static void conclude(struct strata_plane *p, struct strata_learn_entry *e, double worst,
                      size_t block)
 {
     struct strata_learn_cand *c = &e->cand[e->cur];
-    int was = e->cur;
-    c->ratio = worst;
-    c->tried = 1;
+    int was = e->cur, host = e->sampling_host;
+    char what[64];
+    double us, predicted = -1;
+    if (host) {
+        e->host_ratio = worst;
+        e->sampling_host = 0;
+        snprintf(what, sizeof what, "the host MPI");
+        us = host_price(p, e, block);
+    } else {
+        c->ratio = worst;
+        c->tried = 1;
+        snprintf(what, sizeof what, "%s", algo_name(c->algo));
+        us = price(p, c, block);
+        predicted = us / worst;
+        /* The host's time, once per search, right after the first candidate's. */
+        if (e->host_pending) {
+            e->host_pending = 0;
+            e->sampling_host = 1;
+            say(p, e, block, what, us, predicted);
+            return;
+        }
+    }
     int best = cheapest(p, e, block, 0);
     int next = e->tries < STRATA_LEARN_TRIES ? cheapest(p, e, block, 1) : -1;
-    double best_t = price(p, &e->cand[best], block);
-    if (next >= 0 && price(p, &e->cand[next], block) < best_t * (1 - STRATA_LEARN_MARGIN)) {
+    double best_t = price(p, &e->cand[best], block), host_t = host_price(p, e, block);
+    /* Worse than the runner-up's price, or than the host's: try the next. */
+    double bar = best_t * (1 - STRATA_LEARN_MARGIN);
+    if (next >= 0 && (price(p, &e->cand[next], block) < bar || (host_t >= 0 && host_t < bar))) {
         e->cur = next;
         e->tries++;
     } else {
         e->cur = best;
         e->settled = 1;
+        watch(e, STRATA_LEARN_WATCH);
     }
-    if (e->settled) watch(e, STRATA_LEARN_WATCH);
     if (e->cur != was) switched(p, e);
-    if (p->rank == 0)
-        strata_verbose(1, "%s of %zu-byte blocks on %d ranks: %s measured %.1f us (predicted "
-                       "%.1f); %s %s (%.1f us %s)", strata_coll_name(e->coll), block, p->size,
-                       algo_name(c->algo), price(p, c, block), price(p, c, block) / worst,
-                       e->settled ? "settled on" : "trying", algo_name(e->cand[e->cur].algo),
-                       price(p, &e->cand[e->cur], block),
-                       e->settled ? "measured" : e->cand[e->cur].ratio >= 0
-                                                     ? "as measured before"
-                                                     : "predicted");
+    say(p, e, block, what, us, predicted);
 }
 
-void strata_learn_decide(struct strata_plane *p, int coll, size_t block)
+void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Comm comm)
 {
     /* Only where every rank's signature of this call is in: a full call
      * (agree.h), never a nonblocking one's (its plane may be another's). */
@@ -248,6 +306,17 @@ void strata_learn_decide(struct strata_plane *p, int coll, size_t block)
     e->since = 0;
     p->learn->armed = e;
     p->learn->armed_call = p->call.number;
+    p->learn->comm = comm;
+    /* The host's time is kept as a ratio to the first candidate's prediction. */
+    if (e->sampling_host)
+        p->learn->host_pred = strata_select_predict(
+            p, strata_algorithm((enum strata_algo)e->cand[0].algo), e->cand[0].k, block);
+}
+
+int strata_learn_host_sample(const struct strata_plane *p)
+{
+    const struct strata_learn *l = p->learn;
+    return l && l->armed && l->armed_call == p->call.number && l->armed->sampling_host;
 }
 
 int strata_learn_choice(const struct strata_plane *p, int coll, size_t block,
@@ -274,14 +343,17 @@ int strata_learn_run_timed(struct strata_plane *p, const struct strata_choice *c
     }
     struct strata_learn_entry *e = l->armed;
     l->armed = NULL;
+    int host = e->sampling_host;
     double t0 = now_us();
-    int rc = ch->al->run(p, a);
+    int rc = host ? strata_learn_host_run(l->comm, e->coll, a) : ch->al->run(p, a);
     double t = now_us() - t0;
+    double predicted = host ? l->host_pred : ch->predicted_us;
     /* The first run of a candidate is left out (cold pages and lines). */
-    if (rc != MPI_SUCCESS || ch->predicted_us <= 0 || (int)ch->al->id != e->cand[e->cur].algo)
+    if (rc != MPI_SUCCESS || predicted <= 0 ||
+        (!host && (int)ch->al->id != e->cand[e->cur].algo))
         return rc;
     if (!e->skipped) e->skipped = 1;
-    else if (e->n < STRATA_LEARN_SAMPLES) e->sample[e->n++] = t / ch->predicted_us;
+    else if (e->n < STRATA_LEARN_SAMPLES) e->sample[e->n++] = t / predicted;
     return rc;
 }
 

@@ -14,10 +14,13 @@
  *  - the candidates are the model's runnable algorithms, fastest predicted
  *    first; each is priced at its prediction times its measured ratio once
  *    measured (1 before);
- *  - the next untried candidate is tried when its price is below the best
- *    measured one's by more than STRATA_LEARN_MARGIN (the choice measures
- *    worse than the runner-up's prediction), at most STRATA_LEARN_TRIES
- *    candidates in all;
+ *  - once per search, right after the first candidate, the host MPI is
+ *    timed instead for as many calls (every rank calls it at the same
+ *    calls);
+ *  - the next untried candidate is tried when its price, or the host's, is
+ *    below the best measured one's by more than STRATA_LEARN_MARGIN (the
+ *    choice measures worse than the runner-up's prediction or than the
+ *    host), at most STRATA_LEARN_TRIES candidates in all;
  *  - otherwise the entry settles on the fastest measured, which is timed
  *    again now and then (STRATA_LEARN_WATCH); if it then measures worse
  *    than another candidate's price, the search opens again.
@@ -36,6 +39,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <mpi.h>
 
 #include "coll/block.h"
 #include "coll/plane.h"
@@ -63,8 +68,13 @@
 /* Entries per plane. */
 #define STRATA_LEARN_ENTRIES 32
 
-/* Every call of one entry takes at most this many calls to settle. */
-#define STRATA_LEARN_BOUND (STRATA_LEARN_TRIES * (STRATA_LEARN_SAMPLES + 2))
+/* A report's candidate while the host MPI is timed instead. */
+#define STRATA_LEARN_HOST (-2)
+
+/* Calls of one entry until its search settles, at most: each candidate and
+ * the host once, each for one call left out, the samples and the deciding
+ * call. */
+#define STRATA_LEARN_BOUND ((STRATA_LEARN_TRIES + 1) * (STRATA_LEARN_SAMPLES + 2))
 
 struct strata_learn_cand {
     int algo, k;
@@ -83,6 +93,9 @@ struct strata_learn_entry {
     int calls;      /* blocking calls of the entry */
     int calls_to_settle; /* calls until it first settled (0: not yet) */
     int watch_every, since; /* settled: timed every watch_every calls */
+    int host_pending;   /* the host MPI is to be timed in this search */
+    int sampling_host;  /* the calls timed now are the host MPI's */
+    double host_ratio;  /* the host's time over cand[0]'s prediction; < 0: not timed */
     /* This rank's measurements of cand[cur] since the last decision, as
      * ratios to the prediction. */
     int skipped, n;
@@ -94,6 +107,8 @@ struct strata_learn {
     struct strata_learn_entry e[STRATA_LEARN_ENTRIES];
     struct strata_learn_entry *armed; /* the entry this call times (strata_learn_run) */
     uint64_t armed_call;              /* ... and the plane's call it is armed for */
+    MPI_Comm comm;                    /* the communicator of that call (host samples) */
+    double host_pred;                 /* a host sample's reference prediction */
 };
 
 /* The size class of a block: its bit length. */
@@ -106,11 +121,21 @@ static inline int strata_learn_class(size_t block)
  * about to be stamped (agree.c, before the stamp's release). */
 void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s);
 
-/* A blocking call of coll with `block` bytes per rank that the cost model
- * decides, on plane p whose call is open (checked here): creates the entry,
- * takes the decision every rank takes when the reports are in, and arms the
- * timing of this call.  After the agreement, before the choice. */
-void strata_learn_decide(struct strata_plane *p, int coll, size_t block);
+/* A blocking call of coll with `block` bytes per rank on communicator comm
+ * that the cost model decides, on plane p whose call is open (checked
+ * here): creates the entry, takes the decision every rank takes when the
+ * reports are in, and arms the timing of this call.  After the agreement,
+ * before the choice. */
+void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Comm comm);
+
+/* Whether the armed call runs the host MPI instead (every rank alike): the
+ * host's time, sampled once per search. */
+int strata_learn_host_sample(const struct strata_plane *p);
+
+/* Whether strata_learn_host_run serves coll; and runs the host MPI's
+ * collective on a's bytes (MPI_BYTE counts, block.h's conventions). */
+int strata_learn_host_serves(int coll);
+int strata_learn_host_run(MPI_Comm comm, int coll, const struct strata_block_args *a);
 
 /* The candidate in use for (coll, block) on p, if an entry exists: 1 with
  * *out filled, else 0 (the model's own choice stands). */

@@ -259,6 +259,7 @@ static int take_named(const struct strata_plane *p, int coll, const struct named
     }
     out->al = al;
     out->k = nc->k;
+    out->host_sample = 0;
     out->predicted_us = -1;
     out->why = source;
     out->rule = rule;
@@ -347,6 +348,7 @@ static inline __attribute__((always_inline)) void select_model(struct strata_pla
 {
     out->why = "cost model";
     out->rule = 0;
+    out->host_sample = 0;
     /* A program repeats its calls: the model's last answer per collective
      * is kept with the plane, so a repeated size costs one comparison. */
     struct strata_plane_choice *last = &p->chosen[coll];
@@ -366,13 +368,18 @@ STRATA_HOT void strata_select(struct strata_plane *p, int coll, size_t block, st
 }
 
 STRATA_HOT void strata_select_blocking(struct strata_plane *p, int coll, size_t block,
-                                       struct strata_choice *out)
+                                       MPI_Comm comm, struct strata_choice *out)
 {
     if (select_named(p, coll, block, out)) return;
     /* Only calls past one region are measured (learn.h): a small call's
      * path stays one comparison longer, no more. */
-    if (settings.learn && block > p->region) strata_learn_decide(p, coll, block);
+    if (!settings.learn || block <= p->region) {
+        select_model(p, coll, block, out);
+        return;
+    }
+    strata_learn_decide(p, coll, block, comm);
     select_model(p, coll, block, out);
+    out->host_sample = strata_learn_host_sample(p);
 }
 
 int strata_select_force(int coll, const char *name_k, char *err, size_t errlen)

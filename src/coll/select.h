@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include <mpi.h>
+
 #include "coll/model.h"
 #include "coll/plane.h"
 
@@ -19,6 +21,7 @@ struct strata_choice {
     double predicted_us;  /* < 0: not the model's choice */
     const char *why;      /* "cost model", "STRATA_SCATTER_ALGORITHM", "tuning file rule ", ... */
     int rule;             /* the tuning file rule (1, 2, ...) that chose, or 0 */
+    int host_sample;      /* this blocking call times the host MPI instead (learn.h) */
 };
 
 /* One algorithm's prediction, as --explain prints it. */
@@ -43,7 +46,7 @@ void strata_select(struct strata_plane *p, int coll, size_t block, struct strata
 /* strata_select for a blocking call whose plane's agreement is open: the
  * cost model's choice may first be corrected by what the ranks measured
  * (coll/learn.h), every rank deciding alike. */
-void strata_select_blocking(struct strata_plane *p, int coll, size_t block,
+void strata_select_blocking(struct strata_plane *p, int coll, size_t block, MPI_Comm comm,
                             struct strata_choice *out);
 
 /* STRATA_LEARN, world rank 0's: selection corrects itself. */

@@ -199,7 +199,7 @@ STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size
     }
     /* A blocking call may correct the model by measurement (coll/learn.h). */
     if (nb) strata_select(ctx->plane, coll, block, ch);
-    else strata_select_blocking(ctx->plane, coll, block, ch);
+    else strata_select_blocking(ctx->plane, coll, block, ctx->comm, ch);
     if (strata_check_algorithm(ctx, CALL(coll), strata_algo_single_copy(ch->al, ctx->plane, block),
                                rc) == STRATA_CHECK_REFUSED)
         return 1;
@@ -207,7 +207,7 @@ STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size
         nb->choice = *ch;
         nb->have_choice = 1;
     }
-    count_algorithm(coll, ch->al->name);
+    count_algorithm(coll, ch->host_sample ? STRATA_STATS_HOST_SAMPLE : ch->al->name);
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return 0; /* formatting costs more than a tiny call */
     char k[32] = "", why[96];
@@ -221,7 +221,8 @@ STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size
     size_t mapped_min = strata_select_mapped();
     int mapped = mapped_min && block >= mapped_min && (t->features & STRATA_XPORT_MAP_PEER);
     char desc[320];
-    snprintf(desc, sizeof desc, "%s%s (%s), transport %s%s", ch->al->name, k, why, t->name,
+    snprintf(desc, sizeof desc, "%s%s (%s), transport %s%s",
+             ch->host_sample ? STRATA_STATS_HOST_SAMPLE : ch->al->name, k, why, t->name,
              mapped ? ", priced as copies through mappings" : "");
     strata_route_served(ctx, CALL(coll), desc, block);
     return 0;

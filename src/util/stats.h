@@ -28,6 +28,9 @@ enum strata_distance {
 
 /* The algorithm name counted for calls composed across nodes. */
 #define STRATA_STATS_ACROSS_NODES "across nodes"
+/* A call whose host MPI's time selection took (coll/learn.h): the host
+ * moved its bytes, on every rank at the same call. */
+#define STRATA_STATS_HOST_SAMPLE "host MPI, timed by selection"
 /* A call the ranks disagreed on (coll/agree.h): nothing moved. */
 #define STRATA_STATS_DISAGREED "ranks disagree: nothing moved"
 

@@ -14,7 +14,10 @@
  *  - the search settles within STRATA_LEARN_BOUND calls, having tried
  *    exactly STRATA_LEARN_TRIES candidates, on the one whose agreed
  *    measured price is the lowest of those measured;
- *  - STRATA_STATS-style switch counts of this rank match the entry's.
+ *  - the host MPI was timed once in the search (STRATA_LEARN_SAMPLES + 1
+ *    calls, each result checked like the others), every rank at the same
+ *    calls;
+ *  - STRATA_STATS' switch count of this rank matches the entry's.
  *
  *   --bytes=N    block bytes per rank (default 1 MiB)
  *   --calls=N    calls in all (default STRATA_LEARN_BOUND + 40)
@@ -146,6 +149,15 @@ int main(int argc, char **argv)
                 CHECK(tried == expect + 1, "call %d: %d candidates tried, expected %d", call,
                       tried, expect + 1);
             }
+            /* The host MPI was timed once, every rank at the same calls. */
+            CHECK(e->host_ratio >= 0, "call %d: the host MPI was not timed", call);
+            same_everywhere((long)(e->host_ratio * 1e6), "the host's ratio", call);
+            if (strata_stats_enabled() && expect >= 0)
+                CHECK(strata_stats_local_algorithm(STRATA_COLL_ALLGATHER, STRATA_STATS_HOST_SAMPLE) ==
+                          STRATA_LEARN_SAMPLES + 1,
+                      "call %d: %llu calls timed the host MPI, expected %d", call,
+                      strata_stats_local_algorithm(STRATA_COLL_ALLGATHER, STRATA_STATS_HOST_SAMPLE),
+                      STRATA_LEARN_SAMPLES + 1);
             CHECK(e->calls_to_settle <= STRATA_LEARN_BOUND,
                   "settled after %d calls, more than the bound %d", e->calls_to_settle,
                   STRATA_LEARN_BOUND);
