@@ -304,7 +304,7 @@ void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Com
     }
     if (e->settled && ++e->since < e->watch_every) return;
     e->since = 0;
-    p->learn->armed = e;
+    p->learn_armed = e;
     p->learn->armed_call = p->call.number;
     p->learn->comm = comm;
     /* The host's time is kept as a ratio to the first candidate's prediction. */
@@ -316,7 +316,7 @@ void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Com
 int strata_learn_host_sample(const struct strata_plane *p)
 {
     const struct strata_learn *l = p->learn;
-    return l && l->armed && l->armed_call == p->call.number && l->armed->sampling_host;
+    return l && p->learn_armed && l->armed_call == p->call.number && p->learn_armed->sampling_host;
 }
 
 int strata_learn_choice(const struct strata_plane *p, int coll, size_t block,
@@ -337,12 +337,9 @@ int strata_learn_run_timed(struct strata_plane *p, const struct strata_choice *c
 {
     struct strata_learn *l = p->learn;
     /* Armed by an earlier call whose run did not come (refused): not this one. */
-    if (l->armed_call != p->call.number) {
-        l->armed = NULL;
-        return ch->al->run(p, a);
-    }
-    struct strata_learn_entry *e = l->armed;
-    l->armed = NULL;
+    struct strata_learn_entry *e = p->learn_armed;
+    p->learn_armed = NULL;
+    if (l->armed_call != p->call.number) return ch->al->run(p, a);
     int host = e->sampling_host;
     double t0 = now_us();
     int rc = host ? strata_learn_host_run(l->comm, e->coll, a) : ch->al->run(p, a);
@@ -378,6 +375,7 @@ void strata_learn_release(struct strata_plane *p)
     atomic_flag_clear_explicit(&kept_busy, memory_order_release);
     free(l);
     p->learn = NULL;
+    p->learn_armed = NULL;
 }
 
 void strata_learn_save(void)

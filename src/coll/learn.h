@@ -105,8 +105,7 @@ struct strata_learn_entry {
 struct strata_learn {
     int nentries;
     struct strata_learn_entry e[STRATA_LEARN_ENTRIES];
-    struct strata_learn_entry *armed; /* the entry this call times (strata_learn_run) */
-    uint64_t armed_call;              /* ... and the plane's call it is armed for */
+    uint64_t armed_call;              /* the call p->learn_armed is for */
     MPI_Comm comm;                    /* the communicator of that call (host samples) */
     double host_pred;                 /* a host sample's reference prediction */
 };
@@ -150,7 +149,7 @@ int strata_learn_run_timed(struct strata_plane *p, const struct strata_choice *c
 static inline int strata_learn_run(struct strata_plane *p, const struct strata_choice *ch,
                                    struct strata_block_args *a)
 {
-    if (__builtin_expect(p->learn != NULL && p->learn->armed != NULL, 0))
+    if (__builtin_expect(p->learn_armed != NULL, 0))
         return strata_learn_run_timed(p, ch, a);
     return ch->al->run(p, a);
 }

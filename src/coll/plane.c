@@ -22,7 +22,9 @@ size_t strata_plane_segment_bytes(int size, int nlevels, size_t region)
 int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int rank, int size,
                       const pid_t *pids, const struct strata_transport *xport, size_t region)
 {
-    p->learn = NULL; /* first: a failed set-up is undone by strata_plane_fini */
+    /* First: a failed set-up is undone by strata_plane_fini. */
+    p->learn = NULL;
+    p->learn_armed = NULL;
     p->hier = h;
     p->rank = rank;
     p->size = size;

@@ -141,7 +141,8 @@ enum { STRATA_CHANNEL_READY = 1, STRATA_CHANNEL_FAILED = 2 };
 /* Regions of a rank's copy-in/copy-out area, per parity half. */
 enum { STRATA_REGION_IN = 0, STRATA_REGION_ACC0 = 1 };
 
-struct strata_learn; /* coll/learn.h */
+struct strata_learn;       /* coll/learn.h */
+struct strata_learn_entry; /* coll/learn.h */
 
 /* The cost model's last choice for one collective (select.c). */
 struct strata_plane_choice {
@@ -225,6 +226,7 @@ struct strata_plane {
     int acc_scratch_arena;         /* acc_scratch is in the arena (peers map it) */
     struct strata_plane_choice chosen[STRATA_NCOLLS]; /* per enum strata_coll */
     struct strata_learn *learn;    /* what selection measured (coll/learn.h); NULL: nothing yet */
+    struct strata_learn_entry *learn_armed; /* the entry this blocking call times, or NULL */
 };
 
 /* The rank_ctl that holds `flag`, a flag of p's segment. */
