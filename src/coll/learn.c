@@ -140,11 +140,12 @@ static struct strata_learn_entry *create(struct strata_plane *p, int coll, size_
         const struct strata_model_measured *r = strata_model_find_measured(
             strata_select_model(), &shape, coll, e->cls, (int)all[i].al->id, all[i].k);
         e->cand[e->ncand++] = (struct strata_learn_cand){(int)all[i].al->id, all[i].k,
-                                                          r ? r->ratio : -1, 0};
+                                                          r ? r->ratio : -1, 0, 0};
     }
     int first = cheapest(p, e, block, 1);
     e->cur = first < 0 ? 0 : first;
     e->tries = 1;
+    e->watch_base = STRATA_LEARN_WATCH;
     e->host_ratio = -1;
     /* The host is timed with MPI_BYTE counts: blocks an int can count. */
     e->host_pending = block <= INT_MAX && strata_learn_host_serves(coll);
@@ -198,6 +199,7 @@ static void recheck(struct strata_plane *p, struct strata_learn_entry *e, double
 {
     struct strata_learn_cand *c = &e->cand[e->cur];
     c->ratio = worst;
+    c->measured = 1;
     int other = -1;
     for (int i = 0; i < e->ncand; i++)
         if (i != e->cur && (other < 0 || price(p, &e->cand[i], block) < price(p, &e->cand[other], block)))
@@ -215,6 +217,8 @@ static void recheck(struct strata_plane *p, struct strata_learn_entry *e, double
     for (int i = 0; i < e->ncand; i++) e->cand[i].tried = i == e->cur;
     e->settled = 0;
     e->host_pending = e->host_ratio >= 0; /* timed again in the new search */
+    e->watch_base = 2 * e->watch_base < STRATA_LEARN_WATCH_MAX ? 2 * e->watch_base
+                                                               : STRATA_LEARN_WATCH_MAX;
     e->tries = 2;
     e->cur = other;
     switched(p, e);
@@ -255,7 +259,7 @@ static void conclude(struct strata_plane *p, struct strata_learn_entry *e, doubl
         us = host_price(p, e, block);
     } else {
         c->ratio = worst;
-        c->tried = 1;
+        c->tried = c->measured = 1;
         snprintf(what, sizeof what, "%s", algo_name(c->algo));
         us = price(p, c, block);
         predicted = us / worst;
@@ -278,7 +282,7 @@ static void conclude(struct strata_plane *p, struct strata_learn_entry *e, doubl
     } else {
         e->cur = best;
         e->settled = 1;
-        watch(e, STRATA_LEARN_WATCH);
+        watch(e, e->watch_base);
     }
     if (e->cur != was) switched(p, e);
     say(p, e, block, what, us, predicted);
@@ -365,7 +369,7 @@ void strata_learn_release(struct strata_plane *p)
         const struct strata_learn_entry *e = &l->e[i];
         for (int j = 0; j < e->ncand; j++) {
             const struct strata_learn_cand *c = &e->cand[j];
-            if (!c->tried) continue;
+            if (!c->measured) continue;
             struct strata_model_measured r = {e->coll, shape.size, shape.groups,
                                               shape.single_copy != 0, e->cls, c->algo, c->k,
                                               c->ratio};

@@ -62,7 +62,11 @@
 /* A settled entry is timed again every STRATA_LEARN_WATCH calls, twice as
  * seldom each time the choice holds, at most every STRATA_LEARN_WATCH_MAX:
  * conditions change (other jobs, caches), and a few clock reads every so
- * many large calls cost nothing measurable. */
+ * many large calls cost nothing measurable.  Each search a recheck opens
+ * again also doubles the interval the next settling starts from: on a
+ * machine whose load swings (this one's, shared by other builds), a fresh
+ * measurement often beats an old one by chance, and the searches must
+ * thin out rather than repeat every few dozen calls. */
 #define STRATA_LEARN_WATCH 16
 #define STRATA_LEARN_WATCH_MAX 4096
 /* Entries per plane. */
@@ -79,7 +83,8 @@
 struct strata_learn_cand {
     int algo, k;
     double ratio;   /* agreed measured / predicted; < 0: not measured */
-    int tried;      /* measured in this job */
+    int tried;      /* measured in this search */
+    int measured;   /* measured in this job (what the cache keeps) */
 };
 
 struct strata_learn_entry {
@@ -93,6 +98,7 @@ struct strata_learn_entry {
     int calls;      /* blocking calls of the entry */
     int calls_to_settle; /* calls until it first settled (0: not yet) */
     int watch_every, since; /* settled: timed every watch_every calls */
+    int watch_base;     /* watch_every after a search: doubles at each search reopened */
     int host_pending;   /* the host MPI is to be timed in this search */
     int sampling_host;  /* the calls timed now are the host MPI's */
     double host_ratio;  /* the host's time over cand[0]'s prediction; < 0: not timed */
