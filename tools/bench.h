@@ -54,6 +54,7 @@ struct bench_options {
                                      calls are the nonblocking forms (post + wait) */
     const char *json;
     const char *csv;
+    const char *fit;              /* --fit FILE: --algorithms' ratios into a model file */
     struct bench_noise_options noise; /* --noise: max_ms > 0 */
     int pattern;                  /* --pattern: enum bench_pattern (the v-collectives) */
     int load;                     /* --load N: busy processes per node beside the job */
@@ -146,5 +147,9 @@ void bench_print_rank_table(const struct bench *b);
 /* bench_output.c: 0, or -1 with errno set */
 int bench_write_json(const struct bench *b, const char *command, const char *mpi);
 int bench_write_csv(const struct bench *b);
+/* --fit: the model in use plus, per algorithm row, its measured median
+ * over the model's prediction ("measured" lines, coll/model.h), written to
+ * b->opt.fit.  0, or -1 with errno. */
+int bench_write_fit(const struct bench *b);
 
 #endif

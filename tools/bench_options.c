@@ -49,6 +49,10 @@ void bench_usage(FILE *to)
             "  --algorithms   time every algorithm of bcast, gather, scatter, allgather and\n"
             "                 alltoall forced in turn (and strata's own choice), each beside the\n"
             "                 host MPI, with the cost model's prediction\n"
+            "  --fit FILE     with --algorithms: write the model in use to FILE with each\n"
+            "                 algorithm's measured median over its prediction (\"measured\"\n"
+            "                 lines: per-algorithm corrections selection starts from; use it\n"
+            "                 as STRATA_MODEL or install it as the model cache)\n"
             "  --load N       N busy processes on each node beside the job (started by its\n"
             "                 first rank, gone when the run ends or dies; default 0)\n"
             "  --load-kind spin|noise\n"
@@ -142,6 +146,7 @@ static const char *conflict(const struct bench_options *opt, int sizes_given)
                         opt->csv))
         return "--device does not combine with --overlap, --algorithms, --noise, --json or --csv";
     if (opt->nonblocking && opt->algorithms) return "--nonblocking does not combine with --algorithms";
+    if (opt->fit && !opt->algorithms) return "--fit needs --algorithms (it fits what they measure)";
     if (opt->persistent && (opt->overlap || opt->nonblocking || opt->algorithms ||
                             opt->noise.max_ms > 0 || opt->json || opt->csv))
         return "--persistent does not combine with --overlap, --nonblocking, --algorithms, "
@@ -163,7 +168,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
         int takes_value = !strcmp(a, "--sizes") || !strcmp(a, "--colls") || !strcmp(a, "--pattern") ||
-                          !strcmp(a, "--iters") || !strcmp(a, "--json") || !strcmp(a, "--csv") ||
+                          !strcmp(a, "--iters") || !strcmp(a, "--json") || !strcmp(a, "--csv") || !strcmp(a, "--fit") ||
                           !strcmp(a, "--load") || !strcmp(a, "--load-kind");
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) return 1;
         if (!strcmp(a, "--cold")) { opt->cold = 1; continue; }
@@ -219,6 +224,7 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
         }
         else if (!strcmp(a, "--json")) opt->json = val;
         else if (!strcmp(a, "--csv")) opt->csv = val;
+        else if (!strcmp(a, "--fit")) opt->fit = val;
         else {
             char *end;
             long n = strtol(val, &end, 10);

@@ -238,6 +238,10 @@ static int write_files(const struct bench *b, const char *command, const char *m
         fprintf(stderr, "strata-bench: cannot write %s: %s\n", b->opt.csv, strerror(errno));
         rc = 1;
     }
+    if (b->opt.fit && bench_write_fit(b)) {
+        fprintf(stderr, "strata-bench: cannot write %s: %s\n", b->opt.fit, strerror(errno));
+        rc = 1;
+    }
     return rc;
 }
 

@@ -176,6 +176,24 @@ refuse 'does not combine with --noise' --sweep --noise
 refuse '--csv needs a value' --csv
 echo "ok: --sweep with --sizes or --noise, --csv without a file: refused"
 
+# --algorithms --fit: one "measured" line per forced row (the tuned row is
+# strata's own choice and does not count), its ratio the row's strata
+# median over its prediction (printed to 3 decimals, written to 4 digits).
+refuse '--fit needs --algorithms' --sizes 8 --fit "$tmp/fit.conf"
+bench --algorithms --colls allgather --sizes 64K --iters 3 --fit "$tmp/fit.conf" ||
+  fail "strata-bench --algorithms --fit failed"
+grep -E '^allgather +64K [a-z]' "$tmp/out" | grep -v ' tuned: ' | awk '{ print $3, $7 }' | sort >"$tmp/rows"
+[ -s "$tmp/rows" ] || fail "--algorithms printed no forced row"
+awk '$1 == "measured" && $2 == "allgather" && $3 == 2 && $6 == 17 { sub(/:.*/, "", $7); print $7, $8 }' \
+  "$tmp/fit.conf" | sort >"$tmp/fitted"
+[ "$(cut -d' ' -f1 "$tmp/rows")" = "$(cut -d' ' -f1 "$tmp/fitted")" ] ||
+  fail "--fit wrote lines for $(cut -d' ' -f1 "$tmp/fitted" | tr '\n' ' ')against rows $(cut -d' ' -f1 "$tmp/rows" | tr '\n' ' ')"
+paste -d' ' "$tmp/rows" "$tmp/fitted" | awk '{ d = $2 - $4; if (d < -0.0015 || d > 0.0015) exit 1 }' ||
+  fail "--fit's ratios differ from the rows' strata/predicted: $(paste -d' ' "$tmp/rows" "$tmp/fitted")"
+env STRATA_MODEL="$tmp/fit.conf" "$run" --native -n 1 "$(dirname "$bench")/strata-info" --explain allgather 64K -n 2 \
+  >"$tmp/out" 2>"$tmp/err" || fail "the fitted model does not load"
+echo "ok: --algorithms --fit: a measured line per forced row, loaded by strata-info"
+
 # --nonblocking: the overlap table of the nonblocking forms, one of the first
 # eight and two of the newer collectives (each posts its own I-form).
 bench --nonblocking --sizes 4K --colls bcast,allreduce,scan,gatherv --iters 2 ||
