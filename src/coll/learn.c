@@ -224,7 +224,7 @@ static void recheck(struct strata_plane *p, struct strata_learn_entry *e, double
     switched(p, e);
 }
 
-/* The decision every rank takes from the same reports. */
+/* Rank 0 of the plane says what was measured and decided (STRATA_VERBOSE=1). */
 static void say(const struct strata_plane *p, const struct strata_learn_entry *e, size_t block,
                 const char *measured, double us, double predicted)
 {
