@@ -545,6 +545,75 @@ static void test_bad_files(void)
     EXPECT_CONTAINS("tuning-bad-rule.json", err, "rule 2 (line 3, column ");
 }
 
+/* The model file's "measured" lines (coll/model_measured.c): read, a
+ * repeated record replacing the earlier one, written back and read again
+ * alike, found by shape; and bad ones refused with file:line. */
+static void test_measured_lines(void)
+{
+    char path[4096], err[1024] = "";
+    write_temp("flag_us 0.2\n"
+               "measured allgather 2 1 1 21 ring-source-read 0.5\n"
+               "measured allgather 2 1 1 21 ring-neighbour:1 1.25\n"
+               "measured allgather 2 1 1 21 ring-source-read 0.75 # measured again\n"
+               "measured bcast 4 2 0 17 knomial:3 2\n",
+               path, sizeof path);
+    struct strata_model m;
+    strata_model_defaults(&m);
+    EXPECT(strata_model_load(&m, path, err, sizeof err) == 0, "measured lines: %s", err);
+    unlink(path);
+    EXPECT_INT("measured records", m.nmeasured, 3);
+    struct strata_model_shape two = {2, 1, 2, 1, 32768, 0, 0}, four = {4, 2, 2, 0, 32768, 0, 0};
+    const struct strata_model_measured *r = strata_model_find_measured(
+        &m, &two, STRATA_COLL_ALLGATHER, 21, STRATA_ALGO_ALLGATHER_RING_SOURCE_READ, 1);
+    EXPECT(r && r->ratio == 0.75, "the later ring-source-read record replaces the earlier");
+    EXPECT(!strata_model_find_measured(&m, &four, STRATA_COLL_ALLGATHER, 21,
+                                       STRATA_ALGO_ALLGATHER_RING_SOURCE_READ, 1),
+           "a record found for another shape");
+    r = strata_model_find_measured(&m, &four, STRATA_COLL_BCAST, 17, STRATA_ALGO_BCAST_KNOMIAL, 3);
+    EXPECT(r && r->ratio == 2, "knomial:3 on 4 ranks in 2 groups without single copy");
+    /* Written and read back: the same records. */
+    write_temp("", path, sizeof path);
+    EXPECT(strata_model_save(&m, path) == 0, "saving the model");
+    struct strata_model back;
+    strata_model_defaults(&back);
+    EXPECT(strata_model_load(&back, path, err, sizeof err) == 0, "reading it back: %s", err);
+    unlink(path);
+    EXPECT_INT("records read back", back.nmeasured, m.nmeasured);
+    for (int i = 0; i < m.nmeasured && i < back.nmeasured; i++) {
+        const struct strata_model_measured *a = &m.measured[i], *b = &back.measured[i];
+        EXPECT(a->coll == b->coll && a->ranks == b->ranks && a->groups == b->groups &&
+                   a->single_copy == b->single_copy && a->cls == b->cls && a->algo == b->algo &&
+                   a->k == b->k && a->ratio == b->ratio,
+               "record %d differs once written and read back", i);
+    }
+    static const struct {
+        const char *line, *says;
+    } bad[] = {
+        {"measured allgather 2 1 1 21 ring-source-read", "measured takes 7 values"},
+        {"measured allgather 2 1 1 21 ring-source-read 0.5 9", "measured takes 7 values"},
+        {"measured nosuch 2 1 1 21 ring-source-read 0.5", "\"nosuch\" is not a collective"},
+        {"measured allgather 0 1 1 21 ring-source-read 0.5", "RANKS and GROUPS"},
+        {"measured allgather 2 1 2 21 ring-source-read 0.5", "SINGLE_COPY 0 or 1"},
+        {"measured allgather 2 1 1 65 ring-source-read 0.5", "CLASS 0 to 64"},
+        {"measured allgather 2 1 1 21 pipelined 0.5", "is not an algorithm of MPI_Allgather"},
+        {"measured allgather 2 1 1 21 ring-source-read:2 0.5", "takes no factor"},
+        {"measured allgather 2 1 1 21 ring-source-read 0", "RATIO must be a number above 0"},
+        {"measured allgather 2 1 1 21 ring-source-read fast", "RATIO must be a number above 0"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[256], what[64];
+        snprintf(text, sizeof text, "flag_us 0.2\n%s\n", bad[i].line);
+        snprintf(what, sizeof what, "bad measured line %zu", i + 1);
+        write_temp(text, path, sizeof path);
+        strata_model_defaults(&m);
+        EXPECT(strata_model_load(&m, path, err, sizeof err) == -1, "%s accepted: %s", what,
+               bad[i].line);
+        EXPECT_CONTAINS(what, err, ":2: ");
+        EXPECT_CONTAINS(what, err, bad[i].says);
+        unlink(path);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -560,6 +629,7 @@ int main(int argc, char **argv)
     test_refusals();
     test_good_files();
     test_bad_files();
+    test_measured_lines();
     printf("%d passed, %d failed\n", passed, failed);
     return failed ? 1 : 0;
 }
