@@ -590,8 +590,6 @@ int strata_call_barrier(MPI_Comm comm)
     return strata_check_end(ctx, CALL(STRATA_COLL_BARRIER), strata_barrier(ctx->plane));
 }
 
-int MPI_Barrier(MPI_Comm comm) { return strata_call_barrier(comm); }
-
 
 /* ---- Gather, Scatter, Allgather, Alltoall ---- */
 

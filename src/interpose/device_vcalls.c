@@ -199,7 +199,8 @@ static const void *unused(const void *p)
 
 /* ---- Reduce_scatter(_block), Scan, Exscan ---- */
 
-int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+/* recvcounts NULL: Reduce_scatter_block with blockcount per rank. */
+static int call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
                                long long blockcount, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, int large)
 {
@@ -235,7 +236,7 @@ int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
     return stage_end(lane, &r, rc);
 }
 
-int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+static int call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, int exclusive, int large)
 {
     if (!device_job(comm))
@@ -254,6 +255,30 @@ int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
     rc = strata_host_scan(sb, view(&r), count, datatype, op, comm, exclusive, large);
     return stage_end(lane, &r, rc);
+}
+
+int strata_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, long long recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+{
+    return call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, large);
+}
+
+int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+{
+    return call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, large);
+}
+
+int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, int large)
+{
+    return call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, large);
+}
+
+int strata_call_exscan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, int large)
+{
+    return call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, large);
 }
 
 /* ---- the v-collectives ---- */

@@ -2,7 +2,7 @@
  * behind an MPI_Ibcast (or one start of an MPI_Bcast_init), the queue of a
  * communicator's outstanding operations, and progress.
  *
- * How a call becomes an operation: the entry point (nb_entry.c) opens a
+ * How a call becomes an operation: the entry point (entry_points.c) opens a
  * strata_nb with strata_nb_begin and calls the same strata_call_<coll> as
  * the blocking form, which makes every decision the blocking form makes
  * (route, argument checks, algorithm) and, where the blocking form would run
@@ -170,8 +170,7 @@ int strata_nb_to_host(void);
  * *request is MPI_REQUEST_NULL; *rc_out is what the entry point returns. */
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out);
 
-/* The body of every nonblocking entry point (nb_entry.c, nb_entry_more.c,
- * large_count_nb.c): begin, the blocking form's strata_call_<coll> (which
+/* The body of every nonblocking entry point (entry_points.c): begin, the blocking form's strata_call_<coll> (which
  * builds the operation instead of running it), end; `host`, the host's own
  * nonblocking call, where strata leaves it.  Uses the entry point's
  * parameter `request`. */

@@ -33,38 +33,25 @@
 #include <string.h>
 
 #include "context/runtime.h"
-#include "interpose/collectives.h"
 #include "interpose/nonblocking.h"
 #include "interpose/persistent.h"
-#include "interpose/rs_scan_calls.h"
 #include "shm/wait.h"
 #include "util/log.h"
-
-#if defined(STRATA_HAVE_PERSISTENT_COLL) || defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
-#define STRATA_PERSISTENT 1
-#endif
 
 struct strata_persist {
     MPI_Request req; /* the application's handle (compared, never dereferenced) */
     int tag;
-    enum strata_coll coll;
-    const void *sendbuf;
-    void *recvbuf;
-    int scount, rcount, root;
-    MPI_Datatype stype, rtype;
-    MPI_Op op;
-    MPI_Comm comm;
-    /* The newer collectives' arrays: copies the request owns (own_args),
-     * since an application may free or reuse its own right after _init, as
-     * both hosts allow (mpi4py does).  Reduce_scatter's counts are rcounts;
-     * a one-block side's count is scount or rcount. */
-    const int *scounts, *sdispls, *rcounts, *rdispls;
-    int *owned_arrays; /* one block behind the four pointers above */
-    /* stype / rtype duplicated at _init when derived (the application may
-     * free its handle after _init): freed with the request. */
+    /* Its arguments, as _init received them (entry_points.c), and the calls
+     * of its collective and form on them. */
+    struct strata_persist_args a;
+    const struct strata_persist_calls *calls;
+    /* Copies the request owns (own_args), since an application may free or
+     * reuse its arrays right after _init, as both hosts allow (mpi4py
+     * does): one block behind a's array pointers. */
+    void *owned_arrays;
+    /* a.stype / a.rtype duplicated at _init when derived (the application
+     * may free its handle after _init): freed with the request. */
     int owned_stype, owned_rtype;
-    /* A large-count request's (_init_c): its own arguments and calls. */
-    struct strata_persist_ext ext;
     struct strata_choice choice;
     int have_choice, started, freed;
     /* The request's state, written by the thread that calls MPI on it
@@ -177,21 +164,20 @@ int strata_persist_owns(MPI_Request request, int active_only)
     return ps && (!active_only || get(&ps->active));
 }
 
-/* What the request owns of its arguments goes (the large-count forms'
- * through their own release, which frees their copy). */
+/* What the request owns of its arguments goes. */
 static void release_args(struct strata_persist *ps)
 {
-    if (ps->owned_stype) PMPI_Type_free(&ps->stype);
-    if (ps->owned_rtype) PMPI_Type_free(&ps->rtype);
+    if (ps->owned_stype) PMPI_Type_free(&ps->a.stype);
+    if (ps->owned_rtype) PMPI_Type_free(&ps->a.rtype);
     ps->owned_stype = ps->owned_rtype = 0;
     free(ps->owned_arrays);
     ps->owned_arrays = NULL;
-    if (ps->ext.release) ps->ext.release(ps->ext.args);
-    else free(ps->ext.args);
-    ps->ext.args = NULL;
 }
 
-int strata_persist_own_type(MPI_Datatype *type, int *owned)
+/* *type duplicated if it is a derived datatype (*owned set: PMPI_Type_free
+ * it with the request); a named one is kept as is (it cannot be freed, and
+ * its handle is what the reduction kernels compare). */
+static int own_type(MPI_Datatype *type, int *owned)
 {
     int ints, addrs, types, combiner;
     *owned = 0;
@@ -203,10 +189,24 @@ int strata_persist_own_type(MPI_Datatype *type, int *owned)
     return rc;
 }
 
-struct strata_persist_read strata_persist_args_read(int coll, MPI_Comm comm, int root,
-                                                    const void *sendbuf, const void *recvbuf)
+/* What a rank reads of a persistent collective's arguments at every start
+ * (MPI's significant arguments: the root's side of a rooted v-collective,
+ * no send side in place) and the request owns: the arrays of counts and
+ * displacements (bit 0 send counts, 1 send displacements, 2 receive
+ * counts, 3 receive displacements) and their length, copied at _init, and
+ * whether the send and receive datatypes are duplicated.  An application
+ * may free its own right after _init (both hosts allow it; mpi4py does).
+ * A reduction's datatype is not duplicated: a user op must be handed the
+ * application's own handle, which therefore stays the application's to
+ * keep alive while the request lives. */
+struct args_read {
+    unsigned arrays;
+    int len, stype, rtype;
+};
+static struct args_read args_read(int coll, MPI_Comm comm, int root, const void *sendbuf,
+                                  const void *recvbuf)
 {
-    struct strata_persist_read a = {0, 0, 0, 1};
+    struct args_read a = {0, 0, 0, 1};
     int inter = 0, me = -1;
     PMPI_Comm_test_inter(comm, &inter);
     if (inter) PMPI_Comm_remote_size(comm, &a.len);
@@ -253,30 +253,33 @@ struct strata_persist_read strata_persist_args_read(int coll, MPI_Comm comm, int
 }
 
 /* The request takes its own copies of the arrays and derived datatypes it
- * reads at every start.  An error: the host serves it instead.  (The
- * large-count forms own theirs in large_count_persist.c.) */
+ * reads at every start (counts int or MPI_Count, displacements int or
+ * MPI_Aint, by the form).  An error: the host serves it instead. */
 static int own_args(struct strata_persist *ps)
 {
-    if (ps->ext.args) return MPI_SUCCESS;
-    struct strata_persist_read a =
-        strata_persist_args_read(ps->coll, ps->comm, ps->root, ps->sendbuf, ps->recvbuf);
-    const int **arrays[4] = {&ps->scounts, &ps->sdispls, &ps->rcounts, &ps->rdispls};
-    size_t n = 0;
-    for (int i = 0; i < 4; i++) n += (a.arrays >> i & 1u) && *arrays[i] ? (size_t)a.len : 0;
-    if (n) {
-        ps->owned_arrays = malloc(n * sizeof(int));
+    struct strata_persist_args *p = &ps->a;
+    struct args_read r = args_read(p->coll, p->comm, p->root, p->sendbuf, p->recvbuf);
+    const void **arrays[4] = {&p->scounts, &p->sdispls, &p->rcounts, &p->rdispls};
+    const size_t count = p->large ? sizeof(MPI_Count) : sizeof(int);
+    const size_t displ = p->large ? sizeof(MPI_Aint) : sizeof(int);
+    const size_t elem[4] = {count, displ, count, displ};
+    size_t bytes = 0;
+    for (int i = 0; i < 4; i++)
+        if ((r.arrays >> i & 1u) && *arrays[i]) bytes += elem[i] * (size_t)r.len;
+    if (bytes) {
+        ps->owned_arrays = malloc(bytes);
         if (!ps->owned_arrays) return MPI_ERR_NO_MEM;
-        int *at = ps->owned_arrays;
+        char *at = ps->owned_arrays;
         for (int i = 0; i < 4; i++) {
-            if (!(a.arrays >> i & 1u) || !*arrays[i]) continue;
-            memcpy(at, *arrays[i], (size_t)a.len * sizeof(int));
+            if (!(r.arrays >> i & 1u) || !*arrays[i]) continue;
+            memcpy(at, *arrays[i], elem[i] * (size_t)r.len);
             *arrays[i] = at;
-            at += a.len;
+            at += elem[i] * (size_t)r.len;
         }
     }
     int rc = MPI_SUCCESS;
-    if (a.stype) rc = strata_persist_own_type(&ps->stype, &ps->owned_stype);
-    if (rc == MPI_SUCCESS && a.rtype) rc = strata_persist_own_type(&ps->rtype, &ps->owned_rtype);
+    if (r.stype) rc = own_type(&p->stype, &ps->owned_stype);
+    if (rc == MPI_SUCCESS && r.rtype) rc = own_type(&p->rtype, &ps->owned_rtype);
     return rc;
 }
 
@@ -342,108 +345,6 @@ static void persist_finished(void *arg)
     PMPI_Request_free(&host_req);
 }
 
-/* The host MPI's nonblocking form of a start strata leaves. */
-static int host_start(const struct strata_persist *ps, MPI_Request *r)
-{
-    if (ps->ext.host) return ps->ext.host(ps->ext.args, r);
-    switch (ps->coll) {
-    case STRATA_COLL_BCAST: return PMPI_Ibcast(ps->recvbuf, ps->rcount, ps->rtype, ps->root, ps->comm, r);
-    case STRATA_COLL_REDUCE:
-        return PMPI_Ireduce(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->root,
-                            ps->comm, r);
-    case STRATA_COLL_ALLREDUCE:
-        return PMPI_Iallreduce(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->comm, r);
-    case STRATA_COLL_GATHER:
-        return PMPI_Igather(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount, ps->rtype,
-                            ps->root, ps->comm, r);
-    case STRATA_COLL_SCATTER:
-        return PMPI_Iscatter(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
-                             ps->rtype, ps->root, ps->comm, r);
-    case STRATA_COLL_ALLGATHER:
-        return PMPI_Iallgather(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
-                               ps->rtype, ps->comm, r);
-    case STRATA_COLL_ALLTOALL:
-        return PMPI_Ialltoall(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
-                              ps->rtype, ps->comm, r);
-    case STRATA_COLL_BARRIER: return PMPI_Ibarrier(ps->comm, r);
-    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
-        return PMPI_Ireduce_scatter_block(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op,
-                                          ps->comm, r);
-    case STRATA_COLL_REDUCE_SCATTER:
-        return PMPI_Ireduce_scatter(ps->sendbuf, ps->recvbuf, ps->rcounts, ps->rtype, ps->op,
-                                    ps->comm, r);
-    case STRATA_COLL_SCAN:
-        return PMPI_Iscan(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->comm, r);
-    case STRATA_COLL_EXSCAN:
-        return PMPI_Iexscan(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->comm, r);
-    case STRATA_COLL_GATHERV:
-        return PMPI_Igatherv(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcounts,
-                             ps->rdispls, ps->rtype, ps->root, ps->comm, r);
-    case STRATA_COLL_SCATTERV:
-        return PMPI_Iscatterv(ps->sendbuf, ps->scounts, ps->sdispls, ps->stype, ps->recvbuf,
-                              ps->rcount, ps->rtype, ps->root, ps->comm, r);
-    case STRATA_COLL_ALLGATHERV:
-        return PMPI_Iallgatherv(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcounts,
-                                ps->rdispls, ps->rtype, ps->comm, r);
-    case STRATA_COLL_ALLTOALLV:
-        return PMPI_Ialltoallv(ps->sendbuf, ps->scounts, ps->sdispls, ps->stype, ps->recvbuf,
-                               ps->rcounts, ps->rdispls, ps->rtype, ps->comm, r);
-    default: return MPI_ERR_INTERN;
-    }
-}
-
-/* strata's decision for one start (the blocking form's). */
-static int strata_start(const struct strata_persist *ps)
-{
-    if (ps->ext.decide) return ps->ext.decide(ps->ext.args);
-    switch (ps->coll) {
-    case STRATA_COLL_BCAST: return strata_call_bcast(ps->recvbuf, ps->rcount, ps->rtype, ps->root, ps->comm, 0);
-    case STRATA_COLL_REDUCE:
-        return strata_call_reduce(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->root,
-                                  ps->comm, 0);
-    case STRATA_COLL_ALLREDUCE:
-        return strata_call_allreduce(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op,
-                                     ps->comm, 0);
-    case STRATA_COLL_GATHER:
-        return strata_call_gather(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
-                                  ps->rtype, ps->root, ps->comm, 0);
-    case STRATA_COLL_SCATTER:
-        return strata_call_scatter(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
-                                   ps->rtype, ps->root, ps->comm, 0);
-    case STRATA_COLL_ALLGATHER:
-        return strata_call_allgather(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
-                                     ps->rtype, ps->comm, 0);
-    case STRATA_COLL_ALLTOALL:
-        return strata_call_alltoall(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcount,
-                                    ps->rtype, ps->comm, 0);
-    case STRATA_COLL_BARRIER: return strata_call_barrier(ps->comm);
-    case STRATA_COLL_REDUCE_SCATTER_BLOCK:
-        return strata_call_reduce_scatter(ps->sendbuf, ps->recvbuf, NULL, ps->rcount, ps->rtype,
-                                          ps->op, ps->comm, 0);
-    case STRATA_COLL_REDUCE_SCATTER:
-        return strata_call_reduce_scatter(ps->sendbuf, ps->recvbuf, ps->rcounts, 0, ps->rtype,
-                                          ps->op, ps->comm, 0);
-    case STRATA_COLL_SCAN:
-    case STRATA_COLL_EXSCAN:
-        return strata_call_scan(ps->sendbuf, ps->recvbuf, ps->rcount, ps->rtype, ps->op, ps->comm,
-                                ps->coll == STRATA_COLL_EXSCAN, 0);
-    case STRATA_COLL_GATHERV:
-        return strata_call_gatherv(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf, ps->rcounts,
-                                   ps->rdispls, ps->rtype, ps->root, ps->comm, 0);
-    case STRATA_COLL_SCATTERV:
-        return strata_call_scatterv(ps->sendbuf, ps->scounts, ps->sdispls, ps->stype, ps->recvbuf,
-                                    ps->rcount, ps->rtype, ps->root, ps->comm, 0);
-    case STRATA_COLL_ALLGATHERV:
-        return strata_call_allgatherv(ps->sendbuf, ps->scount, ps->stype, ps->recvbuf,
-                                      ps->rcounts, ps->rdispls, ps->rtype, ps->comm, 0);
-    case STRATA_COLL_ALLTOALLV:
-        return strata_call_alltoallv(ps->sendbuf, ps->scounts, ps->sdispls, ps->stype,
-                                     ps->recvbuf, ps->rcounts, ps->rdispls, ps->rtype, ps->comm,
-                                     0);
-    default: return MPI_ERR_INTERN;
-    }
-}
-
 /* ---- Order of persistent starts (docs/DESIGN.md).  A start is built at
  * MPI_Start (its errors are MPI_Start's) and held back; the starting
  * thread's next MPI call other than MPI_Start / MPI_Startall queues the
@@ -474,11 +375,11 @@ static void post_held(struct strata_persist *ps, struct strata_nb *nb)
      * then orders nothing: harmless). */
     if (ps->chan && nb->ctx == ps->chan->channel_of) nb->ctx = ps->chan;
     if (nb->kind == STRATA_NB_HOST) {
-        int rc = host_start(ps, &nb->host_req);
+        int rc = ps->calls->host(&ps->a, &nb->host_req);
         if (rc != MPI_SUCCESS) {
             strata_error("%s: the host's nonblocking form failed (error %d)",
                          strata_call_name(nb->call), rc);
-            PMPI_Comm_call_errhandler(ps->comm, rc);
+            PMPI_Comm_call_errhandler(ps->a.comm, rc);
             nb->kind = STRATA_NB_NOTHING;
         }
     }
@@ -545,12 +446,12 @@ static int start_failed(struct strata_persist *ps, int rc)
 static int start_one(struct strata_persist *ps)
 {
     if (ps->tmpl) return start_kept(ps);
-    struct strata_nb *nb = strata_nb_begin(ps->coll, STRATA_FORM_PERSISTENT);
+    struct strata_nb *nb = strata_nb_begin(ps->a.coll, STRATA_FORM_PERSISTENT);
     if (!nb) return start_failed(ps, MPI_ERR_NO_MEM);
     nb->replay = ps->started;
     nb->choice = ps->choice;
     nb->have_choice = ps->have_choice;
-    int rc = strata_start(ps);
+    int rc = ps->calls->decide(&ps->a);
     if (rc == MPI_SUCCESS && nb->to_host) {
         /* A rebuild the host serves after all (a v-collective's layouts):
          * its nonblocking form, called when the batch is queued, in _init
@@ -689,16 +590,6 @@ void strata_persist_to_host_all(int count, const MPI_Request requests[])
     for (int i = 0; i < count; i++) strata_persist_to_host(requests[i]);
 }
 
-#ifdef STRATA_PERSISTENT
-#ifdef STRATA_HAVE_PERSISTENT_COLL
-#define INIT(name) MPI_##name##_init
-#define HOST_INIT(name) PMPI_##name##_init
-#else
-#include <mpi-ext.h>
-#define INIT(name) MPIX_##name##_init
-#define HOST_INIT(name) PMPIX_##name##_init
-#endif
-
 /* _init's decisions: the operation is built once, as a start would build
  * it (every rank calls _init in the same order, as for any collective, so
  * the agreement of STRATA_CHECK_ARGS and a new communicator's context may
@@ -709,9 +600,9 @@ void strata_persist_to_host_all(int count, const MPI_Request requests[])
  * builds again and returns it, as the first start always did). */
 static void decide(struct strata_persist *ps)
 {
-    struct strata_nb *nb = strata_nb_begin(ps->coll, STRATA_FORM_PERSISTENT);
+    struct strata_nb *nb = strata_nb_begin(ps->a.coll, STRATA_FORM_PERSISTENT);
     if (!nb) return; /* each start tries again */
-    int rc = strata_start(ps);
+    int rc = ps->calls->decide(&ps->a);
     ps->started = 1; /* counted under MPI_<coll>_init now */
     if (rc == MPI_SUCCESS && nb->to_host) {
         ps->host = 1;
@@ -728,12 +619,9 @@ static void decide(struct strata_persist *ps)
     ps->tmpl = strata_nb_keep(nb); /* NULL: abandoned, built at each start */
 }
 
-/* A request that never became the application's: what it holds goes
- * (host: the host's own _init serves the call with the caller's arguments,
- * so a large-count request's args stay the caller's, persistent.h). */
-static void persist_drop(struct strata_persist *ps, int host)
+/* A request that never became the application's: what it holds goes. */
+static void persist_drop(struct strata_persist *ps)
 {
-    if (host) ps->ext.args = NULL;
     release_args(ps);
     strata_nb_lock();
     strata_nb_persist_tag_free_locked(ps->tag);
@@ -742,12 +630,8 @@ static void persist_drop(struct strata_persist *ps, int host)
     free(ps);
 }
 
-/* A new persistent request for a call of coll, or 0 with *host set when the
- * host MPI's own persistent form serves it: strata is off, no tag is left,
- * its arguments could not be copied, or _init decided to leave the call to
- * the host (then the host's persistent request matches it by _init order
- * and reports its errors, as it would without strata). */
-static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *host)
+int strata_persist_init(const struct strata_persist_args *args,
+                        const struct strata_persist_calls *calls, MPI_Request *request, int *host)
 {
     const struct strata_runtime *rt = strata_runtime_state();
     *host = 1;
@@ -756,30 +640,30 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
     struct strata_persist *ps = malloc(sizeof *ps);
     if (!ps) return MPI_SUCCESS;
     MPI_Comm comm = strata_nb_persist_comm();
-    *ps = *tmpl;
+    *ps = (struct strata_persist){.a = *args, .calls = calls};
     ps->tag = strata_nb_persist_tag();
     if (ps->tag < 0) {
         free(ps);
         return MPI_SUCCESS;
     }
     if (own_args(ps) != MPI_SUCCESS) {
-        persist_drop(ps, 1);
+        persist_drop(ps);
         return MPI_SUCCESS;
     }
     decide(ps);
     if (ps->host) {
-        persist_drop(ps, 1);
+        persist_drop(ps);
         return MPI_SUCCESS;
     }
     *host = 0;
     int rc = PMPI_Recv_init(NULL, 0, MPI_BYTE, 0, ps->tag, comm, request);
     if (rc != MPI_SUCCESS) {
-        persist_drop(ps, 0);
+        persist_drop(ps);
         return rc;
     }
     /* A plane of its own (the k-th _init on the communicator gets channel
      * k on every rank), where the operation runs on the communicator's. */
-    struct strata_ctx *ctx = ps->tmpl ? ps->tmpl->ctx : strata_ctx_get(ps->comm);
+    struct strata_ctx *ctx = ps->tmpl ? ps->tmpl->ctx : strata_ctx_get(ps->a.comm);
     ps->chan = ctx && ctx->plane && !ctx->net ? strata_ctx_channel(ctx) : NULL;
     if (ps->chan) strata_ctx_hold(ctx);
     strata_nb_lock();
@@ -791,180 +675,4 @@ static int persist_new(struct strata_persist *tmpl, MPI_Request *request, int *h
     strata_nb_unlock();
     return rc;
 }
-
-#define PERSIST(host_call, ...)                                                              \
-    do {                                                                                   \
-        struct strata_persist t = {__VA_ARGS__};                                           \
-        int host, rc = persist_new(&t, request, &host);                                    \
-        return host ? host_call : rc;                                                      \
-    } while (0)
-
-int INIT(Bcast)(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Bcast)(buffer, count, datatype, root, comm, info, request),
-            .coll = STRATA_COLL_BCAST, .recvbuf = buffer, .rcount = count, .rtype = datatype,
-            .root = root, .comm = comm);
-}
-
-int INIT(Reduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Reduce)(sendbuf, recvbuf, count, datatype, op, root, comm, info, request),
-            .coll = STRATA_COLL_REDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf, .rcount = count,
-            .rtype = datatype, .op = op, .root = root, .comm = comm);
-}
-
-int INIT(Allreduce)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Allreduce)(sendbuf, recvbuf, count, datatype, op, comm, info, request),
-            .coll = STRATA_COLL_ALLREDUCE, .sendbuf = sendbuf, .recvbuf = recvbuf,
-            .rcount = count, .rtype = datatype, .op = op, .root = -1, .comm = comm);
-}
-
-int INIT(Gather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                 MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Gather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                              comm, info, request),
-            .coll = STRATA_COLL_GATHER, .sendbuf = sendbuf, .scount = sendcount,
-            .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
-            .root = root, .comm = comm);
-}
-
-int INIT(Scatter)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
-                  MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Scatter)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                               comm, info, request),
-            .coll = STRATA_COLL_SCATTER, .sendbuf = sendbuf, .scount = sendcount,
-            .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
-            .root = root, .comm = comm);
-}
-
-int INIT(Allgather)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                    MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Allgather)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                 info, request),
-            .coll = STRATA_COLL_ALLGATHER, .sendbuf = sendbuf, .scount = sendcount,
-            .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
-            .root = -1, .comm = comm);
-}
-
-int INIT(Alltoall)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                   MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Alltoall)(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm,
-                                info, request),
-            .coll = STRATA_COLL_ALLTOALL, .sendbuf = sendbuf, .scount = sendcount,
-            .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount, .rtype = recvtype,
-            .root = -1, .comm = comm);
-}
-
-int INIT(Barrier)(MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Barrier)(comm, info, request), .coll = STRATA_COLL_BARRIER, .root = -1,
-            .comm = comm);
-}
-
-/* ---- The newer collectives (issue 17 over issue 16's collectives). */
-
-int INIT(Reduce_scatter_block)(const void *sendbuf, void *recvbuf, int recvcount,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                               MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Reduce_scatter_block)(sendbuf, recvbuf, recvcount, datatype, op, comm, info,
-                                            request),
-            .coll = STRATA_COLL_REDUCE_SCATTER_BLOCK, .sendbuf = sendbuf, .recvbuf = recvbuf,
-            .rcount = recvcount, .rtype = datatype, .op = op, .root = -1, .comm = comm);
-}
-
-int INIT(Reduce_scatter)(const void *sendbuf, void *recvbuf, const int recvcounts[],
-                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                         MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Reduce_scatter)(sendbuf, recvbuf, recvcounts, datatype, op, comm, info,
-                                      request),
-            .coll = STRATA_COLL_REDUCE_SCATTER, .sendbuf = sendbuf, .recvbuf = recvbuf,
-            .rcounts = recvcounts, .rtype = datatype, .op = op, .root = -1, .comm = comm);
-}
-
-int INIT(Scan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-               MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Scan)(sendbuf, recvbuf, count, datatype, op, comm, info, request),
-            .coll = STRATA_COLL_SCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .rcount = count,
-            .rtype = datatype, .op = op, .root = -1, .comm = comm);
-}
-
-int INIT(Exscan)(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
-                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Exscan)(sendbuf, recvbuf, count, datatype, op, comm, info, request),
-            .coll = STRATA_COLL_EXSCAN, .sendbuf = sendbuf, .recvbuf = recvbuf, .rcount = count,
-            .rtype = datatype, .op = op, .root = -1, .comm = comm);
-}
-
-int INIT(Gatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Gatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                               recvtype, root, comm, info, request),
-            .coll = STRATA_COLL_GATHERV, .sendbuf = sendbuf, .scount = sendcount,
-            .stype = sendtype, .recvbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs,
-            .rtype = recvtype, .root = root, .comm = comm);
-}
-
-int INIT(Scatterv)(const void *sendbuf, const int sendcounts[], const int displs[],
-                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Scatterv)(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                recvtype, root, comm, info, request),
-            .coll = STRATA_COLL_SCATTERV, .sendbuf = sendbuf, .scounts = sendcounts,
-            .sdispls = displs, .stype = sendtype, .recvbuf = recvbuf, .rcount = recvcount,
-            .rtype = recvtype, .root = root, .comm = comm);
-}
-
-int INIT(Allgatherv)(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Allgatherv)(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                  recvtype, comm, info, request),
-            .coll = STRATA_COLL_ALLGATHERV, .sendbuf = sendbuf, .scount = sendcount,
-            .stype = sendtype, .recvbuf = recvbuf, .rcounts = recvcounts, .rdispls = displs,
-            .rtype = recvtype, .root = -1, .comm = comm);
-}
-
-int INIT(Alltoallv)(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
-                    MPI_Request *request)
-{
-    PERSIST(HOST_INIT(Alltoallv)(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                 rdispls, recvtype, comm, info, request),
-            .coll = STRATA_COLL_ALLTOALLV, .sendbuf = sendbuf, .scounts = sendcounts,
-            .sdispls = sdispls, .stype = sendtype, .recvbuf = recvbuf, .rcounts = recvcounts,
-            .rdispls = rdispls, .rtype = recvtype, .root = -1, .comm = comm);
-}
-
-/* The large-count _init_c forms (large_count_persist.c): the same request,
- * its arguments and calls theirs. */
-int strata_persist_init_ext(int coll, MPI_Comm comm,
-                            const struct strata_persist_ext *ext, MPI_Request *request,
-                            int *host)
-{
-    struct strata_persist t = {
-        .coll = (enum strata_coll)coll, .root = -1, .comm = comm, .ext = *ext};
-    return persist_new(&t, request, host);
-}
-#endif
 

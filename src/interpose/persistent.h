@@ -5,6 +5,8 @@
 #include <mpi.h>
 #include <stdatomic.h>
 
+#include "util/colls.h"
+
 /* Whether request is one of strata's persistent requests (active_only: and
  * started, not yet finished). */
 int strata_persist_owns(MPI_Request request, int active_only);
@@ -45,50 +47,45 @@ int strata_persist_complete(MPI_Request request, enum strata_persist_how how, in
 void strata_persist_to_host(MPI_Request request);
 void strata_persist_to_host_all(int count, const MPI_Request requests[]);
 
-/* A persistent request whose arguments live outside this file: the MPI-4
- * large-count forms (MPI_Bcast_init_c, ...; large_count_persist.c), whose
- * counts and arrays are MPI_Count and MPI_Aint.  decide is the blocking
- * form's decision for one start (strata_call_<coll> with large 1), host the
- * host MPI's nonblocking _c form for a request strata leaves; args is
- * malloc'd and handed to both. */
-struct strata_persist_ext {
-    int (*decide)(const void *args);
-    int (*host)(const void *args, MPI_Request *request);
-    void *args;
-    /* Frees args and what it owns (copied arrays, duplicated datatypes);
-     * NULL: free(args). */
-    void (*release)(void *args);
+/* A persistent collective's arguments as its _init received them
+ * (entry_points.c, from calls.def's row, whose parameters bear these
+ * names): counts and arrays of either width (large: the _init_c form, with
+ * MPI_Count counts and MPI_Aint displacements).  The request keeps a copy,
+ * and its own copies of the arrays and derived datatypes it reads at every
+ * start (the application may free its own after _init: both hosts allow
+ * it; mpi4py does).  A reduction's datatype is not duplicated: a user op
+ * must be handed the application's own handle, which therefore stays the
+ * application's to keep alive while the request lives. */
+struct strata_persist_args {
+    enum strata_coll coll;
+    int large;
+    const void *sendbuf;
+    void *recvbuf;
+    long long scount, rcount;
+    MPI_Datatype stype, rtype;
+    const void *scounts, *sdispls, *rcounts, *rdispls;
+    MPI_Op op;
+    int root;
+    MPI_Comm comm;
 };
 
-/* _init of such a request for a call of coll (enum strata_coll) on comm,
- * decided as the int forms' _init decides.  *host set: the host's own
- * _init_c form serves the call (strata is off, or no tag is left) and
- * ext->args stays the caller's; else the result of the _init, ext->args
- * now the request's (freed with it, or at once on an error). */
-int strata_persist_init_ext(int coll, MPI_Comm comm,
-                            const struct strata_persist_ext *ext, MPI_Request *request,
-                            int *host);
-
-/* What a rank reads of a persistent collective's arguments at every start
- * (MPI's significant arguments: the root's side of a rooted v-collective,
- * no send side in place) and the request owns: the arrays of counts and
- * displacements (bit 0 send counts, 1 send displacements, 2 receive
- * counts, 3 receive displacements) and their length, copied at _init, and
- * whether the send and receive datatypes are duplicated.  An application
- * may free its own right after _init (both hosts allow it; mpi4py does).
- * A reduction's datatype is not duplicated: a user op must be handed the
- * application's own handle, which therefore stays the application's to
- * keep alive while the request lives. */
-struct strata_persist_read {
-    unsigned arrays;
-    int len, stype, rtype;
+/* What a request's collective and form do with its arguments at a start:
+ * decide is the blocking form's decision (strata_call_<coll>), which the
+ * start records as an operation; host the host MPI's nonblocking form
+ * (PMPI_I<coll>, or its _c form) for a start strata leaves. */
+struct strata_persist_calls {
+    int (*decide)(const struct strata_persist_args *args);
+    int (*host)(const struct strata_persist_args *args, MPI_Request *request);
 };
-struct strata_persist_read strata_persist_args_read(int coll, MPI_Comm comm, int root,
-                                                    const void *sendbuf, const void *recvbuf);
 
-/* *type duplicated if it is a derived datatype (*owned set: PMPI_Type_free
- * it with the request); a named one is kept as is (it cannot be freed, and
- * its handle is what the reduction kernels compare). */
-int strata_persist_own_type(MPI_Datatype *type, int *owned);
+/* _init of a persistent collective: the request (its arguments copied,
+ * decided as a start would decide: route, argument checks, algorithm), or
+ * *host set when the host MPI's own _init serves the call (strata is off,
+ * no tag is left, its arguments could not be copied, or _init decided to
+ * leave the call to the host: then the host's persistent request matches
+ * it by _init order and reports its errors, as it would without strata).
+ * calls must live as long as the request (a static table). */
+int strata_persist_init(const struct strata_persist_args *args,
+                        const struct strata_persist_calls *calls, MPI_Request *request, int *host);
 
 #endif

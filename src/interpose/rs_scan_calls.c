@@ -1,7 +1,7 @@
 /* The host-memory paths of MPI_Reduce_scatter_block, MPI_Reduce_scatter,
  * MPI_Scan and MPI_Exscan (strata_host_*: C, large-count and Fortran forms
  * all come here, through device_vcalls.c's staging; the C entry points are
- * in c_entry.c).
+ * generated in entry_points.c).
  *
  * The route depends only on what every rank passes alike: the op and the
  * datatype handle (the standard requires them to match), and Reduce_scatter's

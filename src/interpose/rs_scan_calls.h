@@ -1,7 +1,8 @@
 /* Reduce_scatter(_block), Scan and Exscan behind every form of their entry
- * points (C, _c, Fortran), as collectives.h for the first eight.
+ * points (C, _c, Fortran), as collectives.h for the first eight: the MPI
+ * function's arguments, then `large` (device_vcalls.c).
  *
- * strata_call_reduce_scatter: recvcounts NULL means MPI_Reduce_scatter_block
+ * strata_host_reduce_scatter: recvcounts NULL means MPI_Reduce_scatter_block
  * with `blockcount` per rank; otherwise the array (int, or MPI_Count when
  * `large`) of MPI_Reduce_scatter. */
 #ifndef STRATA_INTERPOSE_RS_SCAN_CALLS_H
@@ -9,15 +10,17 @@
 
 #include <mpi.h>
 
+int strata_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, long long recvcount,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
 int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
-                               long long blockcount, MPI_Datatype datatype, MPI_Op op,
-                               MPI_Comm comm, int large);
-/* exclusive: MPI_Exscan. */
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
 int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int exclusive, int large);
+                     MPI_Op op, MPI_Comm comm, int large);
+int strata_call_exscan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, int large);
 
-/* The same on host memory only (rs_scan_calls.c), behind the staging of
- * device buffers (device_vcalls.c). */
+/* On host memory only (rs_scan_calls.c; exclusive: MPI_Exscan), behind the
+ * staging of device buffers (device_vcalls.c). */
 int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
                                long long blockcount, MPI_Datatype datatype, MPI_Op op,
                                MPI_Comm comm, int large);

@@ -1,7 +1,7 @@
 /* The v-collectives' host-memory paths (strata_host_*): MPI_Gatherv,
  * MPI_Scatterv, MPI_Allgatherv and MPI_Alltoallv, reached through
- * device_vcalls.c's staging from the C entry points (c_entry.c), their _c
- * forms (large_count.c) and the Fortran ones (fortran/calls.def).
+ * device_vcalls.c's staging from every C entry point (entry_points.c, from
+ * calls.def) and the Fortran ones (fortran/calls.def).
  *
  * The route of a call depends only on what every rank passes alike (the
  * communicator, the root) and on this rank's own arguments being valid, as
