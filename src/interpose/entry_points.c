@@ -23,10 +23,10 @@
  * must agree on the route. */
 #include <mpi.h>
 
-#include "interpose/collectives.h"
-#include "interpose/nonblocking.h"
-#include "interpose/persistent.h"
-#include "interpose/rs_scan_calls.h"
+#include "device/calls.h"
+#include "request/nonblocking.h"
+#include "request/persistent.h"
+#include "serve/collectives.h"
 #include "util/hot.h"
 
 #if defined(STRATA_HAVE_MPIX_PERSISTENT_COLL) && !defined(STRATA_HAVE_PERSISTENT_COLL)

@@ -3,8 +3,9 @@
 #include <stdint.h>
 
 #include "config/config.h"
-#include "interpose/collectives.h"
-#include "interpose/device_comm.h"
+#include "route/run_view.h"
+#include "serve/collectives.h"
+#include "device/device_comm.h"
 #include "util/log.h"
 
 static size_t piece_bytes(void)

@@ -1,7 +1,7 @@
 /* Per-call argument agreement from the entry layer (check.h): inside a node
  * through the plane's signatures (coll/agree.h), across nodes with one host
  * MPI reduction. */
-#include "interpose/check.h"
+#include "serve/check.h"
 
 #include <mpi.h>
 #include <stdint.h>
@@ -12,7 +12,7 @@
 #include "coll/op.h"
 #include "coll/plane.h"
 #include "config/config.h"
-#include "interpose/nonblocking.h"
+#include "request/nonblocking.h"
 #include "net/net.h"
 #include "util/log.h"
 #include "util/stats.h"

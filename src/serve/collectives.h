@@ -9,49 +9,18 @@
  * `large` is 1 for a call that came through a _c function: a call strata
  * leaves goes to the host MPI's _c function, unchanged; 0: to the int one
  * (the counts then fit in int). */
-#ifndef STRATA_INTERPOSE_COLLECTIVES_H
-#define STRATA_INTERPOSE_COLLECTIVES_H
+#ifndef STRATA_SERVE_COLLECTIVES_H
+#define STRATA_SERVE_COLLECTIVES_H
 
 #include <mpi.h>
 #include <stddef.h>
 
 #include "util/colls.h"
 
-int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
-                      MPI_Comm comm, int large);
-int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, int large);
-int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
-int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, int large);
-int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, int large);
-int strata_call_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                          MPI_Comm comm, int large);
-int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         int large);
+/* MPI_Barrier (collectives.c; no buffer, so no device staging). */
 int strata_call_barrier(MPI_Comm comm);
 
 
-/* The v-collectives (vcollectives.c): counts and displacements as the call
- * passed them, int arrays (large 0) or MPI_Count and MPI_Aint (large 1). */
-int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, const void *recvcounts, const void *displs,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large);
-int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
-                         MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large);
-int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, const void *recvcounts, const void *displs,
-                           MPI_Datatype recvtype, MPI_Comm comm, int large);
-int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
-                          MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
-                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large);
 /* The v-collectives on host memory only (vcollectives.c), behind the
  * staging of device buffers (device_vcalls.c). */
 int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
@@ -121,12 +90,5 @@ int strata_host_mpi_reduce(const void *sendbuf, void *recvbuf, long long count,
                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int large);
 int strata_host_mpi_allreduce(const void *sendbuf, void *recvbuf, long long count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
-
-/* Where count elements of type at buf lie as one run of `bytes` bytes in
- * memory order, or NULL. */
-void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes);
-/* Packs count elements of type at buf into packed (unpack: the reverse). */
-int strata_pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
-                     MPI_Comm comm, int unpack);
 
 #endif

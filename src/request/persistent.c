@@ -1,5 +1,6 @@
 /* Persistent collectives (MPI-4 MPI_Bcast_init, ...; Open MPI 4.1 has them
- * as MPIX_Bcast_init, ... in mpi-ext.h) and MPI_Start / MPI_Startall.
+ * as MPIX_Bcast_init, ... in mpi-ext.h) and their starts (MPI_Start /
+ * MPI_Startall, interpose/requests.c).
  *
  * The request is a persistent receive of an empty message on strata's
  * private duplicate of MPI_COMM_SELF, with a tag of its own for its life.
@@ -33,8 +34,8 @@
 #include <string.h>
 
 #include "context/runtime.h"
-#include "interpose/nonblocking.h"
-#include "interpose/persistent.h"
+#include "request/nonblocking.h"
+#include "request/persistent.h"
 #include "shm/wait.h"
 #include "util/log.h"
 
@@ -472,7 +473,7 @@ static int start_one(struct strata_persist *ps)
     return hold(ps, nb);
 }
 
-int MPI_Start(MPI_Request *request)
+int strata_persist_start(MPI_Request *request)
 {
     /* Not strata_nb_progress: a run of starts is one batch (held back). */
     strata_nb_progress_queued();
@@ -493,13 +494,6 @@ int MPI_Start(MPI_Request *request)
     set(&ps->active, 1);
     atomic_fetch_add_explicit(&strata_persist_unhosted_count, 1, memory_order_relaxed);
     return start_one(ps);
-}
-
-int MPI_Startall(int count, MPI_Request requests[])
-{
-    int rc = MPI_SUCCESS;
-    for (int i = 0; i < count && rc == MPI_SUCCESS; i++) rc = MPI_Start(&requests[i]);
-    return rc;
 }
 
 int strata_persist_free(MPI_Request *request)

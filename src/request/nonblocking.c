@@ -1,6 +1,6 @@
 /* Outstanding nonblocking and persistent collectives: queues, progress and
  * the completing messages (nonblocking.h). */
-#include "interpose/nonblocking.h"
+#include "request/nonblocking.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -9,7 +9,7 @@
 
 #include "config/config.h"
 #include "context/runtime.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "shm/flags.h"
 #include "shm/wait.h"
 #include "util/log.h"

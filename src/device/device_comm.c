@@ -1,5 +1,5 @@
 /* A communicator's device state (device_comm.h). */
-#include "interpose/device_comm.h"
+#include "device/device_comm.h"
 
 #include <pthread.h>
 #include <stdlib.h>

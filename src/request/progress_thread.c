@@ -11,14 +11,14 @@
  * a core, or a share of one when the machine runs more tasks than it has
  * cores.  It never races the application's own progress: both go through
  * strata_nb_progress, whose trylock lets one thread progress at a time. */
-#include "interpose/progress_thread.h"
+#include "request/progress_thread.h"
 
 #include <mpi.h>
 #include <pthread.h>
 #include <stdatomic.h>
 
 #include "config/config.h"
-#include "interpose/nonblocking.h"
+#include "request/nonblocking.h"
 #include "util/log.h"
 
 static pthread_mutex_t wake_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -29,12 +29,13 @@
 #include "coll/select.h"
 #include "config/config.h"
 #include "context/context.h"
-#include "interpose/check.h"
-#include "interpose/entry.h"
-#include "interpose/collectives.h"
-#include "interpose/nonblocking.h"
-#include "interpose/reasons.h"
-#include "interpose/route.h"
+#include "route/run_view.h"
+#include "serve/check.h"
+#include "serve/entry.h"
+#include "serve/collectives.h"
+#include "request/nonblocking.h"
+#include "route/reasons.h"
+#include "route/route.h"
 #include "net/net.h"
 #include "util/colls.h"
 #include "util/log.h"
@@ -441,7 +442,7 @@ static int vfinish_checked(struct strata_ctx *ctx, struct vcall *c)
     return strata_check_end(ctx, call, vfinish(ctx, c));
 }
 
-/* ---- The agreement's rounds (interpose/check.h): what this rank sends
+/* ---- The agreement's rounds (serve/check.h): what this rank sends
  * each rank and expects from each, in bytes (-1: nothing), which the ranks
  * compare pair by pair before anything moves. */
 struct vpairs {

@@ -38,4 +38,11 @@ void strata_view_open(struct strata_run_view *v, MPI_Comm comm, const void *buf,
  * copy with unpack_out, frees it, and a duplicated type. */
 void strata_run_view_close(struct strata_run_view *v, MPI_Comm comm);
 
+/* Where count elements of type at buf lie as one run of `bytes` bytes in
+ * memory order, or NULL. */
+void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes);
+/* Packs count elements of type at buf into packed (unpack: the reverse). */
+int strata_pack_user(const void *buf, long long count, MPI_Datatype type, void *packed,
+                     MPI_Comm comm, int unpack);
+
 #endif

@@ -1,15 +1,15 @@
 /* The steps every entry point takes (collectives.c), for the collectives
  * whose entry points live in files of their own (rs_scan_calls.c): find the
  * context, settle the route with the other ranks, count and report. */
-#ifndef STRATA_INTERPOSE_ENTRY_H
-#define STRATA_INTERPOSE_ENTRY_H
+#ifndef STRATA_SERVE_ENTRY_H
+#define STRATA_SERVE_ENTRY_H
 
 #include <mpi.h>
 #include <stddef.h>
 
 #include "coll/coll.h"
 #include "context/context.h"
-#include "interpose/reduce_op.h"
+#include "route/reduce_op.h"
 #include "util/colls.h"
 
 /* The context if strata serves coll on comm, else NULL (hand-off reported). */
@@ -24,7 +24,7 @@ struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll 
 /* The same for a v-collective: what this rank sends and receives in all
  * (bytes; STRATA_SIG_UNUSED for a side it does not use), which the pairs'
  * round compares where the region cannot hold a count per rank
- * (interpose/check.h, strata_check_vcounts). */
+ * (serve/check.h, strata_check_vcounts). */
 struct strata_ctx *strata_entry_settle_v(struct strata_ctx *ctx, enum strata_coll coll, int root,
                                          long long vsent, long long vrecvd, const char *why);
 

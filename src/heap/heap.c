@@ -18,7 +18,7 @@
  * grows past the threshold by realloc stays in glibc's heap; with a
  * sanitizer or valgrind, which replace malloc themselves, the heap is off
  * and MPI_Init says so. */
-#include "interpose/heap.h"
+#include "heap/heap.h"
 
 #include <dlfcn.h>
 #include <errno.h>

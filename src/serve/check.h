@@ -20,7 +20,7 @@
 #include <stddef.h>
 
 #include "coll/agree.h"
-#include "interpose/route.h"
+#include "route/route.h"
 
 /* What strata_check_begin decided. */
 enum strata_check_outcome {

@@ -1,5 +1,5 @@
 /* Per-call routing between strata's algorithms and the host MPI. */
-#include "interpose/route.h"
+#include "route/route.h"
 
 #include <limits.h>
 #include <pthread.h>

@@ -7,6 +7,11 @@
 
 #include "util/colls.h"
 
+/* MPI_Start: a start of one of strata's persistent requests (built, held
+ * back until this thread's next other MPI call); the host's PMPI_Start for
+ * any other request. */
+int strata_persist_start(MPI_Request *request);
+
 /* Whether request is one of strata's persistent requests (active_only: and
  * started, not yet finished). */
 int strata_persist_owns(MPI_Request request, int active_only);

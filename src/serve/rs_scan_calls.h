@@ -5,19 +5,10 @@
  * strata_host_reduce_scatter: recvcounts NULL means MPI_Reduce_scatter_block
  * with `blockcount` per rank; otherwise the array (int, or MPI_Count when
  * `large`) of MPI_Reduce_scatter. */
-#ifndef STRATA_INTERPOSE_RS_SCAN_CALLS_H
-#define STRATA_INTERPOSE_RS_SCAN_CALLS_H
+#ifndef STRATA_SERVE_RS_SCAN_CALLS_H
+#define STRATA_SERVE_RS_SCAN_CALLS_H
 
 #include <mpi.h>
-
-int strata_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, long long recvcount,
-                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
-int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
-int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int large);
-int strata_call_exscan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, int large);
 
 /* On host memory only (rs_scan_calls.c; exclusive: MPI_Exscan), behind the
  * staging of device buffers (device_vcalls.c). */

@@ -1,6 +1,6 @@
 /* Kernels, user-defined ops and datatypes with holes in strata's
  * reductions. */
-#include "interpose/reduce_op.h"
+#include "route/reduce_op.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "coll/ops.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "util/log.h"
 #include "util/mpi_names.h"
 #include "util/hot.h"

@@ -1,11 +1,11 @@
 /* Reasons naming the argument and its value. */
-#include "interpose/reasons.h"
+#include "route/reasons.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 
 #include "context/runtime.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "util/mpi_names.h"
 
 static _Thread_local char text[400];

@@ -1,4 +1,4 @@
-/* The shared heap (interpose/heap.c): large malloc-family allocations from
+/* The shared heap (heap/heap.c): large malloc-family allocations from
  * the arena when STRATA_SHARED_HEAP=1. */
 #ifndef STRATA_HEAP_H
 #define STRATA_HEAP_H

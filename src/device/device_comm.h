@@ -1,6 +1,6 @@
 /* A communicator's device state, kept as an attribute: its staging lane
  * (transport/device.h) and, once a device broadcast needed them, its node
- * and node-leader communicators (interpose/device_ipc.c). */
+ * and node-leader communicators (device/device_ipc.c). */
 #ifndef STRATA_DEVICE_COMM_H
 #define STRATA_DEVICE_COMM_H
 

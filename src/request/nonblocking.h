@@ -36,8 +36,8 @@
 #include "coll/coll.h"
 #include "coll/select.h"
 #include "context/context.h"
-#include "interpose/reduce_op.h"
-#include "interpose/run_view.h"
+#include "route/reduce_op.h"
+#include "route/run_view.h"
 #include "net/net.h"
 #include "util/colls.h"
 

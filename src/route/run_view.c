@@ -1,7 +1,7 @@
 /* Buffers of any datatype seen as runs of bytes: strata's algorithms move
  * contiguous bytes, so a layout with holes is packed into a private buffer
  * (and unpacked from it), on this rank alone. */
-#include "interpose/run_view.h"
+#include "route/run_view.h"
 
 #include <stdlib.h>
 

@@ -17,8 +17,9 @@
 
 #include "coll/device_reduce.h"
 #include "coll/ops.h"
-#include "interpose/collectives.h"
-#include "interpose/device_comm.h"
+#include "route/run_view.h"
+#include "serve/collectives.h"
+#include "device/device_comm.h"
 #include "util/log.h"
 
 int strata_device_allreduce_ipc(const void *sendbuf, void *recvbuf, long long count,
