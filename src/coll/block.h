@@ -93,7 +93,8 @@ int strata_vblock_path(const struct strata_algorithm *al);
 
 /* The v-collectives' part of a block operation (vblock.c). */
 struct strata_vblock_state {
-    int coll;         /* enum strata_coll */
+    int coll;         /* enum strata_coll: the engine's (strata_coll_engine) */
+    int counted;      /* the call's, under which STRATA_STATS counts bytes */
     int single_copy;  /* the data path: STRATA_VBLOCK_READS or _WRITES (single copy),
                        * 0 copy-in/copy-out, -1 not chosen yet */
     int fused;        /* copy-in/copy-out done with the layout, in one operation */

@@ -238,7 +238,7 @@ static void pull_piece(struct strata_block_op *o, struct strata_plane *p, int q)
     const struct strata_vblock_state *v = &o->v;
     const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
     size_t at = one_block(v->coll) ? 0 : v->from_addr[q]; /* a one-block writer's block starts it */
-    strata_plane_pull(p, v->coll, q, src + at, o->a.recv + v->in_off[q], v->in_len[q]);
+    strata_plane_pull(p, v->counted, q, src + at, o->a.recv + v->in_off[q], v->in_len[q]);
 }
 
 /* This rank's block straight into the root's exposed receive buffer. */
@@ -246,7 +246,7 @@ static void push_block(struct strata_block_op *o, struct strata_plane *p, int ro
 {
     const struct strata_vblock_state *v = &o->v;
     unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[root].acc);
-    strata_plane_push(p, v->coll, root, dst + v->from_addr[root], o->send, v->out_len[root]);
+    strata_plane_push(p, v->counted, root, dst + v->from_addr[root], o->send, v->out_len[root]);
 }
 
 int strata_vblock_path(const struct strata_algorithm *al)
@@ -314,13 +314,13 @@ static int vblock_progress(struct strata_op *op)
                  * program) get here: its stream did not fit, or is shorter. */
                 strata_error("%s: rank %d's data for rank %d is not where the counts say "
                              "(%zu bytes at %zu; do the counts match?)",
-                             strata_coll_name(v->coll), q, me, b - a, a);
+                             strata_coll_name(v->counted), q, me, b - a, a);
                 finish(o);
                 op->resume = STRATA_OP_FINISHED;
                 return MPI_ERR_TRUNCATE;
             }
             memcpy(dst, at + FUSED_HEADER * sizeof(uint64_t) + a, b - a);
-            if (p->stats) strata_stats_bytes(v->coll, p->dist[q], b - a);
+            if (p->stats) strata_stats_bytes(v->counted, p->dist[q], b - a);
         }
         /* No ack: nobody reads this rank's exposed buffer on this path, and
          * the regions' next writer waits for every rank to enter a later
@@ -389,7 +389,7 @@ static int vblock_progress(struct strata_op *op)
                                    p->pid[(me + o->i) % size]);
                 piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
                 memcpy(dst, strata_plane_region(p, q, 0) + (a - o->j * R), b - a);
-                if (p->stats) strata_stats_bytes(v->coll, p->dist[q], b - a);
+                if (p->stats) strata_stats_bytes(v->counted, p->dist[q], b - a);
             }
         }
     }
@@ -436,6 +436,9 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
     o->k = a->k;
     o->owned = NULL;
     memset(v, 0, offsetof(struct strata_vblock_state, small));
+    v->counted = coll;
+    /* Alltoallw and the neighbourhood collectives run as Alltoallv. */
+    coll = strata_coll_engine(coll);
     v->coll = coll;
     v->single_copy = single_copy;
     v->choose = choose;

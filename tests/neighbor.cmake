@@ -1,0 +1,30 @@
+# MPI_Alltoallw and the neighbourhood collectives (issue 33) against the host
+# MPI: Cartesian (1-D, 2-D, 3-D, periodic and not), graph and distributed-
+# graph topologies with duplicate edges, self-loops, empty neighbourhoods and
+# unequal degrees; blocks on both sides of the copy-in/copy-out limit, a
+# type with holes, the w forms' per-pair types, Alltoallw in place; every
+# form; and STRATA_STATS (tests/mpi/test_neighbor.c).
+strata_test_program(test_neighbor mpi/test_neighbor.c)
+
+function(neighbor name ranks timeout)
+  cmake_parse_arguments(N "" "" "ENV;ARGS" ${ARGN})
+  strata_mpi_test(NAME neighbor.${name} TARGET test_neighbor RANKS ${ranks} ENV ${N_ENV}
+                  ARGS ${N_ARGS})
+  set_tests_properties(neighbor.${name} PROPERTIES TIMEOUT ${timeout}
+                       PASS_REGULAR_EXPRESSION "PASS neighbor")
+endfunction()
+
+if(STRATA_MPI STREQUAL "openmpi")
+  neighbor(np3 3 120)
+  neighbor(np4 4 120)
+  # Each of Alltoallv's algorithms forced in turn (the engine these run on).
+  neighbor(cico.np3 3 120 ENV STRATA_ALLTOALLV_ALGORITHM=copy-in-copy-out)
+  neighbor(ring-read.np4 4 120 ENV STRATA_ALLTOALLV_ALGORITHM=ring-read)
+  # Across two virtual nodes: Alltoallv's composition (neighbours on the
+  # other node through the host's point-to-point).
+  neighbor(nodes2.np4 4 120 ENV STRATA_VIRTUAL_NODES=2)
+else()
+  # MPICH never yields when oversubscribed: 2 ranks in full, 3 quick.
+  neighbor(np2 2 120)
+  neighbor(np3.quick 3 120 ARGS --quick)
+endif()
