@@ -24,7 +24,9 @@ if(STRATA_MPI STREQUAL "openmpi")
   # other node through the host's point-to-point).
   neighbor(nodes2.np4 4 120 ENV STRATA_VIRTUAL_NODES=2)
 else()
-  # MPICH never yields when oversubscribed: 2 ranks in full, 3 quick.
+  # MPICH never yields when oversubscribed: 4 ranks with small blocks only
+  # (about 10 s at 3 ranks in full on 2 cores).
   neighbor(np2 2 120)
-  neighbor(np3.quick 3 120 ARGS --quick)
+  neighbor(np3 3 180)
+  neighbor(np4.quick 4 120 ARGS --quick)
 endif()

@@ -9,7 +9,7 @@
 void strata_topo_free(struct strata_topo *t)
 {
     if (!t) return;
-    free(t->sources); /* one block: sources, dests, then their keys */
+    free(t->sources); /* one block: sources, then dests */
     free(t);
 }
 
@@ -46,8 +46,6 @@ static int read_lists(struct strata_topo *t, MPI_Comm comm)
             t->sources[2 * d] = t->dests[2 * d] = lo;
             t->sources[2 * d + 1] = t->dests[2 * d + 1] = hi;
         }
-        for (int i = 0; i < t->outdeg; i++) t->dkeys[i] = i ^ 1;
-        for (int j = 0; j < t->indeg; j++) t->skeys[j] = j;
         return MPI_SUCCESS;
     }
     if (t->kind == MPI_GRAPH) {
@@ -82,7 +80,7 @@ static struct strata_topo *topo_read(MPI_Comm comm, const char **why)
         free(t);
         return NULL;
     }
-    size_t n = 2 * ((size_t)t->indeg + (size_t)t->outdeg);
+    size_t n = (size_t)t->indeg + (size_t)t->outdeg;
     t->sources = calloc(n ? n : 1, sizeof(int));
     if (!t->sources) {
         *why = "out of memory for the communicator's topology";
@@ -90,8 +88,6 @@ static struct strata_topo *topo_read(MPI_Comm comm, const char **why)
         return NULL;
     }
     t->dests = t->sources + t->indeg;
-    t->skeys = t->dests + t->outdeg;
-    t->dkeys = t->skeys + t->indeg;
     if (read_lists(t, comm) != MPI_SUCCESS) {
         *why = "the host MPI could not list the communicator's neighbours";
         strata_topo_free(t);

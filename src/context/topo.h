@@ -12,22 +12,40 @@ struct strata_ctx;
  * neighbourhood collective's receive and send blocks.  MPI_PROC_NULL for a
  * Cartesian neighbour beyond a non-periodic edge (its block is skipped).
  * A rank may appear several times (duplicate edges, a periodic dimension of
- * one or two ranks) and may be its own neighbour.
- *
- * The keys say which blocks meet when one pair of ranks exchanges several:
- * the blocks from s to d, in the order of their keys (ties: in list order),
- * match the blocks d receives from s in the order of theirs.  Graphs and
- * distributed graphs match in list order, as point-to-point messages of one
- * tag do (every key 0).  A Cartesian block sent towards -1 in a dimension is
- * the receiver's block from +1 and the other way round, which both hosts
- * do for a periodic dimension of one or two ranks: send block i has key
- * i ^ 1, receive block j key j. */
+ * one or two ranks) and may be its own neighbour. */
 struct strata_topo {
     int kind; /* MPI_CART, MPI_GRAPH, MPI_DIST_GRAPH */
     int indeg, outdeg;
     int *sources, *dests;
-    int *skeys, *dkeys;
 };
+
+/* Which of s's blocks to d meets which of d's blocks from s when one pair of
+ * ranks shares several edges.  MPI leaves it to the implementation, and the
+ * hosts differ: Open MPI 4.1 pairs a Cartesian block sent towards -1 in a
+ * dimension with the receiver's block from +1 (DIRECTION), graphs in list
+ * order (ORDER); MPICH 4.0's Neighbor_alltoall pairs the k-th receive with
+ * the k-th send from the end (REVERSE), its v and w forms in list order.
+ * strata asks its host (strata_topo_pairing) and does the same. */
+enum strata_pairing {
+    STRATA_PAIR_ORDER,     /* the k-th send to d meets d's k-th receive from s */
+    STRATA_PAIR_REVERSE,   /* the k-th from the last send meets the k-th receive */
+    STRATA_PAIR_DIRECTION, /* Cartesian: send block i meets receive block i ^ 1 */
+    STRATA_PAIR_UNKNOWN    /* none of these: strata leaves the call to the host */
+};
+
+/* The key of block i of a side (recv: a receive block) under a pairing: a
+ * pair's blocks meet in the order of their keys, ties in list order. */
+static inline int strata_pair_key(int pairing, int i, int recv)
+{
+    if (pairing == STRATA_PAIR_DIRECTION) return recv ? i : i ^ 1;
+    return pairing == STRATA_PAIR_REVERSE && !recv ? -i : 0;
+}
+
+/* How the host MPI pairs duplicate edges in coll (enum strata_coll, a
+ * neighbourhood collective) on a topology of `kind`: found once per process
+ * by running the host's own call on MPI_COMM_SELF with the rank its own
+ * neighbour several times (topo_pairing.c), so the same on every rank. */
+int strata_topo_pairing(int coll, int kind);
 
 /* The topology of ctx's communicator comm, read on the first call and kept;
  * NULL with *why set when comm has none (the call is erroneous: the host

@@ -164,12 +164,14 @@ static void block_of(const struct wdesc *d, int i, const void **user, long long 
     *user = b;
 }
 
-/* Fills side s from d, its blocks going to (or coming from) peers[i] with
- * keys[i] (NULL peers: block i is rank i's, key 0).  Returns why the call
- * goes to the host MPI, or NULL. */
+/* Fills side s (recv: the receive side) from d, its blocks going to (or
+ * coming from) peers[i], ordered within a pair by `pairing` (context/topo.h;
+ * NULL peers: block i is rank i's).  Returns why the call goes to the host
+ * MPI, or NULL. */
 static const char *side_fill(struct wside *s, const struct wdesc *d, const int *peers,
-                             const int *keys, const char *name, long long *pairs)
+                             int pairing, int recv, long long *pairs)
 {
+    const char *name = recv ? "recv" : "send";
     static _Thread_local char why[200];
     if ((!d->counts && d->at != AT_ONE && d->at != AT_RUNS) || (d->at >= AT_EXTENTS && !d->displs)) {
         snprintf(why, sizeof why, "%scounts or its displacements are NULL", name);
@@ -188,7 +190,7 @@ static const char *side_fill(struct wside *s, const struct wdesc *d, const int *
     for (int i = 0; i < s->n; i++) {
         struct strata_wpiece *x = &s->pc[i];
         x->peer = peers ? peers[i] : i;
-        x->key = keys ? keys[i] : 0;
+        x->key = strata_pair_key(pairing, i, recv);
         block_of(d, i, &s->user[i], &s->count[i], &s->type[i], extent);
         if (s->count[i] < 0) {
             snprintf(why, sizeof why, "%scounts[%d] = %lld is negative", name, i, s->count[i]);
@@ -295,21 +297,26 @@ static struct strata_ctx *wsettle(enum strata_coll coll, MPI_Comm comm, const st
     const char *why = NULL;
     const struct strata_topo *t = NULL;
     int ns = ctx->size, nr = ctx->size;
-    const int *dests = NULL, *dkeys = NULL, *sources = NULL, *skeys = NULL;
+    const int *dests = NULL, *sources = NULL;
+    int pairing = STRATA_PAIR_ORDER;
     if (strata_coll_is_neighbor(coll)) {
         t = strata_topo_of(ctx, comm, &why);
         if (t) {
             ns = t->outdeg, nr = t->indeg;
-            dests = t->dests, dkeys = t->dkeys, sources = t->sources, skeys = t->skeys;
+            dests = t->dests, sources = t->sources;
+            pairing = strata_topo_pairing(coll, t->kind);
         }
+        if (t && pairing == STRATA_PAIR_UNKNOWN)
+            why = "the host MPI pairs the blocks of duplicate edges in an order strata does not "
+                  "know (the same on every rank: one host library)";
     }
     struct wcall *w = why ? NULL : wcall_new(comm, ctx->size, in_place ? 0 : ns, nr);
     if (!why && !w) why = "out of memory for the call's blocks";
     if (w) {
         long long *to = w->pairs, *from = w->pairs + ctx->size;
         for (int r = 0; r < 2 * ctx->size; r++) w->pairs[r] = -1;
-        if (!in_place) why = side_fill(&w->send, sd, dests, dkeys, "send", to);
-        if (!why) why = side_fill(&w->recv, rd, sources, skeys, "recv", from);
+        if (!in_place) why = side_fill(&w->send, sd, dests, pairing, 0, to);
+        if (!why) why = side_fill(&w->recv, rd, sources, pairing, 1, from);
         /* In place (Alltoallw), the receive blocks are also what goes out. */
         if (!why && in_place) memcpy(to, from, (size_t)ctx->size * sizeof(long long));
     }
