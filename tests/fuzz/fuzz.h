@@ -45,16 +45,19 @@ static inline uint64_t fuzz_below(struct fuzz_rng *r, uint64_t n) { return fuzz_
 
 /* ---- Options ----------------------------------------------------------------- */
 
-/* The collectives the fuzzer draws: all sixteen.  The v-collectives and
- * MPI_Reduce_scatter take their per-rank counts from a count pattern the
- * call draws (uniform, one empty rank, a power law: fuzz_vcount), with the
- * blocks packed in rank order. */
+/* The collectives the fuzzer draws: all but the neighbourhood collectives
+ * (tests/mpi/test_neighbor.c: they need topologies).  The v-collectives,
+ * MPI_Alltoallw and MPI_Reduce_scatter take their per-rank counts from a
+ * count pattern the call draws (uniform, one empty rank, a power law:
+ * fuzz_vcount), with the blocks packed in rank order; Alltoallw is drawn as
+ * Alltoallv is and called with every block's datatype and byte
+ * displacement. */
 #define FUZZ_COLLS                                                                          \
     (((1u << (STRATA_COLL_BARRIER + 1)) - 1) | (1u << STRATA_COLL_SCAN) |                     \
      (1u << STRATA_COLL_EXSCAN) | (1u << STRATA_COLL_REDUCE_SCATTER_BLOCK) |                  \
      (1u << STRATA_COLL_REDUCE_SCATTER) | (1u << STRATA_COLL_GATHERV) |                       \
      (1u << STRATA_COLL_SCATTERV) | (1u << STRATA_COLL_ALLGATHERV) |                          \
-     (1u << STRATA_COLL_ALLTOALLV))
+     (1u << STRATA_COLL_ALLTOALLV) | (1u << STRATA_COLL_ALLTOALLW))
 
 struct fuzz_opts {
     uint64_t seed;
@@ -219,6 +222,8 @@ int fuzz_in_place(const struct fuzz_call *c, int size);
 int fuzz_is_reduction(enum strata_coll coll);
 int fuzz_is_rooted(enum strata_coll coll);
 int fuzz_is_v(enum strata_coll coll);
+/* Alltoallv, or Alltoallw drawn and built as it is. */
+int fuzz_is_alltoallv(enum strata_coll coll);
 /* The v-collectives' and Reduce_scatter's base elements of block j of
  * `size` (Alltoallv: j = (sender + receiver) mod size, symmetric as its in
  * place form needs), from the call's count pattern; a multiple of c->unit. */

@@ -232,7 +232,7 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
                                        c->coll == STRATA_COLL_REDUCE_SCATTER_BLOCK ||
                                        c->coll == STRATA_COLL_REDUCE_SCATTER ||
                                        c->coll == STRATA_COLL_ALLGATHERV ||
-                                       c->coll == STRATA_COLL_ALLTOALLV);
+                                       fuzz_is_alltoallv(c->coll));
     int root_in_place = x->in_place && at_root;
     const struct fuzz_layout *ls, *lr;
     fuzz_rank_layouts(c, fc->rank, &ls, &lr);
@@ -315,6 +315,7 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
     case STRATA_COLL_SCATTERV:
     case STRATA_COLL_ALLGATHERV:
     case STRATA_COLL_ALLTOALLV:
+    case STRATA_COLL_ALLTOALLW:
         build_v(c, elems, x, ls, lr, all_in_place, root_in_place);
         break;
     default: break; /* Barrier */
@@ -447,6 +448,31 @@ static int invoke_form(const struct fuzz_call *c, const struct exec *x, const vo
 
 /* One run of the call (strata: MPI_*, else PMPI_*); returns its error class.
  * Barrier: *early_exit says a rank left before another one entered. */
+/* Alltoallw, built as Alltoallv: every block in the rank's one datatype, at
+ * its displacement times the type's extent in bytes (0 for an invalid type,
+ * which the call must reject anyway). */
+static int call_alltoallw(const struct exec *x, const void *sb, void *rb, int strata)
+{
+    int P = x->size, rc;
+    MPI_Aint lb, sext = 0, rext = 0;
+    if (x->stype != MPI_DATATYPE_NULL) PMPI_Type_get_extent(x->stype, &lb, &sext);
+    if (x->rtype != MPI_DATATYPE_NULL) PMPI_Type_get_extent(x->rtype, &lb, &rext);
+    int *bytes = malloc(2 * (size_t)P * sizeof(int) + 1);
+    MPI_Datatype *types = malloc(2 * (size_t)P * sizeof(MPI_Datatype) + 1);
+    CHECK(bytes && types, "out of memory");
+    for (int j = 0; j < P; j++) {
+        bytes[j] = x->sdispls[j] * (int)sext;
+        bytes[P + j] = x->rdispls[j] * (int)rext;
+        types[j] = x->stype;
+        types[P + j] = x->rtype;
+    }
+    rc = CALL(Alltoallw, sb, x->scounts, bytes, types, rb, x->rcounts, bytes + P, types + P,
+              x->comm);
+    free(bytes);
+    free(types);
+    return rc;
+}
+
 static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, int *early_exit)
 {
     int k = strata ? STRATA : HOST, rc = MPI_SUCCESS;
@@ -504,6 +530,9 @@ static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, i
     case STRATA_COLL_ALLTOALLV:
         rc = CALL(Alltoallv, csb, x->scounts, x->sdispls, x->stype, rb, x->rcounts, x->rdispls,
                   x->rtype, x->comm);
+        break;
+    case STRATA_COLL_ALLTOALLW:
+        rc = call_alltoallw(x, csb, rb, strata);
         break;
     case STRATA_COLL_BARRIER: {
         /* One rank enters late; nobody may leave before it entered. */

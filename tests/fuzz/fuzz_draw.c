@@ -64,10 +64,15 @@ int fuzz_is_rooted(enum strata_coll coll)
            coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV;
 }
 
+int fuzz_is_alltoallv(enum strata_coll coll)
+{
+    return coll == STRATA_COLL_ALLTOALLV || coll == STRATA_COLL_ALLTOALLW;
+}
+
 int fuzz_is_v(enum strata_coll coll)
 {
     return coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV ||
-           coll == STRATA_COLL_ALLGATHERV || coll == STRATA_COLL_ALLTOALLV;
+           coll == STRATA_COLL_ALLGATHERV || fuzz_is_alltoallv(coll);
 }
 
 static const char *vpattern_names[3] = {"uniform", "one empty rank", "power law"};
@@ -133,7 +138,7 @@ static int host_rejects_type(const struct fuzz_call *c)
                  t == MPI_LONG_DOUBLE_INT;
     return padded && (c->coll == STRATA_COLL_GATHER || c->coll == STRATA_COLL_SCATTER ||
                       c->coll == STRATA_COLL_GATHERV || c->coll == STRATA_COLL_SCATTERV ||
-                      ((c->coll == STRATA_COLL_ALLTOALL || c->coll == STRATA_COLL_ALLTOALLV) &&
+                      ((c->coll == STRATA_COLL_ALLTOALL || fuzz_is_alltoallv(c->coll)) &&
                        c->in_place));
 #else
     (void)c;
@@ -235,12 +240,11 @@ static enum fuzz_error draw_error(struct fuzz_rng *r, enum strata_coll coll)
     /* MPICH 4.0.2 does not check the count of MPI_Reduce and MPI_Allreduce:
      * a negative one fails an assertion or crashes (found by this fuzzer). */
 #if defined(MPICH_VERSION)
-    if (coll != STRATA_COLL_BARRIER && !fuzz_is_reduction(coll) &&
-        coll != STRATA_COLL_ALLTOALLV)
+    if (coll != STRATA_COLL_BARRIER && !fuzz_is_reduction(coll) && !fuzz_is_alltoallv(coll))
 #else
     /* Alltoallv's counts are arrays that differ per rank: no negative
      * count every rank passes alike. */
-    if (coll != STRATA_COLL_BARRIER && coll != STRATA_COLL_ALLTOALLV)
+    if (coll != STRATA_COLL_BARRIER && !fuzz_is_alltoallv(coll))
 #endif
         ok[n++] = FE_COUNT;
     if (coll != STRATA_COLL_BARRIER) ok[n++] = FE_TYPE;
@@ -268,7 +272,7 @@ void fuzz_draw(long index, struct fuzz_call *c)
     c->error_side = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_SCATTERV
                       ? SIDE_RECV
                   : c->coll == STRATA_COLL_ALLGATHER || c->coll == STRATA_COLL_ALLTOALL ||
-                          c->coll == STRATA_COLL_ALLTOALLV
+                          fuzz_is_alltoallv(c->coll)
                       ? (int)fuzz_below(&r, 2)
                       : SIDE_SEND;
     c->in_place = has_in_place(c->coll) && !c->error && fuzz_below(&r, 4) == 0;
