@@ -3,7 +3,7 @@
 # graph topologies with duplicate edges, self-loops, empty neighbourhoods and
 # unequal degrees; blocks on both sides of the copy-in/copy-out limit, a
 # type with holes, the w forms' per-pair types, Alltoallw in place; every
-# form; and STRATA_STATS (tests/mpi/test_neighbor.c).
+# form; STRATA_STATS; then a count mismatch on a ring (tests/mpi/test_neighbor.c).
 strata_test_program(test_neighbor mpi/test_neighbor.c)
 
 function(neighbor name ranks timeout)
@@ -15,8 +15,12 @@ function(neighbor name ranks timeout)
 endfunction()
 
 if(STRATA_MPI STREQUAL "openmpi")
+  # One rank: every periodic dimension makes it its own neighbour twice.
+  neighbor(np1 1 60)
   neighbor(np3 3 120)
   neighbor(np4 4 120)
+  # The ranks agree on the route and compare what each pair sends first.
+  neighbor(check-args.np3 3 120 ENV STRATA_CHECK_ARGS=1 ARGS --quick)
   # Each of Alltoallv's algorithms forced in turn (the engine these run on).
   neighbor(cico.np3 3 120 ENV STRATA_ALLTOALLV_ALGORITHM=copy-in-copy-out)
   neighbor(ring-read.np4 4 120 ENV STRATA_ALLTOALLV_ALGORITHM=ring-read)

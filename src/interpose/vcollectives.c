@@ -293,7 +293,11 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
         if (c->a.send && c->a.recv && n) memcpy(c->a.recv + c->v.in_off[0], c->a.send + c->v.out_off[0], n);
         strata_entry_count(c->coll, what);
         strata_route_served(ctx, strata_call_id(c->coll, strata_nb_form()), what, n);
-        return MPI_SUCCESS;
+        /* More sent to itself than it receives: an erroneous program, which
+         * the host reports so (a rank on a periodic grid of one is its own
+         * neighbour). */
+        return c->a.send && c->a.recv && c->v.out_len[0] > c->v.in_len[0] ? MPI_ERR_TRUNCATE
+                                                                         : MPI_SUCCESS;
     }
     if (ctx->net) {
         char buf[320], *desc = strata_entry_across_start(c->coll, buf);
