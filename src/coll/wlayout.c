@@ -32,17 +32,19 @@ static void sort_pieces(const struct strata_wpiece *pc, int n, int *order)
     }
 }
 
-/* Whether every stream is one run of memory already; *base the lowest. */
-static int direct(const struct strata_wpiece *pc, int n, const int *order,
-                  const unsigned char **base)
+/* Whether every block is one run of memory (*base the lowest), and whether
+ * every stream is (*adjacent: its blocks follow each other in memory). */
+static int runs(const struct strata_wpiece *pc, int n, const int *order,
+                const unsigned char **base, int *adjacent)
 {
     const unsigned char *lo = NULL, *next = NULL;
     int peer = -1;
+    *adjacent = 1;
     for (int i = 0; i < n; i++) {
         const struct strata_wpiece *x = &pc[order[i]];
         if (x->peer < 0 || !x->len) continue;
         if (!x->at) return 0;
-        if (x->peer == peer && x->at != next) return 0;
+        if (x->peer == peer && x->at != next) *adjacent = 0;
         peer = x->peer;
         next = x->at + x->len;
         if (!lo || (uintptr_t)x->at < (uintptr_t)lo) lo = x->at;
@@ -51,13 +53,33 @@ static int direct(const struct strata_wpiece *pc, int n, const int *order,
     return 1;
 }
 
+/* The pieces' landing places (every block one run, from base). */
+static void land(const struct strata_wpiece *pc, int n, const int *order, int size,
+                 const unsigned char *base, struct strata_wpieces *lands)
+{
+    int k = 0, peer = 0;
+    lands->first[0] = 0;
+    for (int i = 0; i < n; i++) {
+        const struct strata_wpiece *x = &pc[order[i]];
+        if (x->peer < 0 || x->peer >= size || !x->len) continue;
+        while (peer < x->peer) lands->first[++peer] = (size_t)k;
+        lands->len[k] = x->len;
+        lands->at[k++] = (size_t)(x->at - base);
+    }
+    while (peer < size) lands->first[++peer] = (size_t)k;
+    lands->used = 1;
+}
+
 const unsigned char *strata_wlayout(struct strata_wpiece *pc, int n, int *order, int size,
-                                    size_t *len, size_t *off, size_t *packed)
+                                    size_t *len, size_t *off, size_t *packed,
+                                    struct strata_wpieces *lands)
 {
     for (int r = 0; r < size; r++) len[r] = off[r] = 0;
     sort_pieces(pc, n, order);
     const unsigned char *base = NULL;
-    int in_place = direct(pc, n, order, &base);
+    int adjacent, one_run = runs(pc, n, order, &base, &adjacent);
+    int in_place = one_run && (adjacent || lands);
+    if (in_place && !adjacent) land(pc, n, order, size, base, lands);
     size_t pos = 0;
     int peer = -1;
     for (int i = 0; i < n; i++) {

@@ -34,11 +34,16 @@ enum strata_pairing {
 };
 
 /* The key of block i of a side (recv: a receive block) under a pairing: a
- * pair's blocks meet in the order of their keys, ties in list order. */
+ * pair's blocks meet in the order of their keys, ties in list order.  The
+ * send side keeps list order (a sender's blocks to one peer then lie in
+ * memory order, one run of memory when they are adjacent, which peers can
+ * read in one copy); the receive side takes the permutation, where the
+ * engine can land a stream in several places (coll/block.h, strata_vpieces). */
 static inline int strata_pair_key(int pairing, int i, int recv)
 {
-    if (pairing == STRATA_PAIR_DIRECTION) return recv ? i : i ^ 1;
-    return pairing == STRATA_PAIR_REVERSE && !recv ? -i : 0;
+    if (!recv) return 0;
+    if (pairing == STRATA_PAIR_DIRECTION) return i ^ 1;
+    return pairing == STRATA_PAIR_REVERSE ? -i : 0;
 }
 
 /* How the host MPI pairs duplicate edges in coll (enum strata_coll, a

@@ -332,7 +332,7 @@ static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, in
     c->out_off = c->arrays + size;
     c->in_len = c->arrays + 2 * size;
     c->in_off = c->arrays + 3 * size;
-    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off};
+    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off, NULL};
     return c;
 }
 
@@ -743,5 +743,6 @@ int strata_vcall_bytes(struct strata_ctx *ctx, enum strata_coll coll, const unsi
     memcpy(c->out_off, layout->out_off, (size_t)size * sizeof(size_t));
     memcpy(c->in_len, layout->in_len, (size_t)size * sizeof(size_t));
     memcpy(c->in_off, layout->in_off, (size_t)size * sizeof(size_t));
+    c->v.pieces = layout->pieces; /* the caller's: it lives until end() */
     return vfinish_checked(ctx, c);
 }

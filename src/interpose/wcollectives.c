@@ -69,6 +69,10 @@ struct wcall {
     int *order;            /* scratch for strata_wlayout */
     size_t *lay;           /* [4 * size]: out_len, out_off, in_len, in_off */
     long long *pairs;      /* [2 * size]: bytes to and from each rank (-1: nothing) */
+    /* Where the receive side's streams land when each is not one run
+     * ([size + 1], [nr], [nr]; the engine reads them until the call ends). */
+    struct strata_wpieces lands;
+    struct strata_vpieces landing;
 };
 
 /* Carves `bytes` from *at, 8-aligned. */
@@ -102,7 +106,8 @@ static struct wcall *wcall_new(MPI_Comm comm, int size, int ns, int nr)
     int most = ns > nr ? ns : nr;
     size_t bytes = ((sizeof(struct wcall) + 7) & ~(size_t)7) + side_bytes(ns) + side_bytes(nr) +
                    (size_t)most * sizeof(int) + 8 + 4 * (size_t)size * sizeof(size_t) +
-                   2 * (size_t)size * sizeof(long long) + 8;
+                   2 * (size_t)size * sizeof(long long) + 8 +
+                   ((size_t)size + 1 + 2 * (size_t)nr) * sizeof(size_t) + 3 * 8;
     unsigned char *at = calloc(1, bytes);
     if (!at) return NULL;
     struct wcall *w = take(&at, sizeof *w);
@@ -113,6 +118,9 @@ static struct wcall *wcall_new(MPI_Comm comm, int size, int ns, int nr)
     w->order = take(&at, (size_t)most * sizeof(int));
     w->lay = take(&at, 4 * (size_t)size * sizeof(size_t));
     w->pairs = take(&at, 2 * (size_t)size * sizeof(long long));
+    w->lands.first = take(&at, ((size_t)size + 1) * sizeof(size_t));
+    w->lands.len = take(&at, (size_t)nr * sizeof(size_t));
+    w->lands.at = take(&at, (size_t)nr * sizeof(size_t));
     return w;
 }
 
@@ -226,12 +234,15 @@ static void side_pack(struct wside *s, MPI_Comm comm, int unpack)
     }
 }
 
-/* Lays a side out (len and off: its [size] arrays of the layout); packs it
- * in if pack_in.  Returns 0, or an MPI error. */
-static int side_open(struct wside *s, struct wcall *w, size_t *len, size_t *off, int pack_in)
+/* Lays a side out (len and off: its [size] arrays of the layout; lands:
+ * where its streams may land in pieces, or NULL); packs it in if pack_in.
+ * Returns 0, or an MPI error. */
+static int side_open(struct wside *s, struct wcall *w, size_t *len, size_t *off, int pack_in,
+                     struct strata_wpieces *lands)
 {
     size_t packed = 0;
-    s->run = (unsigned char *)strata_wlayout(s->pc, s->n, w->order, w->size, len, off, &packed);
+    s->run = (unsigned char *)strata_wlayout(s->pc, s->n, w->order, w->size, len, off, &packed,
+                                             lands);
     if (s->run) return MPI_SUCCESS;
     s->tmp = malloc(packed ? packed : 1);
     if (!s->tmp) return MPI_ERR_NO_MEM;
@@ -266,9 +277,15 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
 {
     int size = w->size, rc = MPI_SUCCESS;
     size_t *lay = w->lay;
-    if (!in_place) rc = side_open(&w->send, w, lay, lay + size, 1);
+    /* A stream may land in several places inside a node, not in place (the
+     * receive side is then the send side too), on several ranks (one rank:
+     * vcollectives.c copies its one stream itself). */
+    int pieces = !in_place && !ctx->net && size > 1;
+    if (!in_place) rc = side_open(&w->send, w, lay, lay + size, 1, NULL);
     /* In place, the receive blocks are the outgoing ones too: packed in. */
-    if (rc == MPI_SUCCESS) rc = side_open(&w->recv, w, lay + 2 * size, lay + 3 * size, in_place);
+    if (rc == MPI_SUCCESS)
+        rc = side_open(&w->recv, w, lay + 2 * size, lay + 3 * size, in_place,
+                       pieces ? &w->lands : NULL);
     if (rc == MPI_SUCCESS && w->recv.tmp && strata_nb_building()) rc = keep_types(&w->recv);
     if (rc != MPI_SUCCESS) {
         /* The other ranks are about to wait for this one (the route is
@@ -280,7 +297,9 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
         memcpy(lay, lay + 2 * size, (size_t)size * sizeof(size_t));
         memcpy(lay + size, lay + 3 * size, (size_t)size * sizeof(size_t));
     }
-    struct strata_vlayout v = {lay, lay + size, lay + 2 * size, lay + 3 * size};
+    w->landing = (struct strata_vpieces){w->lands.first, w->lands.len, w->lands.at};
+    struct strata_vlayout v = {lay, lay + size, lay + 2 * size, lay + 3 * size,
+                               w->lands.used ? &w->landing : NULL};
     return strata_vcall_bytes(ctx, coll, in_place ? NULL : w->send.run, w->recv.run, &v,
                               wcall_end, w);
 }
