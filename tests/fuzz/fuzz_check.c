@@ -218,6 +218,7 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
                   struct exec *x)
 {
     memset(x, 0, sizeof *x);
+    x->grid = MPI_COMM_NULL;
     x->rank = fc->rank;
     x->size = fc->size;
     x->comm = c->error == FE_COMM ? MPI_COMM_NULL : fc->comm;
@@ -318,6 +319,23 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
     case STRATA_COLL_ALLTOALLW:
         build_v(c, elems, x, ls, lr, all_in_place, root_in_place);
         break;
+    case STRATA_COLL_NEIGHBOR_ALLGATHER:
+    case STRATA_COLL_NEIGHBOR_ALLTOALL: {
+        /* A grid over the slot's communicator, for this call. */
+        int nd, periodic, dims[2] = {0, 0}, periods[2];
+        fuzz_neighbor_grid(c, &nd, &periodic);
+        periods[0] = periods[1] = periodic;
+        PMPI_Dims_create(P, nd, dims);
+        CHECK(PMPI_Cart_create(x->comm, nd, dims, periods, 0, &x->grid) == MPI_SUCCESS,
+              "MPI_Cart_create");
+        x->comm = x->grid;
+        size_t nb = 2 * (size_t)nd, sblocks = c->coll == STRATA_COLL_NEIGHBOR_ALLTOALL ? nb : 1;
+        buf_alloc(s, "the send buffer", ls, cs, sblocks, 0, mis);
+        fill_input(c, x, s, 0, cs * sblocks);
+        buf_alloc(r, "the receive buffer", lr, cr, nb, 1, mis);
+        fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+        break;
+    }
     default: break; /* Barrier */
     }
     for (int k = HOST; k <= STRATA; k++) {
@@ -356,6 +374,7 @@ static void release(const struct fuzz_call *c, struct exec *x)
     (void)c;
     buf_free(&x->send);
     buf_free(&x->recv);
+    if (x->grid != MPI_COMM_NULL) PMPI_Comm_free(&x->grid);
 }
 
 /* ---- Calls ---------------------------------------------------------------- */
@@ -534,6 +553,12 @@ static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, i
     case STRATA_COLL_ALLTOALLW:
         rc = call_alltoallw(x, csb, rb, strata);
         break;
+    case STRATA_COLL_NEIGHBOR_ALLGATHER:
+        rc = CALL(Neighbor_allgather, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm);
+        break;
+    case STRATA_COLL_NEIGHBOR_ALLTOALL:
+        rc = CALL(Neighbor_alltoall, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm);
+        break;
     case STRATA_COLL_BARRIER: {
         /* One rank enters late; nobody may leave before it entered. */
         if (x->comm != MPI_COMM_NULL && x->rank == c->late_rank_draw % x->size) {
@@ -634,8 +659,8 @@ static void compare(const struct fuzz_call *c, size_t elems, const struct fuzz_c
     /* The expected bytes are computed for the block collectives only
      * (fuzz_expect.c): a v-collective's mismatch is reported against the
      * host's bytes alone. */
-    if (reduction || fuzz_is_v(c->coll) || r->pass || !r->mem[ORIG] ||
-        (!diff && !fuzz_opt.expect_all))
+    if (reduction || fuzz_is_v(c->coll) || strata_coll_is_neighbor(c->coll) || r->pass ||
+        !r->mem[ORIG] || (!diff && !fuzz_opt.expect_all))
         return;
     unsigned char *expected = malloc(r->bytes + 1);
     CHECK(expected != NULL, "out of memory");
@@ -728,7 +753,10 @@ static size_t largest_buffer(const struct fuzz_call *c, size_t elems, int size)
             size_t m = (l->extent + (size_t)l->per - 1) / (size_t)l->per;
             if (m > per_elem) per_elem = m;
         }
-    return elems * per_elem * (size_t)(size > 0 ? size : 1);
+    size_t blocks = (size_t)(size > 0 ? size : 1);
+    if (strata_coll_is_neighbor(c->coll) && blocks < FUZZ_NEIGHBOR_BLOCKS)
+        blocks = FUZZ_NEIGHBOR_BLOCKS;
+    return elems * per_elem * blocks;
 }
 
 /* Bytes of the guard zones of copy k of b that changed (b built with zones);
