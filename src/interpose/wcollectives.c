@@ -75,52 +75,60 @@ struct wcall {
     struct strata_vpieces landing;
 };
 
-/* Carves `bytes` from *at, 8-aligned. */
-static void *take(unsigned char **at, size_t bytes)
+/* One allocation carved into a call's arrays: measured first (base NULL),
+ * then carved from the block.  Each array starts on a boundary any of its
+ * element types needs. */
+struct carver {
+    unsigned char *base;
+    size_t used;
+};
+
+static void *take(struct carver *c, size_t bytes)
 {
-    void *p = *at;
-    *at += (bytes + 7) & ~(size_t)7;
+    const size_t align = _Alignof(max_align_t);
+    void *p = c->base ? c->base + c->used : NULL;
+    c->used += (bytes + align - 1) / align * align;
     return p;
 }
 
-static size_t side_bytes(int n)
-{
-    return ((size_t)n * (sizeof(struct strata_wpiece) + sizeof(void *) + sizeof(long long) +
-                         sizeof(MPI_Datatype) + sizeof(int)) +
-            5 * 8);
-}
-
-static void side_carve(struct wside *s, int n, unsigned char **at)
+static void side_carve(struct wside *s, int n, struct carver *c)
 {
     s->n = n;
-    s->pc = take(at, (size_t)n * sizeof *s->pc);
-    s->user = take(at, (size_t)n * sizeof *s->user);
-    s->count = take(at, (size_t)n * sizeof *s->count);
-    s->type = take(at, (size_t)n * sizeof *s->type);
-    s->owned = take(at, (size_t)n * sizeof *s->owned);
+    s->pc = take(c, (size_t)n * sizeof *s->pc);
+    s->user = take(c, (size_t)n * sizeof *s->user);
+    s->count = take(c, (size_t)n * sizeof *s->count);
+    s->type = take(c, (size_t)n * sizeof *s->type);
+    s->owned = take(c, (size_t)n * sizeof *s->owned);
+}
+
+/* The call's arrays after the struct itself (w->size set). */
+static void call_carve(struct wcall *w, int ns, int nr, struct carver *c)
+{
+    size_t size = (size_t)w->size;
+    side_carve(&w->send, ns, c);
+    side_carve(&w->recv, nr, c);
+    w->order = take(c, (size_t)(ns > nr ? ns : nr) * sizeof(int));
+    w->lay = take(c, 4 * size * sizeof(size_t));
+    w->pairs = take(c, 2 * size * sizeof(long long));
+    w->lands.first = take(c, (size + 1) * sizeof(size_t));
+    w->lands.len = take(c, (size_t)nr * sizeof(size_t));
+    w->lands.at = take(c, (size_t)nr * sizeof(size_t));
 }
 
 /* A call of ns send and nr receive blocks on `size` ranks: one allocation. */
 static struct wcall *wcall_new(MPI_Comm comm, int size, int ns, int nr)
 {
-    int most = ns > nr ? ns : nr;
-    size_t bytes = ((sizeof(struct wcall) + 7) & ~(size_t)7) + side_bytes(ns) + side_bytes(nr) +
-                   (size_t)most * sizeof(int) + 8 + 4 * (size_t)size * sizeof(size_t) +
-                   2 * (size_t)size * sizeof(long long) + 8 +
-                   ((size_t)size + 1 + 2 * (size_t)nr) * sizeof(size_t) + 3 * 8;
-    unsigned char *at = calloc(1, bytes);
-    if (!at) return NULL;
-    struct wcall *w = take(&at, sizeof *w);
+    struct wcall measure = {.size = size};
+    struct carver c = {NULL, 0};
+    take(&c, sizeof measure);
+    call_carve(&measure, ns, nr, &c);
+    unsigned char *block = calloc(1, c.used);
+    if (!block) return NULL;
+    c = (struct carver){block, 0};
+    struct wcall *w = take(&c, sizeof *w);
     w->comm = comm;
     w->size = size;
-    side_carve(&w->send, ns, &at);
-    side_carve(&w->recv, nr, &at);
-    w->order = take(&at, (size_t)most * sizeof(int));
-    w->lay = take(&at, 4 * (size_t)size * sizeof(size_t));
-    w->pairs = take(&at, 2 * (size_t)size * sizeof(long long));
-    w->lands.first = take(&at, ((size_t)size + 1) * sizeof(size_t));
-    w->lands.len = take(&at, (size_t)nr * sizeof(size_t));
-    w->lands.at = take(&at, (size_t)nr * sizeof(size_t));
+    call_carve(w, ns, nr, &c);
     return w;
 }
 

@@ -6,6 +6,7 @@
  * the blocking form's decision (wcollectives.c), or, for a request strata
  * left to the host at _init, to the host's nonblocking form. */
 #include <mpi.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,13 +93,21 @@ static int host(const void *args, MPI_Request *r)
     }
 }
 
+/* Bytes a copy of n elements of `elem` bytes takes in the block: each copy
+ * starts on a boundary any element type needs. */
+static size_t room(size_t elem, int n)
+{
+    const size_t align = _Alignof(max_align_t);
+    return (elem * (size_t)n + align - 1) / align * align;
+}
+
 /* Copies n elements of `elem` bytes from *p (if any) to *at, and points *p there. */
 static void own(const void **p, size_t elem, int n, unsigned char **at)
 {
     if (!*p) return;
     memcpy(*at, *p, elem * (size_t)n);
     *p = *at;
-    *at += (elem * (size_t)n + 7) & ~(size_t)7;
+    *at += room(elem, n);
 }
 
 static int own_types(struct wargs *w)
@@ -126,14 +135,21 @@ static struct wargs *copy_args(const struct strata_wpersist_args *given)
     } else if (strata_topo_degrees(given->comm, &nr, &ns) != MPI_SUCCESS) {
         return NULL; /* no topology: the host reports the erroneous call */
     }
-    size_t per = 2 * sizeof(int) + sizeof(MPI_Aint) + sizeof(MPI_Datatype) + sizeof(int);
-    size_t bytes = sizeof(struct wargs) + ((size_t)ns + (size_t)nr) * per + 16 * 8;
+    /* The struct, then at most: counts, int and MPI_Aint displacements and
+     * types per side, and the owned flags of both sides' types. */
+    size_t bytes = room(sizeof(struct wargs), 1);
+    for (int side = 0; side < 2; side++) {
+        int n = side ? nr : ns;
+        bytes += 2 * room(sizeof(int), n) + room(sizeof(MPI_Aint), n) +
+                 room(sizeof(MPI_Datatype), n);
+    }
+    bytes += room(sizeof(int), ns + nr);
     struct wargs *w = calloc(1, bytes);
     if (!w) return NULL;
     w->a = *given;
     w->ns = ns;
     w->nr = nr;
-    unsigned char *at = (unsigned char *)(w + 1);
+    unsigned char *at = (unsigned char *)w + room(sizeof(struct wargs), 1);
     struct strata_wpersist_args *a = &w->a;
     int send_used = a->sendbuf != MPI_IN_PLACE;
     if (!send_used) a->scounts = NULL, a->sdispls = NULL, a->stypes = NULL;
