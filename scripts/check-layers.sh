@@ -156,7 +156,7 @@ if [ -n "$objects" ]; then
   done <<< "$objlist"
   } | awk -v order="$order" "$awk_common"'
     BEGIN {
-      # The C library functions that src/interpose/heap.c replaces for the
+      # The C library functions that src/heap/heap.c replaces for the
       # whole process (the shared heap): every layer calls them as the C
       # library, not as a layer above; they are not edges between files.
       nrepl = split("malloc free calloc realloc reallocarray posix_memalign aligned_alloc " \

@@ -77,7 +77,7 @@ if(STRATA_HAVE_CUDA_PLUGIN)
   set_tests_properties(device.plugin.loads PROPERTIES TIMEOUT 30)
 endif()
 
-# The eight newer collectives on device buffers (interpose/device_vcalls.c),
+# The eight newer collectives on device buffers (device/device_vcalls.c),
 # against the host MPI on host copies.
 strata_test_program(test_device_v mpi/test_device_v.c)
 target_link_libraries(test_device_v PRIVATE ${CMAKE_DL_LIBS})

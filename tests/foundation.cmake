@@ -98,6 +98,24 @@ else()
   fd_script(bad_config.np2 bad_config.sh 2)
 endif()
 
+# The C entry points generated from src/interpose/calls.def (issue 30):
+# every row's every form this host MPI has is exported, every collective has
+# its row.
+foreach(feature STRATA_HAVE_LARGE_COUNT STRATA_HAVE_PERSISTENT_COLL
+        STRATA_HAVE_MPIX_PERSISTENT_COLL)
+  if(${feature})
+    set(${feature}_01 1)
+  else()
+    set(${feature}_01 0)
+  endif()
+endforeach()
+add_test(NAME foundation.entry_points
+         COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/entry_points.sh $<TARGET_FILE:strata>
+                 ${CMAKE_SOURCE_DIR} ${STRATA_HAVE_LARGE_COUNT_01}
+                 ${STRATA_HAVE_PERSISTENT_COLL_01} ${STRATA_HAVE_MPIX_PERSISTENT_COLL_01})
+set_tests_properties(foundation.entry_points PROPERTIES TIMEOUT 30
+                     PASS_REGULAR_EXPRESSION "PASS entry_points")
+
 # The layers of src/ point one way and no files loop (issue 14): the check on
 # a fake tree that breaks every rule, which must fail naming each break.
 add_test(NAME foundation.layering.selftest

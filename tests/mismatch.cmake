@@ -21,7 +21,7 @@ endfunction()
 # cuts a Bcast, Reduce or Allreduce above STRATA_CUDA_CHUNK into one call per
 # piece, and may try CUDA IPC first, which opens with a host reduction: at
 # 64 KiB with 64 KiB pieces the rank passing double the count cuts and the
-# others do not.  Before the whole-call agreement (interpose/collectives.h)
+# others do not.  Before the whole-call agreement (serve/collectives.h)
 # the Bcast and Allreduce hung (the cutting rank in the IPC path's host
 # reduction, the others in their call's agreement: found on a 16-core
 # machine with an H200, whose driver makes every job a device job) and the

@@ -23,7 +23,7 @@
 #include "bench_load.h"
 #include "bench_noise.h"
 #include "bench_row.h"
-#include "interpose/route.h"
+#include "route/route.h"
 
 #define BENCH_MAX_SIZES 32
 #define BENCH_DEFAULT_SIZES "8,1K,64K,1M,4M"

@@ -15,7 +15,7 @@
 #include "context/context.h"
 #include "context/runtime.h"
 #include "info.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "net/net_tree.h"
 #include "util/stats.h"
 

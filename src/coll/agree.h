@@ -43,11 +43,11 @@
  *  - Every rank must reach the same calls in the same order, so nothing may
  *    make a different number of them, or a host MPI collective, out of a
  *    count of its own before the agreement saw it.  In a job with devices
- *    (interpose/device_calls.c) a call above STRATA_CUDA_CHUNK is cut into
+ *    (device/device_calls.c) a call above STRATA_CUDA_CHUNK is cut into
  *    one call per piece and may first try a CUDA IPC path that opens with a
  *    host reduction; a rank about to do either first takes the agreement of
  *    the whole call, as a full call of its own (strata_host_agree_whole,
- *    interpose/collectives.h).  Where counts differ across the cut it meets
+ *    serve/collectives.h).  Where counts differ across the cut it meets
  *    the one call of a rank below it (the same number) and both refuse as
  *    below; agreed (every rank asked, the counts being equal) it ends
  *    having taken no operation anywhere, and the pieces are calls of their
@@ -114,7 +114,7 @@ void strata_agree_open(struct strata_plane *p, const struct strata_sig_args *min
 /* The class of a call whose largest per-rank payload is `bytes`, whose
  * collective's node path for such a call is (one_operation) or is not one
  * plane operation.  An algorithm that turns out to expose user buffers
- * makes a small call full after all (interpose/check.h). */
+ * makes a small call full after all (serve/check.h). */
 enum strata_agree_mode strata_agree_class(const struct strata_plane *p, size_t bytes,
                                           int one_operation);
 

@@ -90,7 +90,7 @@ static inline int strata_op_step(struct strata_op *op) { return op->progress(op)
 int strata_op_run(struct strata_op *op);
 
 /* Called by strata_op_run between unsuccessful steps when set: the layer
- * above (interpose/nonblocking.c) sets it once the application has posted a
+ * above (request/nonblocking.c) sets it once the application has posted a
  * nonblocking collective, so that those progress while a blocking collective
  * of another communicator waits (MPI's progress rule: a rank blocked in one
  * collective must not stall another that a peer waits for).  Set once,

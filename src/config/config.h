@@ -48,7 +48,7 @@ struct strata_config {
     int block_after_us;          /* STRATA_BLOCK_AFTER */
     int progress_thread;         /* STRATA_PROGRESS: 1 thread, 0 off */
     size_t shm_max;              /* STRATA_SHM_MAX */
-    int shared_heap;             /* STRATA_SHARED_HEAP (interpose/heap.c reads it itself) */
+    int shared_heap;             /* STRATA_SHARED_HEAP (heap/heap.c reads it itself) */
     size_t shared_heap_min;      /* STRATA_SHARED_HEAP_MIN */
     size_t cma_max_per_call;     /* STRATA_CMA_MAX_PER_CALL (tests) */
     char stats[512];             /* STRATA_STATS: "", "stderr" or a file */

@@ -43,7 +43,7 @@ struct strata_ctx {
     struct strata_net *net;       /* across nodes: the node view, NULL if none (agreed) */
     char plane_why[320];          /* why there is none (same on every rank) */
     unsigned long serial;         /* creation order, for messages */
-    void *nb_tail;                /* interpose/nonblocking.c: the last nonblocking
+    void *nb_tail;                /* request/nonblocking.c: the last nonblocking
                                      operation queued on it, NULL if none (under its lock) */
     int holds;                    /* operations kept for persistent requests that use it
                                      (strata_ctx_hold; under the registry's lock) */
@@ -68,7 +68,7 @@ struct strata_ctx {
  * ranks of a communicator get the same answer. */
 struct strata_ctx *strata_ctx_get(MPI_Comm comm);
 
-/* Set by interpose/nonblocking.c: completes the nonblocking operations
+/* Set by request/nonblocking.c: completes the nonblocking operations
  * still queued on a context before it is destroyed (a communicator freed
  * while they are pending, which MPI allows). */
 extern void (*strata_ctx_before_free)(struct strata_ctx *ctx);

@@ -41,7 +41,7 @@ struct strata_runtime {
     /* Whether any rank of the job has a CUDA device (transport/device.h):
      * agreed at set-up, so that every rank, with or without a device of its
      * own, cuts a large Bcast/Reduce/Allreduce into the same pieces when
-     * device buffers may take part (interpose/device_calls.c). */
+     * device buffers may take part (device/device_calls.c). */
     int device_world;
 };
 

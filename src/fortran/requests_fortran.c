@@ -1,7 +1,7 @@
 /* Open MPI's Fortran completion calls (mpif.h, use mpi, mpi_f08), which
  * call PMPI_Wait and the like directly: a Fortran program waiting there on
  * a request of strata's nonblocking collective (a host receive that only
- * strata's progress completes, interpose/nonblocking.c) would block in the
+ * strata's progress completes, request/nonblocking.c) would block in the
  * host forever.  strata's versions do what interpose/requests.c does for C:
  * with nothing of strata's outstanding they are the host's own Fortran
  * call; otherwise a wait progresses strata's operations between calls of
@@ -26,8 +26,8 @@
 #include <pthread.h>
 #include <stddef.h>
 
-#include "interpose/nonblocking.h"
-#include "interpose/persistent.h"
+#include "request/nonblocking.h"
+#include "request/persistent.h"
 #include "util/log.h"
 
 #define EXPORT __attribute__((visibility("default")))

@@ -6,7 +6,7 @@
 #include <mpi.h>
 
 #include "context/runtime.h"
-#include "interpose/heap.h"
+#include "heap/heap.h"
 #include "shm/arena.h"
 #include "util/log.h"
 

@@ -5,8 +5,8 @@
  * MPI's own form for a call strata leaves. */
 #include <mpi.h>
 
-#include "interpose/nonblocking.h"
-#include "interpose/wcollectives.h"
+#include "request/nonblocking.h"
+#include "serve/wcollectives.h"
 
 int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],

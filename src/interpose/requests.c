@@ -1,4 +1,5 @@
-/* The completion calls, wrapped so that strata's outstanding operations
+/* The starts of persistent requests (request/persistent.c) and the
+ * completion calls, wrapped so that strata's outstanding operations
  * progress while the application waits or tests (nonblocking.h).  A
  * started persistent request of strata's is completed by strata itself in
  * the one-request calls (MPI_Wait, MPI_Test, MPI_Request_get_status) and
@@ -10,8 +11,17 @@
  * the host's blocking form as soon as nothing of strata's is left. */
 #include <mpi.h>
 
-#include "interpose/nonblocking.h"
-#include "interpose/persistent.h"
+#include "request/nonblocking.h"
+#include "request/persistent.h"
+
+int MPI_Start(MPI_Request *request) { return strata_persist_start(request); }
+
+int MPI_Startall(int count, MPI_Request requests[])
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < count && rc == MPI_SUCCESS; i++) rc = MPI_Start(&requests[i]);
+    return rc;
+}
 
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {

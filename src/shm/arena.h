@@ -11,7 +11,7 @@
  *
  * It serves MPI_Alloc_mem (interpose/alloc_mem.c) and, with
  * STRATA_SHARED_HEAP=1, the large allocations of the malloc family
- * (interpose/heap.c).  Allocations are whole pages; the bookkeeping lives
+ * (heap/heap.c).  Allocations are whole pages; the bookkeeping lives
  * outside the arena in private pages taken from mmap, never from malloc (the
  * shared heap calls in here from malloc itself).
  *

@@ -237,7 +237,7 @@ STRATA_HOT void strata_waiter_pause(struct strata_waiter *w, const struct strata
         /* Other jobs compete for the cores: spin as the host MPIs do.  A
          * yield would hand this core to the competitor queued on it for a
          * whole slice, and a blocked waiter waits about as long to be run
-         * again once woken (measured, docs/PERFORMANCE.md "Waiting when the
+         * again once woken (measured, docs/notes/performance-history.md "Waiting when the
          * cores are shared": 3-4 ms per call from 64 KiB with one busy loop
          * beside 2 ranks, against 15-20 µs spinning).  Block only when the
          * wait is long enough that a late rank, not the load, is the cause. */

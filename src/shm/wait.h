@@ -2,7 +2,7 @@
  * when that rank may have no core, and the wake-up protocol that lets a
  * waiter block in the kernel instead of polling.
  *
- * Why (docs/PERFORMANCE.md, "Waiting when cores are shared"): a waiter that
+ * Why (docs/notes/performance-history.md, "Waiting when the cores are shared"): a waiter that
  * polls keeps its core; one that calls sched_yield hands its core to
  * whatever else is queued on *its* CPU (a competing job), never to the rank
  * it waits for, which sits queued on another CPU; the yielder then waits a

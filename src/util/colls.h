@@ -7,7 +7,8 @@
 /* If you add a value here, also update: the names in src/util/colls.c (the
  * MPI name and the short name), the algorithm table of src/coll/algorithm.c
  * (its entries for the new collective) and the selection of src/coll/select.c,
- * the entry point in src/interpose/collectives.c, the benchmarked calls of
+ * its row in src/interpose/calls.def (every C entry point) and its path in
+ * src/serve/collectives.c, the benchmarked calls of
  * tools/strata-bench.c, and the collectives listed in docs/.  Arrays sized
  * STRATA_NCOLLS (src/util/stats.c, src/coll/select.c, tools/) follow by
  * themselves. */

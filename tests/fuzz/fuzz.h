@@ -17,7 +17,7 @@
 
 #include "blockdata.h"
 #include "pair_types.h"
-#include "interpose/route.h" /* enum strata_coll, strata_coll_name, strata_coll_parse */
+#include "route/route.h" /* enum strata_coll, strata_coll_name, strata_coll_parse */
 
 #define FUZZ_MAX_WORLD 1024
 

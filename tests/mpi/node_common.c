@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "node_common.h"
 
 struct node_opts node_opt = {

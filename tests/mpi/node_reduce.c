@@ -22,7 +22,7 @@
 
 #include "coll/ops.h"
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "pair_types.h"
 #include "node_common.h"
 

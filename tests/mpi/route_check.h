@@ -7,7 +7,7 @@
 #include <mpi.h>
 
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "testutil.h"
 #include "util/stats.h"
 

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "route_check.h"
 #include "testutil.h"
 #include "util/stats.h"

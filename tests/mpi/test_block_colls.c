@@ -44,7 +44,7 @@
 #include "coll/algorithm.h"
 #include "coll/select.h"
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "blockdata.h"
 #include "testutil.h"
 

@@ -17,7 +17,7 @@
 #include "context/context.h"
 #include "context/runtime.h"
 #include "coll/user_op.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "testutil.h"
 #include "util/mpi_names.h"
 #include "util/stats.h"

@@ -27,7 +27,7 @@
 #include <sys/mman.h>
 
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "testutil.h"
 #include "util/colls.h"
 #include "util/stats.h"

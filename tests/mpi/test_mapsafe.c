@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "context/runtime.h"
-#include "interpose/heap.h"
+#include "heap/heap.h"
 #include "shm/arena.h"
 #include "transport/mapped.h"
 

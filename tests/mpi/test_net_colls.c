@@ -56,7 +56,7 @@
 
 #include "context/context.h"
 #include "context/runtime.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "blockdata.h"
 #include "testutil.h"
 

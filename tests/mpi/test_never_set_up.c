@@ -7,7 +7,7 @@
 #include <stdio.h>
 
 #include "context/runtime.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "testutil.h"
 #include "util/stats.h"
 

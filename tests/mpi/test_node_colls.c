@@ -37,7 +37,7 @@
 #include <strings.h>
 
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "node_common.h"
 
 /* ---- Barrier ------------------------------------------------------------- */

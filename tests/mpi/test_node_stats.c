@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "interpose/route.h"
+#include "route/route.h"
 #include "node_common.h"
 #include "util/stats.h"
 

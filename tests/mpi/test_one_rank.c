@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "testutil.h"
 #include "util/stats.h"
 

@@ -32,7 +32,7 @@
 #include "coll/ops.h"
 #include "context/context.h"
 #include "net/net.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "shm/flags.h"
 #include "testutil.h"
 

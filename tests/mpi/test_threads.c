@@ -35,7 +35,7 @@
 #include <time.h>
 
 #include "context/context.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "testutil.h"
 
 #define MAX_THREADS 8

@@ -22,7 +22,7 @@
 #include "coll/user_op.h"
 #include "context/context.h"
 #include "context/runtime.h"
-#include "interpose/route.h"
+#include "route/route.h"
 #include "testutil.h"
 #include "util/stats.h"
 

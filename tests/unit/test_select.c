@@ -21,7 +21,7 @@
 #include "coll/model.h"
 #include "coll/select.h"
 #include "coll/tuning_file.h"
-#include "interpose/route.h"
+#include "route/route.h"
 
 static int passed, failed;
 static const char *data_dir;

@@ -1,0 +1,660 @@
+/* Outstanding nonblocking and persistent collectives: queues, progress and
+ * the completing messages (nonblocking.h). */
+#include "request/nonblocking.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "context/runtime.h"
+#include "route/route.h"
+#include "shm/flags.h"
+#include "shm/wait.h"
+#include "util/log.h"
+#include "util/stats.h"
+
+/* One lock for the queues, the lists, the tag pools and persistent.c's
+ * table: progress steps are short and never wait, so one thread holding it
+ * while another completes a request costs little, and a single lock cannot
+ * deadlock against itself. */
+static pthread_mutex_t nb_lock = PTHREAD_MUTEX_INITIALIZER;
+void strata_nb_lock(void) { pthread_mutex_lock(&nb_lock); }
+void strata_nb_unlock(void) { pthread_mutex_unlock(&nb_lock); }
+
+static struct strata_nb *active; /* the head of every communicator's queue */
+struct strata_nb_upcalls strata_nb_upcalls;
+
+static struct strata_nb *all;    /* every outstanding operation */
+/* Outstanding operations: read without the lock by every intercepted call
+ * (the fast path when there are none); changed under it. */
+_Atomic int strata_nb_outstanding_count;
+
+_Thread_local struct strata_nb *strata_nb_building_now __attribute__((tls_model("initial-exec")));
+_Thread_local int strata_nb_deferred_mine __attribute__((tls_model("initial-exec")));
+
+/* This thread's held-back persistent starts queued (nonblocking.h), unless
+ * it is building an operation: a persistent start's build runs the
+ * collective's entry point, whose progress must not split its batch. */
+static inline void flush_mine(void)
+{
+    if (strata_nb_deferred_mine && !strata_nb_building_now && strata_nb_upcalls.flush_deferred)
+        strata_nb_upcalls.flush_deferred();
+}
+static _Thread_local MPI_Request host_request = MPI_REQUEST_NULL;
+
+/* ---- The private communicators and their tags.  A tag is busy from the
+ * posting of its receive until strata sends the completing message (the
+ * receive is matched then), so two posted receives never share one. */
+#define NB_TAGS 32768 /* MPI guarantees tags up to 32767 */
+struct tag_pool {
+    unsigned char busy[NB_TAGS / 8];
+    int next;
+};
+static struct tag_pool nb_tags, persist_tags;
+static MPI_Comm nb_comm = MPI_COMM_NULL, persist_comm = MPI_COMM_NULL;
+static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
+
+static int tag_take(struct tag_pool *p)
+{
+    for (int i = 0; i < NB_TAGS; i++) {
+        int t = (p->next + i) % NB_TAGS;
+        if (!(p->busy[t / 8] & (1u << (t % 8)))) {
+            p->busy[t / 8] |= (unsigned char)(1u << (t % 8));
+            p->next = (t + 1) % NB_TAGS;
+            return t;
+        }
+    }
+    return -1;
+}
+
+static void tag_give(struct tag_pool *p, int t)
+{
+    p->busy[t / 8] &= (unsigned char)~(1u << (t % 8));
+}
+
+/* MPI_Finalize deletes MPI_COMM_SELF's attributes, the latest set first:
+ * this one (set after the runtime's) completes what is still outstanding
+ * (requests the application freed while active) before the STRATA_STATS
+ * report and the contexts go. */
+static int at_finalize(MPI_Comm self, int keyval, void *value, void *extra)
+{
+    for (unsigned long round = 0;
+         atomic_load_explicit(&strata_nb_outstanding_count, memory_order_acquire); round++) {
+        strata_nb_progress();
+        strata_nb_idle(round);
+    }
+    if (strata_nb_upcalls.finalize) strata_nb_upcalls.finalize(); /* nothing outstanding: it ends */
+    if (nb_comm != MPI_COMM_NULL) PMPI_Comm_free(&nb_comm);
+    if (persist_comm != MPI_COMM_NULL) PMPI_Comm_free(&persist_comm);
+    PMPI_Comm_free_keyval(&keyval);
+    return MPI_SUCCESS;
+}
+
+static void progress_hook(void) { strata_nb_progress(); }
+
+/* A communicator freed with operations pending on it: they complete first
+ * (its plane goes with it). */
+static void before_ctx_free(struct strata_ctx *ctx) { strata_nb_drain(ctx); }
+
+static void setup(void)
+{
+    int keyval;
+    PMPI_Comm_dup(MPI_COMM_SELF, &nb_comm);
+    PMPI_Comm_dup(MPI_COMM_SELF, &persist_comm);
+    PMPI_Comm_set_name(nb_comm, "strata nonblocking collectives");
+    PMPI_Comm_set_name(persist_comm, "strata persistent collectives");
+    if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &keyval, NULL) == MPI_SUCCESS)
+        PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
+    strata_ctx_before_free = before_ctx_free;
+    /* Relaxed: a function set once (op.h). */
+    atomic_store_explicit(&strata_op_idle_hook, progress_hook, memory_order_relaxed);
+    if (strata_nb_upcalls.setup) strata_nb_upcalls.setup();
+}
+
+MPI_Comm strata_nb_persist_comm(void)
+{
+    pthread_once(&setup_once, setup);
+    return persist_comm;
+}
+
+int strata_nb_persist_tag(void)
+{
+    pthread_once(&setup_once, setup);
+    strata_nb_lock();
+    int t = tag_take(&persist_tags);
+    strata_nb_unlock();
+    return t;
+}
+
+void strata_nb_persist_tag_free_locked(int tag) { tag_give(&persist_tags, tag); }
+
+MPI_Comm strata_nb_persist_comm_locked(void) { return persist_comm; }
+
+/* ---- Building. */
+
+/* The last operation freed, kept for the next post: a post then costs no
+ * allocation and no clearing of the operations' union (about 1.3 KiB,
+ * written by start() before anything reads it, as a kept persistent
+ * operation's is at every start), only of the fields around it.  Atomic
+ * exchange: freed under the lock or not, taken by any thread. */
+static _Atomic(struct strata_nb *) spare;
+
+static struct strata_nb *nb_alloc(void)
+{
+    struct strata_nb *nb = atomic_exchange_explicit(&spare, NULL, memory_order_acquire);
+    if (!nb) return calloc(1, sizeof *nb);
+    memset(nb, 0, offsetof(struct strata_nb, u));
+    memset(&nb->host_req, 0, sizeof *nb - offsetof(struct strata_nb, host_req));
+    return nb;
+}
+
+static void nb_free(struct strata_nb *nb)
+{
+    /* Release: this thread's writes to it are done before another takes it. */
+    free(atomic_exchange_explicit(&spare, nb, memory_order_release));
+}
+
+struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form form)
+{
+    const struct strata_runtime *rt = strata_runtime_state();
+    if (!rt->ready || rt->disabled) return NULL;
+    struct strata_nb *nb = nb_alloc();
+    if (!nb) return NULL; /* the host MPI serves it: nothing was decided yet */
+    nb->call = strata_call_id(coll, form);
+    nb->tag = -1;
+    nb->host_req = MPI_REQUEST_NULL;
+    strata_nb_building_now = nb;
+    return nb;
+}
+
+enum strata_coll_form strata_nb_form(void)
+{
+    return strata_nb_building_now ? strata_call_form(strata_nb_building_now->call) : STRATA_FORM_BLOCKING;
+}
+
+int strata_nb_to_host(void)
+{
+    strata_nb_building_now->to_host = 1;
+    return MPI_SUCCESS;
+}
+
+/* Frees what a built operation holds; unpack: its results go to the
+ * application's buffers first (a finished operation). */
+static void release(struct strata_nb *nb, int unpack)
+{
+    if (nb->kept) return; /* its request's, until the request is freed */
+    if (nb->owned_finish) nb->owned_finish(nb, unpack);
+    for (int i = 0; i < 2; i++) {
+        if (!unpack) nb->view[i].unpack_out = 0;
+        strata_run_view_close(&nb->view[i], nb->ctx ? nb->ctx->comm : MPI_COMM_SELF);
+    }
+    if (nb->has_how) {
+        if (!unpack) nb->how.user_recv = NULL;
+        strata_reduce_op_end(&nb->how);
+    }
+    free(nb->vpairs);
+    nb_free(nb);
+}
+
+/* ---- Running. */
+
+/* The started operation of a queue's head. */
+static struct strata_op *running_op(struct strata_nb *nb)
+{
+    return nb->kind == STRATA_NB_OWNED ? nb->owned_op : &nb->u.op;
+}
+
+/* The agreement over: the operation may start. */
+static int agreed(struct strata_nb *nb)
+{
+    strata_agree_close(nb->ctx->plane);
+    nb->agreeing = 0;
+    return 1;
+}
+
+/* The ranks disagree: nothing moves; the request completes with this
+ * rank's result. */
+static int refuse_operation(struct strata_nb *nb, const char *why)
+{
+    strata_agree_close(nb->ctx->plane);
+    nb->agreeing = 0;
+    if (strata_stats_enabled()) strata_stats_algorithm(nb->call, STRATA_STATS_DISAGREED);
+    strata_warn("%s on communicator #%lu: %s; nothing was moved", strata_call_name(nb->call),
+                nb->ctx->serial, why);
+    return -1;
+}
+
+/* A started operation waiting for the agreement (nb->agreeing): 1 once
+ * every rank agrees (start its operation now), 0 while some rank has not
+ * said, -1 when they disagree: nothing moves, *rc is this rank's result
+ * (its error, or MPI_SUCCESS for a rank that only sends). */
+static int agreement(struct strata_nb *nb, int *rc)
+{
+    struct strata_plane *p = nb->ctx->plane;
+    struct strata_agree_verdict v;
+    if (nb->agreeing == 1) {
+        if (!strata_agree_poll(p, &v)) return 0;
+        if (!v.agreed) {
+            *rc = v.error == MPI_SUCCESS && nb->sig.in >= 0 ? MPI_ERR_OTHER : v.error;
+            return refuse_operation(nb, v.why);
+        }
+        if (!nb->vpairs) return agreed(nb);
+        nb->vround = (struct strata_agree_vround){nb->vpairs, nb->vpairs + p->size,
+                                                  nb->vround.receives, 0, 0, 0};
+        nb->agreeing = 2;
+    }
+    int refused;
+    if (!strata_agree_vround_step(p, &nb->vround, 0, rc, &refused, v.why, sizeof v.why))
+        return 0;
+    return refused ? refuse_operation(nb, v.why) : agreed(nb);
+}
+
+static void start_operation(struct strata_nb *nb);
+
+static void start(struct strata_nb *nb)
+{
+    /* A persistent request's own plane, not attached yet here: step
+     * attaches it once its creator has published it, then starts. */
+    if (nb->ctx && nb->ctx->channel_of && !nb->ctx->plane) {
+        nb->attaching = 1;
+        return;
+    }
+    /* Every rank's signature first (coll/agree.h); the operation once all
+     * agree (step). */
+    if (nb->agree && nb->ctx && nb->ctx->plane && !nb->ctx->net) {
+        strata_agree_open(nb->ctx->plane, &nb->sig, 0);
+        nb->agreeing = 1;
+        return;
+    }
+    start_operation(nb);
+}
+
+static void start_operation(struct strata_nb *nb)
+{
+    struct strata_ctx *ctx = nb->ctx;
+    int was = strata_stats_serve_as(nb->call);
+    char *desc = nb->has_desc ? nb->desc : NULL;
+    switch (nb->kind) {
+    case STRATA_NB_NODE_BLOCK: nb->block_start(&nb->u.block, ctx->plane, &nb->ba); break;
+    case STRATA_NB_NODE_REDUCE: strata_reduce_start(&nb->u.reduce, ctx->plane, &nb->ra); break;
+    case STRATA_NB_NODE_BARRIER: strata_barrier_start(&nb->u.barrier, ctx->plane); break;
+    case STRATA_NB_NET_BCAST:
+        strata_net_bcast_start(&nb->u.net_bcast, ctx->net, nb->data, nb->bytes, nb->root, desc,
+                               sizeof nb->desc);
+        break;
+    case STRATA_NB_NET_REDUCE:
+        strata_net_reduce_start(&nb->u.net_reduce, ctx->net, &nb->ra, desc, sizeof nb->desc);
+        break;
+    case STRATA_NB_NET_BLOCK:
+        strata_net_block_start(&nb->u.net_block, ctx->net, nb->coll, &nb->ba, desc,
+                               sizeof nb->desc);
+        break;
+    case STRATA_NB_NET_BARRIER: strata_net_barrier_start(&nb->u.net_barrier, ctx->net); break;
+    case STRATA_NB_OWNED: nb->owned_start(nb); break;
+    default: break;
+    }
+    strata_stats_serve_as(was);
+    if (desc) strata_route_served(ctx, nb->call, desc, nb->bytes);
+}
+
+static int step(struct strata_nb *nb)
+{
+    int flag = 0, rc, was;
+    if (nb->attaching) {
+        char why[STRATA_SEGMENT_NAME_MAX + 64];
+        int ready = strata_ctx_channel_ready(nb->ctx, why, sizeof why);
+        if (ready == 0) return STRATA_OP_PENDING;
+        nb->attaching = 0;
+        if (ready < 0) {
+            strata_error("%s on communicator #%lu: the persistent request's own plane: %s",
+                         strata_call_name(nb->call), nb->ctx->serial, why);
+            return MPI_ERR_NO_MEM;
+        }
+        start(nb);
+    }
+    if (nb->agreeing) {
+        int verdict = agreement(nb, &rc);
+        if (verdict <= 0) return verdict ? rc : STRATA_OP_PENDING;
+        start_operation(nb);
+    }
+    switch (nb->kind) {
+    case STRATA_NB_NOTHING: return MPI_SUCCESS;
+    case STRATA_NB_HOST:
+        rc = PMPI_Test(&nb->host_req, &flag, MPI_STATUS_IGNORE);
+        return rc != MPI_SUCCESS ? rc : flag ? MPI_SUCCESS : STRATA_OP_PENDING;
+    default:
+        was = strata_stats_serve_as(nb->call);
+        rc = strata_op_step(running_op(nb));
+        strata_stats_serve_as(was);
+        return rc;
+    }
+}
+
+/* A finished operation: its results to the application's buffers, then the
+ * message that completes the application's request.  Lock held. */
+static void complete(struct strata_nb *nb, int rc)
+{
+    if (rc != MPI_SUCCESS) {
+        /* As the blocking form would: the communicator's error handler (by
+         * default the job ends); if it returns, the request completes. */
+        strata_error("%s failed (error %d)", strata_call_name(nb->call), rc);
+        if (nb->ctx) PMPI_Comm_call_errhandler(nb->ctx->comm, rc);
+    }
+    for (struct strata_nb **pp = &all; *pp; pp = &(*pp)->next_all)
+        if (*pp == nb) {
+            *pp = nb->next_all;
+            break;
+        }
+    void (*on_done)(void *) = nb->on_done;
+    void *done_arg = nb->done_arg;
+    int tag = nb->tag, app_freed = nb->app_freed;
+    MPI_Request req = nb->req;
+    _Atomic int *waiter = nb->waiter;
+    release(nb, 1);
+    /* The receive is posted and matches at once: a send of nothing to
+     * oneself never waits. */
+    if (on_done) {
+        on_done(done_arg);
+    } else {
+        PMPI_Send(NULL, 0, MPI_BYTE, 0, tag, nb_comm);
+        /* Freed by the application: matched just now, so this returns at once. */
+        if (app_freed) PMPI_Wait(&req, MPI_STATUS_IGNORE);
+        tag_give(&nb_tags, tag);
+    }
+    /* Release: the results and the send come before the waiter's wait. */
+    if (waiter) atomic_store_explicit(waiter, 1, memory_order_release);
+    /* Release: the completion is published after the send (a thread seeing
+     * zero may skip progress and wait in the host MPI). */
+    atomic_fetch_sub_explicit(&strata_nb_outstanding_count, 1, memory_order_release);
+}
+
+/* One step of every queue's head, completing those that finish.  Lock held. */
+static void progress_locked(void)
+{
+    for (struct strata_nb **pp = &active; *pp;) {
+        struct strata_nb *nb = *pp;
+        int rc = step(nb);
+        if (rc == STRATA_OP_PENDING) {
+            pp = &nb->next_active;
+            continue;
+        }
+        struct strata_nb *next = nb->next_in_comm;
+        struct strata_ctx *emptied = NULL;
+        if (next) {
+            /* The communicator's next operation takes the head's place. */
+            next->next_active = nb->next_active;
+            *pp = next;
+            start(next);
+        } else {
+            *pp = nb->next_active;
+            if (nb->ctx && nb->ctx->nb_tail == nb) emptied = nb->ctx;
+        }
+        /* Held across complete(), which still reads the context (views
+         * unpacked through its communicator) and may drop a persistent
+         * request's last hold on it (freed while active), and across the
+         * store below: a communicator freed meanwhile leaves the context
+         * to the drop. */
+        if (emptied) strata_ctx_hold(emptied);
+        complete(nb, rc);
+        if (emptied) {
+            /* Release: pairs with strata_nb_drain's unlocked read. */
+            __atomic_store_n(&emptied->nb_tail, NULL, __ATOMIC_RELEASE);
+            strata_ctx_drop(emptied);
+        }
+    }
+}
+
+void strata_nb_progress(void)
+{
+    flush_mine();
+    strata_nb_progress_queued();
+}
+
+void strata_nb_progress_queued(void)
+{
+    if (!strata_nb_outstanding()) return;
+    if (pthread_mutex_trylock(&nb_lock)) return; /* another thread is at it */
+    progress_locked();
+    pthread_mutex_unlock(&nb_lock);
+}
+
+void strata_nb_idle(unsigned long round)
+{
+    /* The host's progress too (shm/wait.h): these loops wait on strata's
+     * operations, which do not call the host by themselves. */
+    unsigned long spin = strata_flag_spin();
+    if (round < spin ? strata_wait_host_due(round, 0) : strata_wait_host_due(round - spin, 1))
+        strata_wait_poke_host();
+    strata_backoff(round);
+    if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;
+    for (struct strata_nb *nb = active; nb; nb = nb->next_active)
+        if (nb->attaching)
+            strata_peer_check_alive(nb->ctx->channel_of->plane->pid[0]); /* who publishes it */
+        else if (nb->agreeing)
+            strata_agree_check_alive(nb->ctx->plane); /* the ranks not yet stamped */
+        else if (nb->kind != STRATA_NB_NOTHING && nb->kind != STRATA_NB_HOST)
+            strata_peer_check_alive(running_op(nb)->waiting_for);
+    pthread_mutex_unlock(&nb_lock);
+}
+
+void strata_nb_drain(struct strata_ctx *ctx)
+{
+    flush_mine(); /* held-back starts precede this call in the communicator's order */
+    if (!strata_nb_outstanding()) return;
+    /* Never blocks on the queue's lock: this runs inside MPI_Comm_free's
+     * attribute callback too, where the host MPI may hold its own lock (MPICH
+     * at MPI_THREAD_MULTIPLE) while another thread holds the queue's lock
+     * and waits for the host's (a queue step calls the host MPI).  Acquire:
+     * pairs with the release that empties the queue, after the operations'
+     * results were written. */
+    for (unsigned long round = 0; __atomic_load_n(&ctx->nb_tail, __ATOMIC_ACQUIRE); round++) {
+        strata_nb_progress();
+        strata_nb_idle(round);
+    }
+}
+
+/* One more operation outstanding. */
+static void count_outstanding(void)
+{
+    /* Relaxed: the progress thread reads it as a hint and takes the lock
+     * before it touches the queues. */
+    if (atomic_fetch_add_explicit(&strata_nb_outstanding_count, 1, memory_order_relaxed) == 0)
+        if (strata_nb_upcalls.first_outstanding) strata_nb_upcalls.first_outstanding();
+}
+
+/* Queues a built operation (counted: strata_nb_defer counted it already).
+ * Lock held. */
+static void enqueue(struct strata_nb *nb, int counted)
+{
+    if (!counted) count_outstanding();
+    nb->next_all = all;
+    all = nb;
+    struct strata_ctx *ctx = nb->ctx;
+    /* An operation that moves nothing still takes its turn when it agrees
+     * with the others first (its signature is in the communicator's order). */
+    int queued = ctx && nb->kind != STRATA_NB_HOST && (nb->kind != STRATA_NB_NOTHING || nb->agree);
+    if (queued && ctx->nb_tail) {
+        ((struct strata_nb *)ctx->nb_tail)->next_in_comm = nb;
+    } else {
+        start(nb);
+        nb->next_active = active;
+        active = nb;
+    }
+    if (queued) __atomic_store_n(&ctx->nb_tail, nb, __ATOMIC_RELAXED); /* lock held; read unlocked only as empty or not */
+}
+
+int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out)
+{
+    strata_nb_building_now = NULL;
+    /* Held-back persistent starts come first, whether this call is queued
+     * here or handed to the host's nonblocking form. */
+    flush_mine();
+    if (nb->to_host) {
+        release(nb, 0);
+        return 1;
+    }
+    *rc_out = rc;
+    if (rc != MPI_SUCCESS) {
+        release(nb, 0);
+        *request = MPI_REQUEST_NULL;
+        return 0;
+    }
+    pthread_once(&setup_once, setup);
+    /* One lock for the tag, the receive, the queue and the first steps (a
+     * host call under it, as complete()'s send). */
+    strata_nb_lock();
+    nb->tag = tag_take(&nb_tags);
+    for (unsigned long round = 0; nb->tag < 0; round++) {
+        /* 32768 outstanding: one must finish first. */
+        strata_nb_unlock();
+        strata_nb_progress();
+        strata_nb_idle(round);
+        strata_nb_lock();
+        nb->tag = tag_take(&nb_tags);
+    }
+    *rc_out = PMPI_Irecv(NULL, 0, MPI_BYTE, 0, nb->tag, nb_comm, request);
+    if (*rc_out != MPI_SUCCESS) {
+        tag_give(&nb_tags, nb->tag);
+        strata_nb_unlock();
+        release(nb, 0);
+        return 0;
+    }
+    nb->req = *request;
+    enqueue(nb, 0);
+    progress_locked(); /* its first steps now: the peers may be waiting */
+    strata_nb_unlock();
+    return 0;
+}
+
+void strata_nb_defer(void)
+{
+    strata_nb_building_now = NULL;
+    pthread_once(&setup_once, setup);
+    count_outstanding();
+}
+
+int strata_nb_post_persistent(struct strata_nb *nb)
+{
+    strata_nb_lock();
+    enqueue(nb, 1);
+    progress_locked(); /* its first steps now: the peers may be waiting */
+    strata_nb_unlock();
+    return MPI_SUCCESS;
+}
+
+void strata_nb_abandon(struct strata_nb *nb)
+{
+    strata_nb_building_now = NULL;
+    release(nb, 0);
+}
+
+struct strata_nb *strata_nb_keep(struct strata_nb *nb)
+{
+    strata_nb_building_now = NULL;
+    /* The kinds whose whole state is the arguments (a kind added later is
+     * built at each start until it is listed here). */
+    int kind_ok = 0;
+    switch (nb->kind) {
+    case STRATA_NB_NODE_BLOCK: kind_ok = nb->block_start != NULL; break;
+    case STRATA_NB_NODE_REDUCE:
+    case STRATA_NB_NODE_BARRIER:
+    case STRATA_NB_NET_BCAST:
+    case STRATA_NB_NET_REDUCE:
+    case STRATA_NB_NET_BLOCK:
+    case STRATA_NB_NET_BARRIER: kind_ok = 1; break;
+    default: break; /* nothing (one rank: data moved while building), the host's */
+    }
+    int views_ok = 1;
+    for (int i = 0; i < 2; i++) views_ok &= !nb->view[i].tmp && !nb->view[i].dup;
+    int how_ok = !nb->has_how || (!nb->how.staged && !nb->how.stage && !nb->how.user.tmp);
+    if (!(kind_ok && views_ok && how_ok)) {
+        release(nb, 0);
+        return NULL;
+    }
+    nb->kept = 1;
+    if (nb->ctx) strata_ctx_hold(nb->ctx); /* starts may come after MPI_Comm_free */
+    return nb;
+}
+
+struct strata_nb *strata_nb_rearm(struct strata_nb *kept)
+{
+    /* Not outstanding (MPI forbids starting an active request), so no other
+     * thread reads it: plain stores.  The union is set by start(). */
+    kept->next_in_comm = kept->next_active = kept->next_all = NULL;
+    kept->attaching = 0;
+    kept->on_done = NULL;
+    kept->done_arg = NULL;
+    kept->app_freed = 0;
+    kept->waiter = NULL;
+    kept->host_req = MPI_REQUEST_NULL;
+    return kept;
+}
+
+void strata_nb_kept_free(struct strata_nb *kept)
+{
+    struct strata_ctx *ctx = kept->ctx;
+    kept->kept = 0;
+    release(kept, 0);
+    if (ctx) strata_ctx_drop(ctx);
+}
+
+MPI_Request *strata_nb_host_request(void) { return &host_request; }
+
+int strata_nb_host_wait(int rc)
+{
+    if (rc != MPI_SUCCESS) return rc;
+    for (unsigned long round = 0;; round++) {
+        if (!strata_nb_outstanding()) return PMPI_Wait(&host_request, MPI_STATUS_IGNORE);
+        strata_nb_progress();
+        int flag = 0;
+        rc = PMPI_Test(&host_request, &flag, MPI_STATUS_IGNORE);
+        if (rc != MPI_SUCCESS || flag) return rc;
+        strata_nb_idle(round);
+    }
+}
+
+int strata_nb_disown(MPI_Request request)
+{
+    if (!strata_nb_outstanding() || request == MPI_REQUEST_NULL) return 0;
+    strata_nb_lock();
+    int found = 0;
+    for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
+        if (!nb->on_done && nb->req == request && !nb->app_freed) found = nb->app_freed = 1;
+    strata_nb_unlock();
+    return found;
+}
+
+int strata_nb_wait_own(MPI_Request request)
+{
+    if (request == MPI_REQUEST_NULL) return 0;
+    _Atomic int finished = 0;
+    strata_nb_lock();
+    struct strata_nb *nb = all;
+    while (nb && (nb->on_done || nb->app_freed || nb->req != request)) nb = nb->next_all;
+    if (nb) {
+        nb->waiter = &finished;
+        progress_locked(); /* the first poll, under the same lock */
+    }
+    strata_nb_unlock();
+    if (!nb) return 0;
+    /* Acquire: what the operation wrote is seen with the flag. */
+    for (unsigned long round = 0; !atomic_load_explicit(&finished, memory_order_acquire); round++) {
+        strata_nb_progress();
+        if (atomic_load_explicit(&finished, memory_order_acquire)) break;
+        strata_nb_idle(round);
+    }
+    return 1;
+}
+
+int strata_nb_owns(MPI_Request request)
+{
+    if (!strata_nb_outstanding() || request == MPI_REQUEST_NULL) return 0;
+    strata_nb_lock();
+    int found = 0;
+    for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
+        found = !nb->on_done && !nb->app_freed && nb->req == request;
+    strata_nb_unlock();
+    return found;
+}

@@ -1,0 +1,300 @@
+/* Nonblocking and persistent collectives (issue 17): the operation object
+ * behind an MPI_Ibcast (or one start of an MPI_Bcast_init), the queue of a
+ * communicator's outstanding operations, and progress.
+ *
+ * How a call becomes an operation: the entry point (entry_points.c) opens a
+ * strata_nb with strata_nb_begin and calls the same strata_call_<coll> as
+ * the blocking form, which makes every decision the blocking form makes
+ * (route, argument checks, algorithm) and, where the blocking form would run
+ * the algorithm, records what to start in the strata_nb it finds through
+ * strata_nb_building() instead.  strata_nb_end then queues it.
+ *
+ * The request the application gets is a real host MPI request: a receive of
+ * an empty message on a private duplicate of MPI_COMM_SELF (persistent: a
+ * persistent receive there), which strata completes by sending that message
+ * to itself when the operation finishes.  So MPI_Wait, MPI_Testsome, ...
+ * on arrays mixing them with point-to-point requests, MPI_Request_free and
+ * MPI_Request_get_status all work as the host implements them; strata only
+ * wraps the completion calls to progress its operations while they wait
+ * (requests.c).  docs/DESIGN.md says why not generalized requests.
+ *
+ * Ordering: the operations of one communicator run one at a time, in the
+ * order they were posted (MPI makes every rank post them in the same
+ * order; persistent starts are posted by batch, in _init order, which MPI
+ * makes the same on every rank: persistent.c); each communicator's first
+ * one progresses beside every other communicator's.  A blocking collective first completes the ones pending on
+ * its communicator. */
+#ifndef STRATA_NONBLOCKING_H
+#define STRATA_NONBLOCKING_H
+
+#include <mpi.h>
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "coll/agree.h"
+#include "coll/block.h"
+#include "coll/coll.h"
+#include "coll/select.h"
+#include "context/context.h"
+#include "route/reduce_op.h"
+#include "route/run_view.h"
+#include "net/net.h"
+#include "util/colls.h"
+
+/* What an operation starts once it reaches the head of its communicator's
+ * queue. */
+enum strata_nb_kind {
+    STRATA_NB_NOTHING,      /* done at posting (no data, one rank) */
+    STRATA_NB_NODE_BLOCK,   /* a block algorithm (and Bcast) on the node's plane */
+    STRATA_NB_NODE_REDUCE,  /* Reduce / Allreduce on the node's plane */
+    STRATA_NB_NODE_BARRIER,
+    STRATA_NB_NET_BCAST,    /* the compositions across nodes */
+    STRATA_NB_NET_REDUCE,
+    STRATA_NB_NET_BLOCK,
+    STRATA_NB_NET_BARRIER,
+    STRATA_NB_HOST,         /* a persistent start the host MPI serves (host_req) */
+    STRATA_NB_OWNED         /* an operation its builder keeps (the owned_* fields) */
+};
+
+struct strata_nb {
+    int call;                   /* call id (util/colls.h): what STRATA_STATS counts */
+    int replay;                 /* a persistent start after the first: counted and decided before */
+    int kept;                   /* a persistent request's, reused by every start (not freed) */
+    int to_host;                /* building: strata left the call to the host MPI */
+    struct strata_choice choice;/* the algorithm (node plane), decided once */
+    int have_choice;
+
+    int kind;                   /* enum strata_nb_kind */
+    struct strata_ctx *ctx;
+    strata_block_start_fn block_start;
+    struct strata_block_args ba;
+    struct strata_reduce_args ra;
+    int coll;                   /* enum strata_coll (net block compositions) */
+    void *data;                 /* net Bcast */
+    size_t bytes;
+    int root;
+    char desc[320];             /* verbose description (across nodes) */
+    int has_desc;
+
+    /* Finishing: what the blocking form did after its algorithm returned. */
+    struct strata_run_view view[2];
+    struct strata_reduce_how how;
+    int has_how;
+
+    union {
+        struct strata_op op;
+        struct strata_block_op block;
+        struct strata_reduce_op reduce;
+        struct strata_barrier_op barrier;
+        struct strata_net_bcast_op net_bcast;
+        struct strata_net_reduce_op net_reduce;
+        struct strata_net_block_op net_block;
+        struct strata_net_barrier_op net_barrier;
+    } u;
+    MPI_Request host_req;       /* STRATA_NB_HOST */
+    /* The agreement (coll/agree.h): this rank's signature, published when
+     * the operation reaches its plane (the communicator's order), which
+     * starts it only once every rank's agrees; a persistent request's, at
+     * every start. */
+    struct strata_sig_args sig;
+    int agree;                  /* the operation waits for the agreement */
+    int agreeing;               /* started: 1 waiting for every rank's signature,
+                                   2 for the v-collectives' pairs round */
+    int attaching;              /* started on a persistent request's plane that
+                                   this rank has not attached yet (context.h,
+                                   strata_ctx_channel_ready) */
+    /* A v-collective's pairs (what it sends each rank, then what it
+     * expects from each: 2 * size bytes counts, malloc'ed; NULL otherwise)
+     * and the round's state. */
+    long long *vpairs;
+    struct strata_agree_vround vround;
+
+    /* STRATA_NB_OWNED: the newer collectives (Reduce_scatter, Scan, the
+     * v-collectives) keep their call's state in a struct of their own file
+     * (rs_scan_calls.c, vcollectives.c) instead of the union above, so that
+     * a collective or a composition across nodes plugs in without an edit
+     * here.  owned_start starts the operation and sets owned_op to it (the
+     * strata_op that progress steps); owned_finish (lock held, or at an
+     * abandoned build with finished 0) ends the call: the results to the
+     * application's buffers when finished, STRATA_STATS, then frees owned. */
+    void (*owned_start)(struct strata_nb *nb);
+    void (*owned_finish)(struct strata_nb *nb, int finished);
+    struct strata_op *owned_op;
+    void *owned;
+
+    /* Completion: the empty message that completes the application's request. */
+    int tag;
+    MPI_Request req;                /* the application's (MPI_Cancel looks it up) */
+    int app_freed;                  /* MPI_Request_free'd: strata completes req itself */
+    /* A thread in MPI_Wait on req (strata_nb_wait_own): set to 1 (release)
+     * once req's completing message is sent. */
+    _Atomic int *waiter;
+    /* A persistent start: called (lock held) when it finishes, instead of
+     * the nonblocking completion: persistent.c sends its message. */
+    void (*on_done)(void *arg);
+    void *done_arg;
+    struct strata_nb *next_in_comm; /* the communicator's queue */
+    struct strata_nb *next_active;  /* the heads of every queue */
+    struct strata_nb *next_all;     /* every outstanding operation */
+};
+
+/* A new operation for a call of `coll` in `form`, made the one this thread is
+ * building; NULL if strata is not running (the caller hands the call to the
+ * host MPI). */
+struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form form);
+
+/* The operation this thread is building (nonblocking.c sets it), read
+ * inline by every intercepted call, several times (issue 14: a call per
+ * read was a cache line of code each).  initial-exec: libstrata is linked
+ * or preloaded, never loaded by dlopen, so the variable sits at a fixed
+ * offset from the thread pointer; the default model called
+ * __tls_get_addr at every read. */
+extern _Thread_local struct strata_nb *strata_nb_building_now
+    __attribute__((tls_model("initial-exec")));
+
+/* The operation this thread is building, or NULL (a blocking call). */
+static inline struct strata_nb *strata_nb_building(void) { return strata_nb_building_now; }
+
+/* The form of the call this thread is in: STRATA_FORM_BLOCKING unless it is
+ * building an operation. */
+enum strata_coll_form strata_nb_form(void);
+
+/* Building: strata leaves the call to the host MPI (what HOST_CALL returns
+ * instead of calling the blocking form). */
+int strata_nb_to_host(void);
+
+/* Ends building.  Returns 1 if the host MPI takes the call (the operation is
+ * gone; the caller calls the host's nonblocking form).  Otherwise rc is the
+ * strata_call_<coll>'s result: on success the operation is queued and
+ * *request completes when it finishes; on error nothing is queued and
+ * *request is MPI_REQUEST_NULL; *rc_out is what the entry point returns. */
+int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out);
+
+/* The body of every nonblocking entry point (entry_points.c): begin, the blocking form's strata_call_<coll> (which
+ * builds the operation instead of running it), end; `host`, the host's own
+ * nonblocking call, where strata leaves it.  Uses the entry point's
+ * parameter `request`. */
+#define STRATA_NB_ENTRY(coll, strata_call, host)                                       \
+    do {                                                                               \
+        struct strata_nb *nb = strata_nb_begin(coll, STRATA_FORM_NONBLOCKING);         \
+        if (!nb) return host;                                                          \
+        int rc = strata_call, out;                                                     \
+        return strata_nb_end(nb, rc, request, &out) ? host : out;                      \
+    } while (0)
+
+/* Outstanding operations in this process (nonblocking.c changes it under
+ * its lock). */
+extern _Atomic int strata_nb_outstanding_count;
+
+/* Whether any operation is outstanding in this process (cheap: inline, one
+ * load, for every intercepted call).  Relaxed: a hint; whoever acts on it
+ * takes the lock. */
+static inline int strata_nb_outstanding(void)
+{
+    return atomic_load_explicit(&strata_nb_outstanding_count, memory_order_relaxed) != 0;
+}
+
+/* What the queue must tell the files above it (progress_thread.c,
+ * persistent.c), which it does not call by name so that no loop of files
+ * forms: each of those files fills its fields from a constructor, before
+ * any MPI call (plain pointers: written before main, only read after).  A
+ * field left NULL is skipped. */
+struct strata_nb_upcalls {
+    void (*setup)(void);             /* the queue is set up: the progress thread may start */
+    void (*first_outstanding)(void); /* the outstanding count left zero: wake that thread */
+    void (*finalize)(void);          /* MPI_Finalize, nothing outstanding: stop it */
+    void (*flush_deferred)(void);    /* queue the persistent starts held back (persistent.c) */
+};
+extern struct strata_nb_upcalls strata_nb_upcalls;
+
+/* Persistent starts are held back until the starting thread's next MPI
+ * call other than MPI_Start / MPI_Startall, then queued in _init order
+ * (persistent.c, docs/DESIGN.md "Order of persistent starts").  Set by
+ * persistent.c when this thread holds such starts; every entry that may
+ * queue, run or wait for an operation queues them first (the progress
+ * below, strata_nb_drain, strata_nb_end).  initial-exec as
+ * strata_nb_building_now. */
+extern _Thread_local int strata_nb_deferred_mine __attribute__((tls_model("initial-exec")));
+
+/* Advances every outstanding operation as far as it goes without waiting,
+ * completing those that finish, after queueing this thread's held-back
+ * persistent starts (not while building an operation).  Any thread; a
+ * thread that finds another progressing returns at once. */
+void strata_nb_progress(void);
+
+/* The same without queueing the held-back starts (MPI_Start: the starts of
+ * one batch are queued together). */
+void strata_nb_progress_queued(void);
+
+/* One unsuccessful poll of a completion loop (round counts from 0): spins,
+ * then yields, and every few ms checks that the peers the outstanding
+ * operations wait for still live. */
+void strata_nb_idle(unsigned long round);
+
+/* A blocking collective on ctx: completes the operations pending on it first. */
+void strata_nb_drain(struct strata_ctx *ctx);
+
+/* A blocking call strata hands to the host MPI while operations are
+ * outstanding goes through the host's nonblocking form, on this thread's
+ * request, and waits here with progress (a rank blocked inside the host MPI
+ * would stall strata's operations that peers wait for). */
+MPI_Request *strata_nb_host_request(void);
+int strata_nb_host_wait(int rc);
+
+/* MPI_Wait on request: if it is an outstanding operation's, progresses
+ * until that finished (its completing message sent, so the host's wait on
+ * request returns at once) and returns 1, without a host test per poll; 0
+ * if it is not one (nothing done). */
+int strata_nb_wait_own(MPI_Request request);
+
+/* Whether request is an outstanding strata operation's (MPI_Cancel). */
+int strata_nb_owns(MPI_Request request);
+
+/* MPI_Request_free of an outstanding operation's request: strata keeps the
+ * host request and completes it itself when the operation finishes (the
+ * host's own free of a pending receive is not relied on: MPICH 4.0 then
+ * never matches the completing message).  1 if request was one. */
+int strata_nb_disown(MPI_Request request);
+
+/* ---- Persistent requests (persistent.c uses these). */
+
+/* The private communicator persistent requests receive on, and a tag of it
+ * for a new request (-1: none left); the tag is released with the request. */
+MPI_Comm strata_nb_persist_comm(void);
+int strata_nb_persist_tag(void);
+void strata_nb_persist_tag_free_locked(int tag); /* lock held */
+MPI_Comm strata_nb_persist_comm_locked(void);       /* lock held, after the first */
+
+/* The persistent start this thread built (or rearmed) is held back
+ * (persistent.c queues it later with strata_nb_post_persistent): building
+ * ends, and it counts as outstanding from now on, so that every MPI call
+ * progresses (and queues it). */
+void strata_nb_defer(void);
+
+/* Queues a held-back operation (strata_nb_defer) whose on_done completes a
+ * persistent request; MPI_SUCCESS. */
+int strata_nb_post_persistent(struct strata_nb *nb);
+
+/* Building a persistent start that cannot go on: frees it. */
+void strata_nb_abandon(struct strata_nb *nb);
+
+/* A persistent operation built at _init: kept for every start if it holds
+ * nothing that depends on the buffers' contents or must be redone per start
+ * (packed views, a staged datatype, a one-rank copy made while building);
+ * else abandoned: NULL.  A kept operation is not freed when it completes. */
+struct strata_nb *strata_nb_keep(struct strata_nb *nb);
+
+/* A kept operation made ready for its next start (progress state and
+ * queue links cleared; the decisions stay): returns it. */
+struct strata_nb *strata_nb_rearm(struct strata_nb *kept);
+
+/* Frees a kept operation (not outstanding). */
+void strata_nb_kept_free(struct strata_nb *kept);
+
+
+
+/* The lock of every structure above (persistent.c's table too). */
+void strata_nb_lock(void);
+void strata_nb_unlock(void);
+
+#endif

@@ -1,0 +1,73 @@
+/* Per-call argument agreement, from the entry layer (STRATA_CHECK_ARGS).
+ *
+ * Without it, strata would trust what the standard requires: every rank of
+ * a collective calls the same collective with the same root and matching
+ * type signatures.  An erroneous program breaks that trust: ranks whose
+ * byte counts differ compute different flag bases and algorithms, and a
+ * peer's copies can run past a buffer.  The agreement (coll/agree.h on a
+ * node's plane; one host MPI reduction across nodes) makes such a call an
+ * error on the rank whose receive differs, with no byte moved outside any
+ * buffer, and no hang.
+ *
+ * The entry layer's side, per blocking call: strata_check_begin once the
+ * rank has read its own arguments (what it receives and sends per block),
+ * strata_check_algorithm once it has chosen an algorithm, and
+ * strata_check_end with the call's result.  A nonblocking or persistent
+ * call is checked only with STRATA_CHECK_ARGS=1, at its posting. */
+#ifndef STRATA_CHECK_H
+#define STRATA_CHECK_H
+
+#include <stddef.h>
+
+#include "coll/agree.h"
+#include "route/route.h"
+
+/* What strata_check_begin decided. */
+enum strata_check_outcome {
+    STRATA_CHECK_RUN,     /* serve the call */
+    STRATA_CHECK_TO_HOST, /* every rank hands it to the host MPI (why says why) */
+    STRATA_CHECK_REFUSED  /* the ranks disagree: nothing moved; the entry
+                             point returns strata_check_take_refused() */
+};
+
+/* Set when strata_check_begin refused this thread's call: the entry point's
+ * hand-off to the host MPI (HOST_CALL) returns strata_check_take_refused()
+ * instead. */
+extern _Thread_local int strata_check_refused;
+int strata_check_take_refused(void);
+
+/* Whether STRATA_CHECK_ARGS is on at all (auto or 1). */
+int strata_check_enabled(void);
+
+/* This rank's part of the call: its signature (sig->host: it leaves the
+ * call to the host MPI), `bytes`, the most it streams through the plane,
+ * and whether the collective's node path for such a call is one plane
+ * operation through the segment (`one_operation`: what lets a small call
+ * skip the wait for everyone's signature).  `call` is the call id
+ * STRATA_STATS counts (util/colls.h). */
+enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, int call,
+                                             const struct strata_sig_args *sig, size_t bytes,
+                                             int one_operation, char *why, size_t whylen);
+
+/* After the choice: an algorithm that exposes user buffers to peers
+ * (single_copy) needs everyone's agreement first, even for a small call.
+ * STRATA_CHECK_RUN, or STRATA_CHECK_REFUSED with *rc. */
+enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
+                                                 int single_copy, int *rc);
+
+/* The v-collectives, whose counts differ per rank by design, once settled:
+ * the pairs' round of coll/agree.h over what this rank sends each rank
+ * (to[size]) and expects from each (from[size], bytes; -1: nothing),
+ * `receives`: it receives anything.  Blocking: now; building a nonblocking
+ * operation: kept for when it starts.  STRATA_CHECK_RUN, or
+ * STRATA_CHECK_REFUSED (the entry point's HOST_CALL returns
+ * strata_check_take_refused()). */
+enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
+                                               const long long *to, const long long *from,
+                                               int receives);
+
+/* The call's result: rc, or the error of a disagreement found while it ran
+ * (a stalled wait gave up) or after it (a small call's sources differ). */
+int strata_check_end(struct strata_ctx *ctx, int call, int rc);
+
+#endif

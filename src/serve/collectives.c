@@ -1,0 +1,897 @@
+/* The collective entry points strata defines in place of the host MPI's.
+ * Each finds (or creates) the communicator's context, asks the router, and
+ * either runs strata's algorithm or calls the PMPI_ function unchanged, so
+ * the host MPI still checks arguments and reports errors as it always does.
+ *
+ * Every per-call check uses only what every rank passes identically: the
+ * root, the op and datatype of a reduction (the standard requires them to
+ * match), and the byte count of the type signature; never whether a rank's
+ * own datatype happens to be contiguous. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <limits.h>
+#include <stdio.h>
+
+#include "coll/block.h"
+#include "coll/coll.h"
+#include "coll/select.h"
+#include "coll/ops.h"
+#include "config/config.h"
+#include "context/context.h"
+#include "context/runtime.h"
+#include "serve/check.h"
+#include "serve/collectives.h"
+#include "request/nonblocking.h"
+#include "route/reasons.h"
+#include "route/reduce_op.h"
+#include "route/route.h"
+#include "route/run_view.h"
+#include "net/net.h"
+#include "util/log.h"
+#include "util/stats.h"
+#include "util/hot.h"
+
+/* The entry points serve the blocking forms and, for the operation this
+ * thread is building (nonblocking.h), the nonblocking and persistent ones:
+ * the same decisions, then the algorithm is recorded in the operation
+ * instead of run.  CALL(coll) is what STRATA_STATS and verbose output name
+ * (MPI_Bcast, MPI_Ibcast or MPI_Bcast_init). */
+#define CALL(coll) strata_call_id((coll), strata_nb_form())
+
+/* Whether this call is counted: a persistent operation counts its
+ * MPI_<coll>_init once, not every start. */
+STRATA_HOT static int counted(void)
+{
+    const struct strata_nb *nb = strata_nb_building();
+    return strata_stats_enabled() && !(nb && nb->replay);
+}
+
+/* The context if strata serves this collective on comm, else NULL (and the
+ * hand-off is reported).  Every collective entry point progresses the
+ * outstanding nonblocking operations; a blocking one completes those of its
+ * communicator before it starts (they come first in MPI's order). */
+STRATA_HOT static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
+{
+    strata_runtime_start_late(comm);
+    /* The checks inline: with nothing outstanding (nearly always) a call
+     * costs a load, not two calls (issue 14). */
+    if (strata_nb_outstanding()) strata_nb_progress();
+    struct strata_ctx *ctx = strata_ctx_get(comm);
+    const char *refusal = ctx ? strata_route_refusal(ctx, coll) : strata_reason_no_context(comm);
+    if (!refusal) {
+        if (counted()) strata_stats_call(CALL(coll), 1);
+        struct strata_nb *nb = strata_nb_building();
+        if (nb) nb->ctx = ctx;
+        else if (strata_nb_outstanding()) strata_nb_drain(ctx);
+        return ctx;
+    }
+    strata_route_to_host(ctx, CALL(coll), refusal);
+    if (counted()) {
+        strata_stats_call(CALL(coll), 0);
+        strata_stats_host_reason(CALL(coll), refusal);
+    }
+    return NULL;
+}
+
+/* A call on a served communicator that strata leaves after all. */
+static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, const char *why)
+{
+    strata_route_to_host(ctx, CALL(coll), why);
+    if (counted()) {
+        strata_stats_call(CALL(coll), 0);
+        strata_stats_call_unserve(CALL(coll));
+        strata_stats_host_reason(CALL(coll), why);
+    }
+    return NULL;
+}
+
+/* The verdict on a call once this rank has read its own arguments: why
+ * (NULL: nothing) this rank leaves it to the host MPI, and what it brings
+ * (in, out: bytes per block it receives and sends, STRATA_SIG_UNUSED for a
+ * side it does not use).  With STRATA_CHECK_ARGS on (the default) the
+ * ranks' signatures meet first (check.h): a call that is not the same on
+ * every rank is refused with an error where a receive differs (NULL is
+ * returned and HOST_CALL returns that error), and a call some rank leaves
+ * to the host goes there on every rank.  `bytes`: the most this rank
+ * streams through the plane; `one_op`: the collective's node path for such
+ * a call is one plane operation through the segment. */
+STRATA_HOT static struct strata_ctx *settle_sig(struct strata_ctx *ctx,
+                                                struct strata_sig_args *sig, size_t bytes,
+                                                int one_op, const char *why)
+{
+    enum strata_coll coll = (enum strata_coll)sig->coll;
+    if (!strata_check_enabled()) return why ? refuse(ctx, coll, why) : ctx;
+    char disagreement[240];
+    sig->host = why != NULL;
+    switch (strata_check_begin(ctx, CALL(coll), sig, bytes, one_op, disagreement,
+                               sizeof disagreement)) {
+    case STRATA_CHECK_RUN:
+        return ctx;
+    case STRATA_CHECK_TO_HOST:
+        return refuse(ctx, coll, why ? why : disagreement);
+    case STRATA_CHECK_REFUSED:
+        break;
+    }
+    return NULL; /* HOST_CALL returns the refusal's error */
+}
+
+STRATA_HOT static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                            long long in, long long out, size_t bytes,
+                                            int one_op, const char *why)
+{
+    struct strata_sig_args sig = {in, out, (int)coll, root, 0, STRATA_SIG_UNUSED,
+                                  STRATA_SIG_UNUSED};
+    return settle_sig(ctx, &sig, bytes, one_op, why);
+}
+
+/* What a one-rank communicator's collectives do (STRATA_STATS, verbose). */
+static const char one_rank_copy[] = "one rank: local copy";
+static const char one_rank_nothing[] = "one rank: nothing to move";
+
+/* STRATA_STATS: one served call of coll, run by `algorithm`. */
+STRATA_HOT static void count_algorithm(enum strata_coll coll, const char *algorithm)
+{
+    if (counted()) strata_stats_algorithm(CALL(coll), algorithm);
+}
+
+/* Bytes of the type signature of count elements, or -1 if strata leaves the
+ * arguments to the host MPI to judge. */
+STRATA_HOT static long long signature_bytes(long long count, MPI_Datatype type)
+{
+    int size;
+    if (count < 0 || type == MPI_DATATYPE_NULL) return -1;
+    if (strata_type_size(type, &size) != MPI_SUCCESS || size < 0) return -1;
+    if (size > 0 && count > LLONG_MAX / size) return -1;
+    return count * size;
+}
+
+/* signature_bytes for a reduction's signature, read only with
+ * STRATA_CHECK_ARGS on: a reduction needs it for nothing else, and
+ * MPI_Type_size is a fair share of a small call's cost (issue 14). */
+STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
+{
+    return strata_check_enabled() ? signature_bytes(count, type) : -1;
+}
+
+/* The host MPI's entry point for a call strata leaves: the MPI-4 large-count
+ * form (name_c) for a call that came in through it (`large`), so that the
+ * host sees exactly what the application passed. */
+#ifdef STRATA_HAVE_LARGE_COUNT
+#define HOST_BLOCKING(large, name, ...) \
+    ((large) ? PMPI_##name##_c(__VA_ARGS__) : PMPI_##name(__VA_ARGS__))
+#else
+#define HOST_BLOCKING(large, name, ...) PMPI_##name(__VA_ARGS__)
+#endif
+/* Building a nonblocking operation, the call is only marked for the host
+ * (its entry point calls the host's nonblocking form).  A blocking call
+ * while operations are outstanding goes through the host's nonblocking form
+ * and waits with progress (nonblocking.h: strata_nb_host_wait). */
+#define HOST_CALL(large, name, ...)                                                          \
+    (strata_check_refused                               ? strata_check_take_refused()        \
+     : strata_nb_building()                             ? strata_nb_to_host()                \
+     : strata_nb_outstanding() && !(large)                                                   \
+         ? strata_nb_host_wait(HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))        \
+         : HOST_BLOCKING(large, name, __VA_ARGS__))
+#define HOST_NB_Bcast PMPI_Ibcast
+#define HOST_NB_Reduce PMPI_Ireduce
+#define HOST_NB_Allreduce PMPI_Iallreduce
+#define HOST_NB_Gather PMPI_Igather
+#define HOST_NB_Scatter PMPI_Iscatter
+#define HOST_NB_Allgather PMPI_Iallgather
+#define HOST_NB_Alltoall PMPI_Ialltoall
+
+/* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2.
+ * Returns 0, or 1 when the ranks disagree on the call after all (an
+ * algorithm exposing user buffers waits for their agreement first:
+ * check.h), with the error to return in *rc. */
+STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
+                             struct strata_choice *ch, int *rc)
+{
+    /* A persistent operation decides once, at its first start. */
+    struct strata_nb *nb = strata_nb_building();
+    if (nb && nb->have_choice) {
+        *ch = nb->choice;
+        return 0;
+    }
+    strata_select(ctx->plane, coll, block, ch);
+    if (strata_check_algorithm(ctx, CALL(coll), strata_algo_single_copy(ch->al, ctx->plane, block),
+                               rc) == STRATA_CHECK_REFUSED)
+        return 1;
+    if (nb) {
+        nb->choice = *ch;
+        nb->have_choice = 1;
+    }
+    count_algorithm(coll, ch->al->name);
+    const struct strata_config *cfg = strata_config();
+    if (!cfg || cfg->verbose < 2) return 0; /* formatting costs more than a tiny call */
+    char k[32] = "", why[96];
+    if (ch->al->k_meaning) snprintf(k, sizeof k, ", k=%d", ch->k);
+    if (ch->rule) snprintf(why, sizeof why, "%s%d", ch->why, ch->rule);
+    else if (ch->predicted_us >= 0) snprintf(why, sizeof why, "%s, %.1f us predicted", ch->why, ch->predicted_us);
+    else snprintf(why, sizeof why, "%s", ch->why);
+    /* The plane's transport, and whether the model priced the call as copies
+     * through mappings (strata_select: agreed heap threshold). */
+    const struct strata_transport *t = ctx->plane->xport;
+    size_t mapped_min = strata_select_mapped();
+    int mapped = mapped_min && block >= mapped_min && (t->features & STRATA_XPORT_MAP_PEER);
+    char desc[320];
+    snprintf(desc, sizeof desc, "%s%s (%s), transport %s%s", ch->al->name, k, why, t->name,
+             mapped ? ", priced as copies through mappings" : "");
+    strata_route_served(ctx, CALL(coll), desc, block);
+    return 0;
+}
+
+/* Runs the chosen algorithm. */
+STRATA_HOT static int run_choice(struct strata_ctx *ctx, const struct strata_choice *ch,
+                                 const unsigned char *send, unsigned char *recv, size_t block,
+                                 int root)
+{
+    struct strata_block_args a = {send, recv, block, root, ch->k, NULL};
+    return ch->al->run(ctx->plane, &a);
+}
+
+/* The same, recorded in the operation being built. */
+static int defer_choice(struct strata_ctx *ctx, struct strata_nb *nb, const struct strata_choice *ch,
+                        const unsigned char *send, unsigned char *recv, size_t block, int root)
+{
+    nb->kind = STRATA_NB_NODE_BLOCK;
+    nb->block_start = strata_block_starter(ch->al->id);
+    nb->ba = (struct strata_block_args){send, recv, block, root, ch->k, NULL};
+    nb->bytes = block;
+    return MPI_SUCCESS;
+}
+
+/* Verbose output of a composition across nodes: the description is
+ * formatted only when it will be printed. */
+static char *net_desc(char *buf)
+{
+    const struct strata_config *cfg = strata_config();
+    return cfg && cfg->verbose >= 2 ? buf : NULL;
+}
+
+/* A call across nodes, before its composition runs: counted, and the
+ * buffer for the verbose description handed out (NULL when nothing will be
+ * printed).  across_done reports it once the composition has filled it. */
+static char *across_start(enum strata_coll coll, char *desc)
+{
+    count_algorithm(coll, STRATA_STATS_ACROSS_NODES);
+    return net_desc(desc);
+}
+
+static int across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
+                       const char *desc, int rc)
+{
+    if (desc) strata_route_served(ctx, CALL(coll), desc, bytes);
+    return rc;
+}
+
+/* A broadcast's `bytes` in one run at data: across nodes, or on the node's
+ * plane with the algorithm chosen for them.  The only place a broadcast
+ * decides between the two. */
+STRATA_HOT static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
+{
+    struct strata_nb *nb = strata_nb_building();
+    if (ctx->net && nb) {
+        nb->has_desc = across_start(STRATA_COLL_BCAST, nb->desc) != NULL;
+        nb->kind = STRATA_NB_NET_BCAST;
+        nb->data = data;
+        nb->bytes = bytes;
+        nb->root = root;
+        return MPI_SUCCESS;
+    }
+    if (ctx->net) {
+        char buf[320], *desc = across_start(STRATA_COLL_BCAST, buf);
+        int rc = strata_net_bcast(ctx->net, data, bytes, root, desc, sizeof buf);
+        return across_done(ctx, STRATA_COLL_BCAST, bytes, desc, rc);
+    }
+    struct strata_choice ch;
+    int rc;
+    if (choose(ctx, STRATA_COLL_BCAST, bytes, &ch, &rc)) return rc;
+    if (nb) return defer_choice(ctx, nb, &ch, data, data, bytes, root);
+    return run_choice(ctx, &ch, data, data, bytes, root);
+}
+
+static int bcast_served(struct strata_ctx *ctx, void *buffer, long long count,
+                        MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes);
+
+STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+                                 MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
+    long long bytes = ctx ? signature_bytes(count, datatype) : -1;
+    if (ctx)
+        ctx = settle(ctx, STRATA_COLL_BCAST, root, ctx->rank == root ? STRATA_SIG_UNUSED : bytes,
+                     ctx->rank == root ? bytes : STRATA_SIG_UNUSED, bytes < 0 ? 0 : (size_t)bytes,
+                     1,
+                     bytes < 0 || root < 0 || root >= ctx->size ||
+                             strata_route_bad_data(buffer, count, datatype)
+                         ? strata_reason_bad_args(1, root, ctx->size, STRATA_SIDE_RECV, NULL, 0,
+                                                  MPI_DATATYPE_NULL, buffer, count, datatype, -1)
+                         : NULL);
+    if (!ctx) return HOST_CALL(large, Bcast, buffer, count, datatype, root, comm);
+    return strata_check_end(ctx, CALL(STRATA_COLL_BCAST),
+                            bcast_served(ctx, buffer, count, datatype, root, comm, bytes));
+}
+
+/* A broadcast strata serves, once settled. */
+STRATA_HOT static int bcast_served(struct strata_ctx *ctx, void *buffer, long long count,
+                                   MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes)
+{
+    if (bytes == 0 || ctx->size == 1) {
+        const char *what = bytes == 0 ? "nothing to move" : one_rank_nothing;
+        count_algorithm(STRATA_COLL_BCAST, what);
+        strata_route_served(ctx, CALL(STRATA_COLL_BCAST), what, (size_t)bytes);
+        return MPI_SUCCESS;
+    }
+    void *run = strata_contiguous_run(buffer, count, datatype, (size_t)bytes);
+    if (run) return bcast_run(ctx, run, (size_t)bytes, root);
+    struct strata_nb *nb = strata_nb_building();
+    if (nb) {
+        /* Packed at the root now, unpacked elsewhere when it completes. */
+        strata_view_open(&nb->view[0], comm, buffer, count, datatype, (size_t)bytes,
+                         ctx->rank == root, ctx->rank != root, 1);
+        return bcast_run(ctx, nb->view[0].run, (size_t)bytes, root);
+    }
+    /* A layout with holes is packed on this rank alone: the others never
+     * need to know, since only the byte count decides the path. */
+    void *packed = malloc((size_t)bytes);
+    if (!packed) {
+        strata_error("out of memory packing a %lld-byte broadcast", bytes);
+        PMPI_Abort(comm, 1);
+    }
+    if (ctx->rank == root) strata_pack_user(buffer, count, datatype, packed, comm, 0);
+    int rc = bcast_run(ctx, packed, (size_t)bytes, root);
+    if (ctx->rank != root) strata_pack_user(buffer, count, datatype, packed, comm, 1);
+    free(packed);
+    return rc;
+}
+
+/* Fills a reduction's arguments, or returns why strata leaves the call. */
+STRATA_HOT static const char *reduce_args(const struct strata_ctx *ctx,
+                                          struct strata_reduce_args *a, struct strata_reduce_how *r,
+                                          char *why, size_t whylen, const void *sendbuf,
+                                          void *recvbuf, long long count, MPI_Datatype type,
+                                          MPI_Op op, int recv_used)
+{
+    if (op == MPI_OP_NULL) return "op is MPI_OP_NULL";
+    if (count < 0 || type == MPI_DATATYPE_NULL)
+        return strata_reason_bad_args(0, 0, 0, STRATA_SIDE_SEND, sendbuf, count, type, NULL, 0,
+                                      MPI_DATATYPE_NULL, -1);
+    const char *no_op = strata_reduce_op_choose(ctx, op, type, count, a, r, why, whylen);
+    if (no_op) return no_op;
+    MPI_Aint lb, extent, true_lb, true_extent;
+    PMPI_Type_get_extent(type, &lb, &extent);
+    PMPI_Type_get_true_extent(type, &true_lb, &true_extent);
+    /* A predefined type: address 0 is no buffer.  In place is for the
+     * receiving side only, and the two buffers may not overlap: with the
+     * same type on both sides, overlapping spans share data. */
+    uintptr_t from = (uintptr_t)sendbuf, to = (uintptr_t)recvbuf;
+    size_t span = count ? (size_t)(count - 1) * (size_t)extent + (size_t)true_extent : 0;
+    if (recv_used && recvbuf == MPI_IN_PLACE) return "recvbuf is MPI_IN_PLACE (it is for sendbuf)";
+    if (recv_used && count && recvbuf == MPI_BOTTOM) return "recvbuf is address 0 (MPI_BOTTOM)";
+    if (recv_used && sendbuf != MPI_IN_PLACE && (from > to ? from - to : to - from) < span)
+        return "sendbuf and recvbuf overlap";
+    if (!recv_used && sendbuf == MPI_IN_PLACE)
+        return "sendbuf is MPI_IN_PLACE on a rank other than the root";
+    if (count && sendbuf == MPI_BOTTOM) return "sendbuf is address 0 (MPI_BOTTOM)";
+    a->sendbuf = sendbuf == MPI_IN_PLACE ? NULL : sendbuf;
+    a->recvbuf = recvbuf;
+    a->count = (size_t)count;
+    a->extent = (size_t)extent;
+    a->true_extent = (size_t)true_extent;
+    return NULL;
+}
+
+/* A Reduce or Allreduce (coll) across nodes, or on the node's plane: the only
+ * place a reduction decides between the two. */
+STRATA_HOT static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
+                                 const struct strata_reduce_args *a)
+{
+    size_t bytes = a->count * a->extent;
+    struct strata_nb *nb = strata_nb_building();
+    if (ctx->size == 1) {
+        /* The result is the operand: copied unless in place.  (A datatype
+         * with holes was staged: the copy back writes only its data.) */
+        const char *what = a->sendbuf && a->count ? one_rank_copy : one_rank_nothing;
+        if (a->sendbuf && a->count)
+            memcpy(a->recvbuf, a->sendbuf, (a->count - 1) * a->extent + a->true_extent);
+        count_algorithm(coll, what);
+        strata_route_served(ctx, CALL(coll), what, bytes);
+        return MPI_SUCCESS;
+    }
+    if (nb) {
+        nb->ra = *a;
+        nb->bytes = bytes;
+        if (ctx->net) {
+            nb->has_desc = across_start(coll, nb->desc) != NULL;
+            nb->kind = STRATA_NB_NET_REDUCE;
+            return MPI_SUCCESS;
+        }
+        const char *path = strata_route_path(ctx->plane, bytes);
+        count_algorithm(coll, path);
+        strata_route_served(ctx, CALL(coll), path, bytes);
+        nb->kind = STRATA_NB_NODE_REDUCE;
+        return MPI_SUCCESS;
+    }
+    if (ctx->net) {
+        char buf[320], *desc = across_start(coll, buf);
+        int rc = coll == STRATA_COLL_REDUCE
+                     ? strata_net_reduce(ctx->net, a, desc, sizeof buf)
+                     : strata_net_allreduce(ctx->net, a, desc, sizeof buf);
+        return across_done(ctx, coll, bytes, desc, rc);
+    }
+    const char *path = strata_route_path(ctx->plane, bytes);
+    count_algorithm(coll, path);
+    strata_route_served(ctx, CALL(coll), path, bytes);
+    return strata_reduce(ctx->plane, a);
+}
+
+STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count,
+                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                  int large)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
+    struct strata_reduce_args a;
+    struct strata_nb *nb = strata_nb_building();
+    struct strata_reduce_how mine, *r = nb ? &nb->how : &mine; /* an operation's outlives the call */
+    char reason[400];
+    if (ctx) {
+        const char *why = root < 0 || root >= ctx->size
+                              ? strata_reason_bad_args(1, root, ctx->size, 0, NULL, 0,
+                                                       MPI_DATATYPE_NULL, NULL, 0,
+                                                       MPI_DATATYPE_NULL, -1)
+                              : reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf,
+                                            count, datatype, op, ctx->rank == root);
+        long long b = checked_bytes(count, datatype);
+        ctx = settle(ctx, STRATA_COLL_REDUCE, root, ctx->rank == root ? b : STRATA_SIG_UNUSED, b,
+                     why ? 0 : a.count * a.extent, 1, why);
+    }
+    if (!ctx) return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
+    a.root = root;
+    strata_reduce_op_begin(&a, r, ctx->rank == root);
+    int rc = strata_check_end(ctx, CALL(STRATA_COLL_REDUCE), reduce_run(ctx, STRATA_COLL_REDUCE, &a));
+    if (nb) nb->has_how = 1; /* ended when the operation completes */
+    else strata_reduce_op_end(r);
+    return rc;
+}
+
+STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
+    struct strata_reduce_args a;
+    struct strata_nb *nb = strata_nb_building();
+    struct strata_reduce_how mine, *r = nb ? &nb->how : &mine; /* an operation's outlives the call */
+    char reason[400];
+    if (ctx) {
+        const char *why = reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf, count,
+                                      datatype, op, 1);
+        long long b = checked_bytes(count, datatype);
+        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, b, b, why ? 0 : a.count * a.extent, 1, why);
+    }
+    if (!ctx) return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
+    a.root = -1;
+    strata_reduce_op_begin(&a, r, 1);
+    int rc = strata_check_end(ctx, CALL(STRATA_COLL_ALLREDUCE),
+                              reduce_run(ctx, STRATA_COLL_ALLREDUCE, &a));
+    if (nb) nb->has_how = 1; /* ended when the operation completes */
+    else strata_reduce_op_end(r);
+    return rc;
+}
+
+/* ---- The device layer's whole-call agreement (collectives.h) ---- */
+
+enum strata_whole strata_host_agree_whole(enum strata_coll coll, long long count,
+                                          MPI_Datatype datatype, int root, MPI_Comm comm, int *rc)
+{
+    if (!strata_check_enabled()) return STRATA_WHOLE_GO_ON;
+    /* What served_ctx does before a call, without counting one: the pieces
+     * that follow count themselves. */
+    strata_runtime_start_late(comm);
+    if (strata_nb_outstanding()) strata_nb_progress();
+    struct strata_ctx *ctx = strata_ctx_get(comm);
+    /* Not served here: every rank's calls go to the host MPI, which meets
+     * them as they come, so there is no agreement to take part in. */
+    if (!ctx || strata_route_refusal(ctx, coll)) return STRATA_WHOLE_GO_ON;
+    if (strata_nb_outstanding()) strata_nb_drain(ctx); /* they come first on the plane */
+    long long b = signature_bytes(count, datatype);
+    if (b < 0) return STRATA_WHOLE_GO_ON; /* the caller never asks then: it read the size */
+    /* The signature the entry point's settle gives the whole call. */
+    int me_root = ctx->rank == root;
+    struct strata_sig_args sig = {b, b, (int)coll, root, 0, STRATA_SIG_UNUSED, STRATA_SIG_UNUSED};
+    if (coll == STRATA_COLL_BCAST) {
+        sig.in = me_root ? STRATA_SIG_UNUSED : b;
+        sig.out = me_root ? b : STRATA_SIG_UNUSED;
+    } else if (coll == STRATA_COLL_REDUCE) {
+        sig.in = me_root ? b : STRATA_SIG_UNUSED;
+    } else {
+        sig.root = -1;
+    }
+    char why[240];
+    /* one_operation 0: always the full class, which waits for every rank's
+     * signature; a small one would run at once and learn nothing. */
+    switch (strata_check_begin(ctx, CALL(coll), &sig, (size_t)b, 0, why, sizeof why)) {
+    case STRATA_CHECK_RUN:
+        /* Agreed: closed having taken no plane operation, on every rank
+         * alike (each of them asked, its count being the same). */
+        strata_check_end(ctx, CALL(coll), MPI_SUCCESS);
+        return STRATA_WHOLE_GO_ON;
+    case STRATA_CHECK_REFUSED:
+        if (counted()) strata_stats_call(CALL(coll), 1); /* as a refused call of its own */
+        *rc = strata_check_take_refused();
+        return STRATA_WHOLE_REFUSED;
+    case STRATA_CHECK_TO_HOST:
+        break;
+    }
+    strata_route_to_host(ctx, CALL(coll), why);
+    if (counted()) {
+        strata_stats_call(CALL(coll), 0);
+        strata_stats_host_reason(CALL(coll), why);
+    }
+    return STRATA_WHOLE_TO_HOST;
+}
+
+int strata_host_mpi_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+                          MPI_Comm comm, int large)
+{
+    return HOST_CALL(large, Bcast, buffer, count, datatype, root, comm);
+}
+
+int strata_host_mpi_reduce(const void *sendbuf, void *recvbuf, long long count,
+                           MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int large)
+{
+    return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
+}
+
+int strata_host_mpi_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+{
+    return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+int strata_call_barrier(MPI_Comm comm)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
+    if (ctx)
+        ctx = settle(ctx, STRATA_COLL_BARRIER, -1, STRATA_SIG_UNUSED, STRATA_SIG_UNUSED, 0, 1, NULL);
+    if (!ctx)
+        return strata_check_refused      ? strata_check_take_refused()
+               : strata_nb_building()    ? strata_nb_to_host()
+               : strata_nb_outstanding() ? strata_nb_host_wait(
+                                               PMPI_Ibarrier(comm, strata_nb_host_request()))
+                                         : PMPI_Barrier(comm);
+    struct strata_nb *nb = strata_nb_building();
+    if (ctx->size == 1) {
+        count_algorithm(STRATA_COLL_BARRIER, "one rank: nothing to wait for");
+        strata_route_served(ctx, CALL(STRATA_COLL_BARRIER), "one rank: nothing to wait for", 0);
+        return MPI_SUCCESS;
+    }
+    if (ctx->net) {
+        char buf[320], *desc = across_start(STRATA_COLL_BARRIER, nb ? nb->desc : buf);
+        if (desc)
+            snprintf(desc, sizeof buf, "across nodes: node barrier, dissemination among %d "
+                     "leaders, node barrier", ctx->net->nnodes);
+        if (nb) {
+            nb->has_desc = desc != NULL;
+            nb->kind = STRATA_NB_NET_BARRIER;
+            return MPI_SUCCESS;
+        }
+        return across_done(ctx, STRATA_COLL_BARRIER, 0, desc, strata_net_barrier(ctx->net));
+    }
+    count_algorithm(STRATA_COLL_BARRIER, "flag waves");
+    strata_route_served(ctx, CALL(STRATA_COLL_BARRIER), "flag waves", 0);
+    if (nb) {
+        nb->kind = STRATA_NB_NODE_BARRIER;
+        return MPI_SUCCESS;
+    }
+    return strata_check_end(ctx, CALL(STRATA_COLL_BARRIER), strata_barrier(ctx->plane));
+}
+
+
+/* ---- Gather, Scatter, Allgather, Alltoall ---- */
+
+
+/* One block collective call, after its arguments were read. */
+struct block_call {
+    enum strata_coll coll;
+    const void *sendbuf; /* MPI_IN_PLACE handled by the caller (NULL here) */
+    long long scount;    /* elements of stype in the send view */
+    MPI_Datatype stype;
+    void *recvbuf;       /* NULL: none on this rank (or in place) */
+    long long rcount;
+    MPI_Datatype rtype;
+    int pack_recv_in;    /* the receive buffer holds input too (in place) */
+    long long block;     /* bytes per rank, from the signature */
+    int root;
+};
+
+STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call *c)
+{
+    int size = ctx->size;
+    if (c->block == 0) {
+        count_algorithm(c->coll, "nothing to move");
+        strata_route_served(ctx, CALL(c->coll), "nothing to move", 0);
+        return MPI_SUCCESS;
+    }
+    struct strata_choice ch;
+    struct strata_nb *nb = strata_nb_building();
+    struct strata_run_view own[2] = {{0}, {0}};
+    /* An operation's views stay open until it completes. */
+    struct strata_run_view *views = nb ? nb->view : own, *sv_ = &views[0], *rv_ = &views[1];
+#define sv (*sv_)
+#define rv (*rv_)
+    size_t b = (size_t)c->block;
+    if (size == 1 && !(c->sendbuf && c->recvbuf)) {
+        /* In place: the data already is where it belongs. */
+        count_algorithm(c->coll, one_rank_nothing);
+        strata_route_served(ctx, CALL(c->coll), one_rank_nothing, b);
+        return MPI_SUCCESS;
+    }
+    /* Views: the send side is packed in, the receive side unpacked out. */
+    if (c->sendbuf) {
+        size_t sbytes = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_ALLTOALL
+                     ? (size_t)size * b : b;
+        strata_view_open(&sv, ctx->comm, c->sendbuf, c->scount, c->stype, sbytes, 1, 0, 0);
+    }
+    if (c->recvbuf) {
+        size_t rbytes = c->coll == STRATA_COLL_SCATTER ? b : (size_t)size * b;
+        strata_view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes,
+                         c->pack_recv_in, 1, nb != NULL);
+    }
+    int rc;
+    if (size == 1) {
+        /* Views in memory order on both sides: one copy of the block. */
+        memcpy(rv.run, sv.run, b);
+        count_algorithm(c->coll, one_rank_copy);
+        strata_route_served(ctx, CALL(c->coll), one_rank_copy, b);
+        rc = MPI_SUCCESS;
+    } else if (nb && ctx->net) {
+        nb->has_desc = across_start(c->coll, nb->desc) != NULL;
+        nb->kind = STRATA_NB_NET_BLOCK;
+        nb->coll = c->coll;
+        nb->ba = (struct strata_block_args){sv.run, rv.run, b, c->root, 1, NULL};
+        nb->bytes = b;
+        return MPI_SUCCESS;
+    } else if (nb) {
+        if (choose(ctx, c->coll, b, &ch, &rc)) return rc;
+        return defer_choice(ctx, nb, &ch, sv.run, rv.run, b, c->root);
+    } else if (ctx->net) {
+        char buf[320], *desc = across_start(c->coll, buf);
+        struct strata_block_args a = {sv.run, rv.run, b, c->root, 1, NULL};
+        rc = across_done(ctx, c->coll, b, desc,
+                         strata_net_block(ctx->net, c->coll, &a, desc, sizeof buf));
+    } else if (!choose(ctx, c->coll, b, &ch, &rc)) {
+        rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
+    }
+    if (nb) return rc; /* one rank: the views close when the operation completes */
+    strata_run_view_close(&sv, ctx->comm);
+    strata_run_view_close(&rv, ctx->comm);
+    return rc;
+#undef sv
+#undef rv
+}
+
+/* Whether this rank's buffers of a block collective are for the host MPI to
+ * judge: each side the call uses here (send_blocks, recv_blocks: how many
+ * rank blocks it holds, 0 if unused) must be valid data, and the two sides
+ * must not share memory.  Sets *sig to what the sides carry per block (in:
+ * received, out: sent; STRATA_SIG_UNUSED for a side not used here).  The
+ * standard makes each side's signature one block: a side that differs from
+ * `block` is the agreement's to report (check.h), or, with it off, the
+ * host MPI's. */
+STRATA_HOT static int block_args_bad(long long block, const void *sendbuf, long long scount,
+                                     MPI_Datatype stype, int send_blocks, const void *recvbuf,
+                                     long long rcount, MPI_Datatype rtype, int recv_blocks,
+                                     struct strata_sig_args *sig)
+{
+    struct strata_data_arg send, recv;
+    int checked = strata_check_enabled();
+    sig->in = sig->out = STRATA_SIG_UNUSED;
+    if (send_blocks) {
+        strata_route_data_arg(sendbuf, scount, send_blocks, stype, &send);
+        if (send.bad || (!checked && send.bytes != block)) return 1;
+        sig->out = send.bytes;
+    }
+    if (recv_blocks) {
+        strata_route_data_arg(recvbuf, rcount, recv_blocks, rtype, &recv);
+        if (recv.bad || (!checked && recv.bytes != block)) return 1;
+        sig->in = recv.bytes;
+    }
+    return send_blocks && recv_blocks && strata_route_overlap(&send, &recv);
+}
+
+/* settle for a block collective: the bytes it streams, at most one block
+ * per rank. */
+STRATA_HOT static struct strata_ctx *settle_block(struct strata_ctx *ctx, const struct block_call *c,
+                                                  const struct strata_sig_args *sig,
+                                                  const char *why)
+{
+    size_t stream = c->block > 0 ? (size_t)c->block * (size_t)ctx->size : 0;
+    return settle(ctx, c->coll, c->root, sig->in, sig->out, stream, 1, why);
+}
+
+STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                  int root, MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_GATHER);
+    struct block_call c = {STRATA_COLL_GATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
+    if (ctx) {
+        int at_root = ctx->rank == root, in_place = at_root && sendbuf == MPI_IN_PLACE;
+        c.block = at_root ? signature_bytes(recvcount, recvtype) : signature_bytes(sendcount, sendtype);
+        struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
+        int bad = root < 0 || root >= ctx->size || c.block < 0 ||
+                  (!at_root && sendbuf == MPI_IN_PLACE) ||
+                  block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place, recvbuf,
+                                 recvcount, recvtype, at_root ? ctx->size : 0, &sig);
+        ctx = settle_block(ctx, &c, &sig,
+                     bad ? strata_reason_bad_args(1, root, ctx->size,
+                                                  (in_place ? 0 : STRATA_SIDE_SEND) |
+                                                      (at_root ? STRATA_SIDE_RECV : 0),
+                                                  sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                  recvtype, c.block)
+                         : NULL);
+        c.sendbuf = in_place ? NULL : sendbuf;
+        c.scount = sendcount;
+        if (at_root) {
+            c.recvbuf = recvbuf;
+            c.rcount = (long long)recvcount * (ctx ? ctx->size : 0);
+            c.pack_recv_in = in_place;
+        }
+    }
+    if (!ctx)
+        return HOST_CALL(large, Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                         root, comm);
+    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
+}
+
+STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_SCATTER);
+    struct block_call c = {STRATA_COLL_SCATTER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
+    if (ctx) {
+        int at_root = ctx->rank == root, in_place = at_root && recvbuf == MPI_IN_PLACE;
+        c.block = at_root ? signature_bytes(sendcount, sendtype) : signature_bytes(recvcount, recvtype);
+        struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
+        int bad = root < 0 || root >= ctx->size || c.block < 0 ||
+                  (!at_root && recvbuf == MPI_IN_PLACE) ||
+                  block_args_bad(c.block, sendbuf, sendcount, sendtype, at_root ? ctx->size : 0,
+                                 recvbuf, recvcount, recvtype, !in_place, &sig);
+        ctx = settle_block(ctx, &c, &sig,
+                     bad ? strata_reason_bad_args(1, root, ctx->size,
+                                                  (at_root ? STRATA_SIDE_SEND : 0) |
+                                                      (in_place ? 0 : STRATA_SIDE_RECV),
+                                                  sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                  recvtype, c.block)
+                         : NULL);
+        if (at_root) {
+            c.sendbuf = sendbuf;
+            c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
+        }
+        c.recvbuf = in_place ? NULL : recvbuf;
+        c.rcount = recvcount;
+    }
+    if (!ctx)
+        return HOST_CALL(large, Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, root, comm);
+    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
+}
+
+STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
+                                     MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                                     MPI_Datatype recvtype, MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLGATHER);
+    struct block_call c = {STRATA_COLL_ALLGATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
+    if (ctx) {
+        int in_place = sendbuf == MPI_IN_PLACE;
+        c.block = signature_bytes(recvcount, recvtype);
+        struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
+        int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype, !in_place,
+                                                recvbuf, recvcount, recvtype, ctx->size, &sig);
+        if (in_place) sig.out = sig.in; /* its block goes out of the receive buffer */
+        ctx = settle_block(ctx, &c, &sig,
+                     bad ? strata_reason_bad_args(0, 0, 0,
+                                                  (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
+                                                  sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                  recvtype, c.block)
+                         : NULL);
+        c.sendbuf = in_place ? NULL : sendbuf;
+        c.scount = sendcount;
+        c.recvbuf = recvbuf;
+        c.rcount = (long long)recvcount * (ctx ? ctx->size : 0);
+        c.pack_recv_in = in_place;
+    }
+    if (!ctx)
+        return HOST_CALL(large, Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm);
+    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
+}
+
+STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                    MPI_Comm comm, int large)
+{
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLTOALL);
+    struct block_call c = {STRATA_COLL_ALLTOALL, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
+    if (ctx) {
+        int in_place = sendbuf == MPI_IN_PLACE;
+        c.block = signature_bytes(recvcount, recvtype);
+        struct strata_sig_args sig = {.in = STRATA_SIG_UNUSED, .out = STRATA_SIG_UNUSED};
+        int bad = c.block < 0 || block_args_bad(c.block, sendbuf, sendcount, sendtype,
+                                                in_place ? 0 : ctx->size, recvbuf, recvcount,
+                                                recvtype, ctx->size, &sig);
+        if (in_place) sig.out = sig.in; /* its blocks go out of the receive buffer */
+        ctx = settle_block(ctx, &c, &sig,
+                     bad ? strata_reason_bad_args(0, 0, 0,
+                                                  (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
+                                                  sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                                                  recvtype, c.block)
+                         : NULL);
+        c.sendbuf = in_place ? NULL : sendbuf;
+        c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
+        c.recvbuf = recvbuf;
+        c.rcount = (long long)recvcount * (ctx ? ctx->size : 0);
+        c.pack_recv_in = in_place;
+    }
+    if (!ctx)
+        return HOST_CALL(large, Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, comm);
+    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
+}
+
+/* ---- The entry points' shared steps, for the collectives written in files
+ * of their own (entry.h). */
+
+struct strata_ctx *strata_entry_served(MPI_Comm comm, enum strata_coll coll)
+{
+    return served_ctx(comm, coll);
+}
+
+struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                       long long bytes, const char *why)
+{
+    return settle(ctx, coll, root, bytes, bytes, bytes > 0 ? (size_t)bytes : 0, 0, why);
+}
+
+struct strata_ctx *strata_entry_settle_v(struct strata_ctx *ctx, enum strata_coll coll, int root,
+                                         long long vsent, long long vrecvd, const char *why)
+{
+    struct strata_sig_args sig = {STRATA_SIG_UNUSED, STRATA_SIG_UNUSED, (int)coll, root, 0,
+                                  vsent, vrecvd};
+    return settle_sig(ctx, &sig, 0, 0, why);
+}
+
+void strata_entry_count(enum strata_coll coll, const char *algorithm)
+{
+    count_algorithm(coll, algorithm);
+}
+
+long long strata_entry_signature(long long count, MPI_Datatype type)
+{
+    return signature_bytes(count, type);
+}
+
+const char *strata_entry_reduce_args(const struct strata_ctx *ctx, struct strata_reduce_args *a,
+                                     struct strata_reduce_how *r, char *why, size_t whylen,
+                                     const void *sendbuf, void *recvbuf, long long count,
+                                     MPI_Datatype type, MPI_Op op)
+{
+    return reduce_args(ctx, a, r, why, whylen, sendbuf, recvbuf, count, type, op, 1);
+}
+
+char *strata_entry_across_start(enum strata_coll coll, char *desc)
+{
+    return across_start(coll, desc);
+}
+
+int strata_entry_across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
+                             const char *desc, int rc)
+{
+    return across_done(ctx, coll, bytes, desc, rc);
+}
