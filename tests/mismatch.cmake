@@ -13,7 +13,9 @@ function(mismatch name ranks)
   cmake_parse_arguments(M "" "" "ENV;ARGS" ${ARGN})
   strata_mpi_test(NAME mismatch.${name} TARGET test_mismatch RANKS ${ranks} ENV ${M_ENV}
                   ARGS ${M_ARGS})
-  set_tests_properties(mismatch.${name} PROPERTIES TIMEOUT 60
+  # 120 s: under ASan on 2 shared cores np2 takes about 80 s since the
+  # Alltoallw row (issue 33) joined; a hang still ends here.
+  set_tests_properties(mismatch.${name} PROPERTIES TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "PASS mismatch" FAIL_REGULAR_EXPRESSION "FAIL rank")
 endfunction()
 
