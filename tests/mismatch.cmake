@@ -1,5 +1,5 @@
 # Count mismatches between ranks (issue 29, tests/mpi/test_mismatch.c): one
-# rank passes a count half or double the others' in eleven collectives, 16 B
+# rank passes a count half or double the others' in twelve collectives, 16 B
 # to 1 MiB per block, the root or another rank odd, roots first and last,
 # each algorithm that can run forced in turn, on the world and a reversed
 # split.  No byte around any buffer may change, a rank sent more
