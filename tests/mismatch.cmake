@@ -1,5 +1,5 @@
 # Count mismatches between ranks (issue 29, tests/mpi/test_mismatch.c): one
-# rank passes a count half or double the others' in eleven collectives, 16 B
+# rank passes a count half or double the others' in twelve collectives, 16 B
 # to 1 MiB per block, the root or another rank odd, roots first and last,
 # each algorithm that can run forced in turn, on the world and a reversed
 # split.  No byte around any buffer may change, a rank sent more
@@ -13,7 +13,9 @@ function(mismatch name ranks)
   cmake_parse_arguments(M "" "" "ENV;ARGS" ${ARGN})
   strata_mpi_test(NAME mismatch.${name} TARGET test_mismatch RANKS ${ranks} ENV ${M_ENV}
                   ARGS ${M_ARGS})
-  set_tests_properties(mismatch.${name} PROPERTIES TIMEOUT 60
+  # 120 s: under ASan on 2 shared cores np2 takes about 80 s since the
+  # Alltoallw row (issue 33) joined; a hang still ends here.
+  set_tests_properties(mismatch.${name} PROPERTIES TIMEOUT 120
                        PASS_REGULAR_EXPRESSION "PASS mismatch" FAIL_REGULAR_EXPRESSION "FAIL rank")
 endfunction()
 

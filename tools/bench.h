@@ -85,6 +85,9 @@ struct bench {
     int noise_rows;               /* rows timed with noise so far: the noise's key */
     const struct bench_row *noisy_row; /* the row the noisy calls are timing */
     int *vcounts, *vdispls;       /* [size]: the v-collectives' counts, packed displacements */
+    MPI_Comm halo;                /* neighbor_alltoall's: a periodic 2-D Cartesian grid of
+                                     the ranks (a halo exchange, BENCH_HALO_BLOCKS neighbours) */
+    int halo_dims[2];
     struct bench_load load;       /* the node's first rank: its competitors */
 };
 
@@ -122,8 +125,12 @@ void bench_run_device(struct bench *b);
 void bench_run_persistent(struct bench *b, const struct bench_row *rows, int nrows);
 int bench_persistent_available(void);
 
-/* Whether bench_overlap.c posts coll's nonblocking form (every collective strata-bench knows). */
+/* Whether bench_overlap.c posts coll's nonblocking form. */
 int bench_nonblocking_supported(int coll);
+/* Whether strata-bench times coll at all (bench_calls.c): every collective
+ * up to Alltoallv, and neighbor_alltoall as a halo exchange; not yet
+ * Alltoallw and the other neighbourhood collectives. */
+int bench_coll_supported(int coll);
 
 /* One nonblocking call of row r, posted and waited for at once: strata's
  * (MPI_Ibcast, ... and MPI_Wait) or the host's (PMPI_). */

@@ -31,6 +31,8 @@ struct coll_api {
                       MPI_Datatype, MPI_Comm);
     int (*alltoallv)(const void *, const int *, const int *, MPI_Datatype, void *, const int *,
                      const int *, MPI_Datatype, MPI_Comm);
+    int (*neighbor_alltoall)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                             MPI_Comm);
 };
 
 static const struct coll_api native_api = {
@@ -38,13 +40,20 @@ static const struct coll_api native_api = {
     PMPI_Gather, PMPI_Scatter, PMPI_Alltoall, PMPI_Barrier,
     PMPI_Reduce_scatter_block, PMPI_Reduce_scatter, PMPI_Scan, PMPI_Exscan,
     PMPI_Gatherv, PMPI_Scatterv, PMPI_Allgatherv, PMPI_Alltoallv,
+    PMPI_Neighbor_alltoall,
 };
 static const struct coll_api strata_api = {
     MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather,
     MPI_Gather, MPI_Scatter, MPI_Alltoall, MPI_Barrier,
     MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan,
     MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv,
+    MPI_Neighbor_alltoall,
 };
+
+int bench_coll_supported(int coll)
+{
+    return (coll >= 0 && coll <= STRATA_COLL_ALLTOALLV) || coll == STRATA_COLL_NEIGHBOR_ALLTOALL;
+}
 
 /* ---- the calls -------------------------------------------------------- */
 
@@ -100,6 +109,8 @@ static void call_collective(const struct coll_api *api, struct bench *b, const s
     case STRATA_COLL_ALLTOALLV:
         api->alltoallv(b->send, b->vcounts, b->vdispls, t, b->recv, b->vcounts, b->vdispls, t, w);
         break;
+    /* A halo exchange: a block of `n` to each of the grid's neighbours. */
+    case STRATA_COLL_NEIGHBOR_ALLTOALL: api->neighbor_alltoall(b->send, n, t, b->recv, n, t, b->halo); break;
     default: break;
     }
 }

@@ -124,7 +124,7 @@ static int take_size(struct bench_options *opt, const char *item)
 static int take_coll(struct bench_options *opt, const char *item)
 {
     int c = strata_coll_parse(item);
-    if (c < 0) return -1;
+    if (c < 0 || !bench_coll_supported(c)) return -1;
     opt->want[c] = 1;
     return 0;
 }
@@ -256,7 +256,8 @@ int bench_parse_options(int argc, char **argv, struct bench_options *opt, int ve
     int nb = opt->overlap || opt->nonblocking || opt->persistent;
     if (!colls) {
         /* The nonblocking forms: the collectives the table has them for. */
-        for (int c = 0; c < STRATA_NCOLLS; c++) opt->want[c] = !nb || bench_nonblocking_supported(c);
+        for (int c = 0; c < STRATA_NCOLLS; c++)
+            opt->want[c] = bench_coll_supported(c) && (!nb || bench_nonblocking_supported(c));
     } else if (for_each_item(colls, take_coll, opt)) {
         if (verbose) fprintf(stderr, "strata-bench: bad --colls '%s'\n", colls);
         return 2;

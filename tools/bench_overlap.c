@@ -69,7 +69,7 @@ static const struct nb_api strata_nb_api = {MPI_Ibcast, MPI_Ireduce, MPI_Iallred
                                             MPI_Iscan, MPI_Iexscan, MPI_Igatherv, MPI_Iscatterv,
                                             MPI_Iallgatherv, MPI_Ialltoallv};
 
-int bench_nonblocking_supported(int coll) { return coll >= 0 && coll < STRATA_NCOLLS; }
+int bench_nonblocking_supported(int coll) { return coll >= 0 && coll <= STRATA_COLL_ALLTOALLV; }
 
 static void post(const struct nb_api *api, struct bench *b, const struct bench_row *r,
                  MPI_Request *q)

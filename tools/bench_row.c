@@ -24,6 +24,7 @@ size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks)
     case STRATA_COLL_SCATTERV:
     case STRATA_COLL_ALLGATHERV:
     case STRATA_COLL_ALLTOALLV: return r->bytes * (size_t)ranks;
+    case STRATA_COLL_NEIGHBOR_ALLTOALL: return r->bytes * BENCH_HALO_BLOCKS;
     default: return 0;
     }
 }

@@ -10,6 +10,10 @@
 #include "bench_noise.h"
 #include "util/colls.h"
 
+/* A 2-D grid's neighbours: -1 and +1 in each dimension (some may be one
+ * rank on small grids: a halo exchange as a periodic stencil code does it). */
+#define BENCH_HALO_BLOCKS 4
+
 /* The contestants of one row, in the order iteration 0 runs them. */
 enum bench_variant { V_NATIVE, V_STRATA, V_COPY, NVARIANTS };
 

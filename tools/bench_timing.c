@@ -34,7 +34,8 @@
 static size_t buffer_bytes_for(const struct bench *b, size_t bytes)
 {
     size_t doubles = (bytes + 7) / 8; /* reduce rounds up to one double */
-    return (doubles ? doubles : 1) * 8 * (size_t)b->size;
+    size_t blocks = b->size > BENCH_HALO_BLOCKS ? (size_t)b->size : BENCH_HALO_BLOCKS;
+    return (doubles ? doubles : 1) * 8 * blocks;
 }
 
 static void *alloc_touched(size_t bytes, int alloc_mem)
@@ -105,6 +106,7 @@ static size_t send_bytes(const struct bench *b, const struct bench_row *r)
     case STRATA_COLL_REDUCE_SCATTER_BLOCK:
     case STRATA_COLL_REDUCE_SCATTER: return r->bytes * (size_t)b->size;
     case STRATA_COLL_BARRIER: return 0;
+    case STRATA_COLL_NEIGHBOR_ALLTOALL: return r->bytes * BENCH_HALO_BLOCKS;
     default: return r->bytes;
     }
 }

@@ -67,11 +67,12 @@ static int parse_explain(int argc, char **argv, struct explain_request *rq, char
         return -1;
     }
     rq->coll = strata_coll_parse(argv[0]);
-    if (rq->coll < 0 || (!has_algorithms(rq->coll) && !is_rs_scan(rq->coll))) {
+    if (rq->coll < 0 ||
+        (!has_algorithms(strata_coll_engine(rq->coll)) && !is_rs_scan(rq->coll))) {
         snprintf(err, errlen, "\"%s\" is not a collective with algorithms to choose from "
                  "(bcast, gather, scatter, allgather, alltoall, gatherv, scatterv, allgatherv, "
-                 "alltoallv) or paths the model prices (reduce_scatter_block, reduce_scatter, "
-                 "scan, exscan)", argv[0]);
+                 "alltoallv; alltoallw and the neighbor_ ones on alltoallv's) or paths the model "
+                 "prices (reduce_scatter_block, reduce_scatter, scan, exscan)", argv[0]);
         return -1;
     }
     if (info_parse_bytes(argv[1], &rq->block)) {
@@ -148,12 +149,13 @@ static void print_algorithm_k(const struct strata_algorithm *al, int k)
 static void print_deciders(const struct explain_request *rq, const struct strata_model_shape *sh)
 {
     char var[64], err[1024];
-    override_variable(rq->coll, var, sizeof var);
+    int coll = strata_coll_engine(rq->coll); /* whose algorithms run the call */
+    override_variable(coll, var, sizeof var);
     const char *text = getenv(var);
     if (text && *text) {
         const struct strata_algorithm *al;
         int k;
-        if (strata_algorithm_parse(rq->coll, text, &al, &k, err, sizeof err)) {
+        if (strata_algorithm_parse(coll, text, &al, &k, err, sizeof err)) {
             printf("  %s=%s is not valid: %s\n", var, text, err);
         } else {
             const char *why = strata_algorithm_refusal(al, sh->size, sh->single_copy, k);
@@ -173,7 +175,7 @@ static void print_deciders(const struct explain_request *rq, const struct strata
         if (n < 0) printf("  STRATA_TUNING_FILE: %s\n", err);
         for (int i = 0; i < n; i++) {
             const struct strata_rule *r = &rules[i];
-            if (r->coll != rq->coll || rq->block < r->min_bytes || rq->block > r->max_bytes ||
+            if (r->coll != coll || rq->block < r->min_bytes || rq->block > r->max_bytes ||
                 sh->size < r->min_ranks || sh->size > r->max_ranks)
                 continue;
             const struct strata_algorithm *al = strata_algorithm(r->algo);
@@ -281,8 +283,19 @@ static void explain(const struct explain_request *rq, int world_size)
         explain_rs_scan(rq, &shape);
         return;
     }
+    int engine = strata_coll_engine(rq->coll);
+    if (engine != rq->coll)
+        printf("  %s runs on %s's engine and algorithms:\n"
+               "  each rank's blocks for one peer (%s)\n"
+               "  form one stream, packed where they do not already lie in that order;\n"
+               "  the size is the largest stream; peers on other nodes get theirs through the\n"
+               "  host's point-to-point, as Alltoallv's do across nodes\n",
+               strata_coll_name(rq->coll), strata_coll_name(engine),
+               strata_coll_is_neighbor(rq->coll)
+                   ? "its edges' blocks, in the order the host pairs duplicate edges"
+                   : "its one block, whatever its datatype");
     struct strata_prediction all[STRATA_NALGOS];
-    int n = strata_select_explain(strata_select_model(), &shape, rq->coll, rq->block, all,
+    int n = strata_select_explain(strata_select_model(), &shape, engine, rq->block, all,
                                   STRATA_NALGOS);
     /* What earlier jobs measured (the model's "measured" lines, coll/learn.h):
      * the price selection starts from is the measured time where there is

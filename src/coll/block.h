@@ -75,6 +75,18 @@ struct strata_block_args {
 struct strata_vlayout {
     const size_t *out_len, *out_off;
     const size_t *in_len, *in_off;
+    /* NULL, or where each incoming stream lands when it is not one run of
+     * recv (the neighbourhood collectives' duplicate edges, paired in
+     * another order than they lie in memory): in_off is then unused.  Not
+     * copied: it must outlive the operation.  Inside a node only. */
+    const struct strata_vpieces *pieces;
+};
+
+/* The stream from rank q lands in pieces first[q] .. first[q + 1] - 1, in
+ * stream order: piece k is len[k] bytes at recv + at[k]. */
+struct strata_vpieces {
+    const size_t *first; /* [size + 1] */
+    const size_t *len, *at;
 };
 
 struct strata_algorithm;
@@ -93,7 +105,8 @@ int strata_vblock_path(const struct strata_algorithm *al);
 
 /* The v-collectives' part of a block operation (vblock.c). */
 struct strata_vblock_state {
-    int coll;         /* enum strata_coll */
+    int coll;         /* enum strata_coll: the engine's (strata_coll_engine) */
+    int counted;      /* the call's, under which STRATA_STATS counts bytes */
     int single_copy;  /* the data path: STRATA_VBLOCK_READS or _WRITES (single copy),
                        * 0 copy-in/copy-out, -1 not chosen yet */
     int fused;        /* copy-in/copy-out done with the layout, in one operation */
@@ -113,6 +126,7 @@ struct strata_vblock_state {
     /* [q]: this rank's piece in q's buffer / stream (Gatherv's writes: in
      * the root's receive buffer) */
     size_t *from_addr, *from_stream;
+    const struct strata_vpieces *pieces; /* the layout's (NULL: each stream one run) */
     /* This rank's own block, copied once peers can start on theirs. */
     const unsigned char *own_src;
     unsigned char *own_dst;

@@ -232,13 +232,32 @@ static int piece_of(const struct strata_block_op *o, const struct strata_plane *
     return 1;
 }
 
+/* Bytes [from, from + n) of this rank's stream from q, found at src (q's
+ * exposed memory when pull, else memory this rank reads itself), copied to
+ * where they go: recv + in_off[q] + from, or across the layout's pieces. */
+static void deliver(struct strata_block_op *o, struct strata_plane *p, int q,
+                    const unsigned char *src, size_t from, size_t n, int pull)
+{
+    const struct strata_vblock_state *v = &o->v;
+    const struct strata_vpieces *pc = v->pieces;
+    size_t k = pc ? pc->first[q] : 0, end = pc ? pc->first[q + 1] : 1, pos = 0;
+    for (; k < end && pos < from + n; k++) {
+        size_t len = pc ? pc->len[k] : v->in_len[q];
+        size_t lo = max2(pos, from), hi = pos + len < from + n ? pos + len : from + n;
+        unsigned char *dst = o->a.recv + (pc ? pc->at[k] : v->in_off[q]) + (lo - pos);
+        if (lo < hi && pull) strata_plane_pull(p, v->counted, q, src + (lo - from), dst, hi - lo);
+        else if (lo < hi) memcpy(dst, src + (lo - from), hi - lo);
+        pos += len;
+    }
+}
+
 /* One piece straight from writer q's exposed buffer. */
 static void pull_piece(struct strata_block_op *o, struct strata_plane *p, int q)
 {
     const struct strata_vblock_state *v = &o->v;
     const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
     size_t at = one_block(v->coll) ? 0 : v->from_addr[q]; /* a one-block writer's block starts it */
-    strata_plane_pull(p, v->coll, q, src + at, o->a.recv + v->in_off[q], v->in_len[q]);
+    deliver(o, p, q, src + at, 0, v->in_len[q], 1);
 }
 
 /* This rank's block straight into the root's exposed receive buffer. */
@@ -246,7 +265,7 @@ static void push_block(struct strata_block_op *o, struct strata_plane *p, int ro
 {
     const struct strata_vblock_state *v = &o->v;
     unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[root].acc);
-    strata_plane_push(p, v->coll, root, dst + v->from_addr[root], o->send, v->out_len[root]);
+    strata_plane_push(p, v->counted, root, dst + v->from_addr[root], o->send, v->out_len[root]);
 }
 
 int strata_vblock_path(const struct strata_algorithm *al)
@@ -285,7 +304,8 @@ static int vblock_progress(struct strata_op *op)
     strata_plane_publish(p, &p->ctl[me].progress, o->base + 1);
     /* Now that peers can start: this rank's own block (peers read only its
      * exposed buffer and regions, and write only other blocks' places). */
-    if (v->own_len) memcpy(v->own_dst, v->own_src, v->own_len);
+    if (v->own_len && v->pieces) deliver(o, p, me, v->own_src, 0, v->own_len, 0);
+    else if (v->own_len) memcpy(v->own_dst, v->own_src, v->own_len);
     for (o->i = 0; o->i < size; o->i++) {
         if (o->i == me || !has_record(o, o->i)) continue;
         STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].progress, o->base + 1, p->pid[o->i]);
@@ -314,13 +334,14 @@ static int vblock_progress(struct strata_op *op)
                  * program) get here: its stream did not fit, or is shorter. */
                 strata_error("%s: rank %d's data for rank %d is not where the counts say "
                              "(%zu bytes at %zu; do the counts match?)",
-                             strata_coll_name(v->coll), q, me, b - a, a);
+                             strata_coll_name(v->counted), q, me, b - a, a);
                 finish(o);
                 op->resume = STRATA_OP_FINISHED;
                 return MPI_ERR_TRUNCATE;
             }
-            memcpy(dst, at + FUSED_HEADER * sizeof(uint64_t) + a, b - a);
-            if (p->stats) strata_stats_bytes(v->coll, p->dist[q], b - a);
+            deliver(o, p, q, at + FUSED_HEADER * sizeof(uint64_t) + a, a - v->from_stream[q], b - a,
+                    0);
+            if (p->stats) strata_stats_bytes(v->counted, p->dist[q], b - a);
         }
         /* No ack: nobody reads this rank's exposed buffer on this path, and
          * the regions' next writer waits for every rank to enter a later
@@ -388,8 +409,9 @@ static int vblock_progress(struct strata_op *op)
                 STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
                                    p->pid[(me + o->i) % size]);
                 piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
-                memcpy(dst, strata_plane_region(p, q, 0) + (a - o->j * R), b - a);
-                if (p->stats) strata_stats_bytes(v->coll, p->dist[q], b - a);
+                deliver(o, p, q, strata_plane_region(p, q, 0) + (a - o->j * R),
+                        a - v->from_stream[q], b - a, 0);
+                if (p->stats) strata_stats_bytes(v->counted, p->dist[q], b - a);
             }
         }
     }
@@ -436,6 +458,9 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
     o->k = a->k;
     o->owned = NULL;
     memset(v, 0, offsetof(struct strata_vblock_state, small));
+    v->counted = coll;
+    /* Alltoallw and the neighbourhood collectives run as Alltoallv. */
+    coll = strata_coll_engine(coll);
     v->coll = coll;
     v->single_copy = single_copy;
     v->choose = choose;
@@ -456,6 +481,7 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
         memcpy(v->out_off, a->v->out_off, size * sizeof(size_t));
         memcpy(v->in_len, a->v->in_len, size * sizeof(size_t));
         memcpy(v->in_off, a->v->in_off, size * sizeof(size_t));
+        v->pieces = a->v->pieces;
     } else {
         uniform_layout(v, p, a);
     }

@@ -10,6 +10,7 @@
 
 #include "coll/coll.h"
 #include "context/runtime.h"
+#include "context/topo.h"
 #include "net/net.h"
 #include "transport/registry.h"
 #include "util/log.h"
@@ -38,6 +39,7 @@ static void ctx_free_owned(struct strata_ctx *ctx)
     }
     strata_net_free(ctx->net);
     strata_hier_free(&ctx->hier);
+    strata_topo_free(ctx->topo);
     free(ctx->world_rank);
     free(ctx);
 }

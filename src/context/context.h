@@ -13,6 +13,8 @@
 #include "coll/plane.h"
 #include "topology/hierarchy.h"
 
+struct strata_topo;
+
 /* What each rank checks on its own before the agreement; a bit per check so
  * the agreement can say which check failed. */
 /* If you add a check here, also update: STRATA_CAP_CONTEXT (or the bits
@@ -55,6 +57,9 @@ struct strata_ctx {
     struct strata_ctx *channels[STRATA_PLANE_CHANNELS];
     struct strata_ctx *channel_of;
     int channel;
+    /* The communicator's process topology (topo.h), read by its first
+     * neighbourhood collective; NULL until then. */
+    struct strata_topo *topo;
 };
 
 /* The context of an intracommunicator, creating it (collectively) if this is

@@ -168,6 +168,8 @@ int strata_persist_owns(MPI_Request request, int active_only)
 /* What the request owns of its arguments goes. */
 static void release_args(struct strata_persist *ps)
 {
+    if (ps->a.kept) ps->a.release(ps->a.kept);
+    ps->a.kept = NULL;
     if (ps->owned_stype) PMPI_Type_free(&ps->a.stype);
     if (ps->owned_rtype) PMPI_Type_free(&ps->a.rtype);
     ps->owned_stype = ps->owned_rtype = 0;
@@ -189,6 +191,8 @@ static int own_type(MPI_Datatype *type, int *owned)
     *owned = rc == MPI_SUCCESS;
     return rc;
 }
+
+int strata_persist_own_type(MPI_Datatype *type, int *owned) { return own_type(type, owned); }
 
 /* What a rank reads of a persistent collective's arguments at every start
  * (MPI's significant arguments: the root's side of a rooted v-collective,
@@ -259,6 +263,7 @@ static struct args_read args_read(int coll, MPI_Comm comm, int root, const void 
 static int own_args(struct strata_persist *ps)
 {
     struct strata_persist_args *p = &ps->a;
+    if (p->kept) return MPI_SUCCESS; /* the caller copied them */
     struct args_read r = args_read(p->coll, p->comm, p->root, p->sendbuf, p->recvbuf);
     const void **arrays[4] = {&p->scounts, &p->sdispls, &p->rcounts, &p->rdispls};
     const size_t count = p->large ? sizeof(MPI_Count) : sizeof(int);
@@ -646,6 +651,7 @@ int strata_persist_init(const struct strata_persist_args *args,
     }
     decide(ps);
     if (ps->host) {
+        ps->a.kept = NULL; /* the caller's where the host serves the call */
         persist_drop(ps);
         return MPI_SUCCESS;
     }

@@ -72,6 +72,14 @@ struct strata_persist_args {
     MPI_Op op;
     int root;
     MPI_Comm comm;
+    /* Arguments these fields cannot hold (Alltoallw and the neighbourhood
+     * collectives: a datatype per block, arrays as long as a topology's
+     * degrees), copied by the caller (serve/wpersist.c): a request made
+     * owns it from then on and frees it with release; the request copies
+     * no array of its own then.  Where *host is set it stays the caller's.
+     * NULL otherwise. */
+    void *kept;
+    void (*release)(void *kept);
 };
 
 /* What a request's collective and form do with its arguments at a start:
@@ -90,6 +98,11 @@ struct strata_persist_calls {
  * leave the call to the host: then the host's persistent request matches
  * it by _init order and reports its errors, as it would without strata).
  * calls must live as long as the request (a static table). */
+/* *type duplicated if it is a derived datatype (*owned set: PMPI_Type_free
+ * it when done); a named one is kept as is.  For operations that read a
+ * datatype after their entry point returned (serve/wcollectives.c). */
+int strata_persist_own_type(MPI_Datatype *type, int *owned);
+
 int strata_persist_init(const struct strata_persist_args *args,
                         const struct strata_persist_calls *calls, MPI_Request *request, int *host);
 

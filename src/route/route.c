@@ -34,7 +34,7 @@ STRATA_HOT const char *strata_route_refusal(const struct strata_ctx *ctx, enum s
         /* The node parts' layout records, on the largest node with the
          * smallest round a node plane can have (one region of the agreed
          * STRATA_CICO_MAX): the same bound on every rank, whatever the node. */
-        if (strata_coll_is_v(coll))
+        if (strata_coll_is_v(strata_coll_engine(coll)))
             return strata_vblock_refusal_size(ctx->net->max_node_size, strata_tuning()->cico_max);
         /* A prefix across nodes adds whole nodes' totals in node order,
          * which is rank order only when each node's ranks are consecutive. */
@@ -52,7 +52,7 @@ STRATA_HOT const char *strata_route_refusal(const struct strata_ctx *ctx, enum s
     }
     if (!ctx->plane) return ctx->plane_why;
     /* The same plane, so the same answer, on every rank. */
-    if (strata_coll_is_v(coll)) return strata_vblock_refusal(ctx->plane);
+    if (strata_coll_is_v(strata_coll_engine(coll))) return strata_vblock_refusal(ctx->plane);
     return NULL;
 }
 

@@ -35,6 +35,18 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
 int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
                           const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large);
+/* A call already laid out as bytes (wcollectives.c: Alltoallw and the
+ * neighbourhood collectives), run as Alltoallv runs one (vcollectives.c),
+ * once the route is settled: send and recv are byte runs (send NULL: in
+ * place, recv holds the outgoing blocks where the incoming ones go), the
+ * layout's four [size] arrays are copied; end(arg, finished) runs when the
+ * call is over (finished 1: its results are in recv), also for a
+ * nonblocking or persistent operation, to unpack and free what arg holds. */
+struct strata_ctx;
+struct strata_vlayout;
+int strata_vcall_bytes(struct strata_ctx *ctx, enum strata_coll coll, const unsigned char *send,
+                       unsigned char *recv, const struct strata_vlayout *layout,
+                       void (*end)(void *arg, int finished), void *arg);
 /* The same calls on host memory only (collectives.c): strata's algorithms or
  * the host MPI.  strata_call_* (device_calls.c) hand calls to them, staging
  * device buffers through host memory first. */

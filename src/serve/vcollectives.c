@@ -197,6 +197,10 @@ struct vcall {
     long long one[2]; /* a one-block side's count and displacement (0) */
     MPI_Comm comm;
     int heap;       /* the call itself was allocated */
+    /* A call whose layout its caller built (strata_vcall_bytes): called at
+     * its end, finished or not (NULL: none). */
+    void (*end)(void *arg, int finished);
+    void *end_arg;
     /* Set by vargs and the operations' start functions, not zeroed. */
     struct strata_block_args a;     /* the node operation's */
     struct strata_block_op o;
@@ -290,11 +294,15 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
         if (c->a.send && c->a.recv && n) memcpy(c->a.recv + c->v.in_off[0], c->a.send + c->v.out_off[0], n);
         strata_entry_count(c->coll, what);
         strata_route_served(ctx, strata_call_id(c->coll, strata_nb_form()), what, n);
-        return MPI_SUCCESS;
+        /* More sent to itself than it receives: an erroneous program, which
+         * the host reports so (a rank on a periodic grid of one is its own
+         * neighbour). */
+        return c->a.send && c->a.recv && c->v.out_len[0] > c->v.in_len[0] ? MPI_ERR_TRUNCATE
+                                                                         : MPI_SUCCESS;
     }
     if (ctx->net) {
         char buf[320], *desc = strata_entry_across_start(c->coll, buf);
-        int rc = strata_net_vblock(ctx->net, c->coll, &c->a, desc, sizeof buf);
+        int rc = strata_net_vblock(ctx->net, strata_coll_engine(c->coll), &c->a, desc, sizeof buf);
         return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc);
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
@@ -325,7 +333,7 @@ static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, in
     c->out_off = c->arrays + size;
     c->in_len = c->arrays + 2 * size;
     c->in_off = c->arrays + 3 * size;
-    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off};
+    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off, NULL};
     return c;
 }
 
@@ -335,6 +343,7 @@ static void vcall_end(struct vcall *c, int unpack)
 {
     if (c->send_used) side_close(&c->send, c->comm, 0);
     if (c->recv_used) side_close(&c->recv, c->comm, unpack ? c->unpack_n : 0);
+    if (c->end) c->end(c->end_arg, unpack);
     if (c->arrays != c->small) free(c->arrays);
     free(c->w);
     if (c->heap) free(c);
@@ -350,8 +359,8 @@ static void v_nb_start(struct strata_nb *nb)
     struct vcall *c = nb->owned;
     struct strata_ctx *ctx = nb->ctx;
     if (ctx->net) {
-        strata_net_vblock_start(&c->net, ctx->net, c->coll, &c->a, nb->has_desc ? nb->desc : NULL,
-                                sizeof nb->desc);
+        strata_net_vblock_start(&c->net, ctx->net, strata_coll_engine(c->coll), &c->a,
+                                nb->has_desc ? nb->desc : NULL, sizeof nb->desc);
         nb->owned_op = &c->net.op;
         return;
     }
@@ -713,5 +722,28 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
         memcpy(c->out_len, c->in_len, (size_t)size * sizeof(size_t));
         memcpy(c->out_off, c->in_off, (size_t)size * sizeof(size_t));
     }
+    return vfinish_checked(ctx, c);
+}
+
+/* ---- A call whose byte layout its caller built (wcollectives.c). */
+
+int strata_vcall_bytes(struct strata_ctx *ctx, enum strata_coll coll, const unsigned char *send,
+                       unsigned char *recv, const struct strata_vlayout *layout,
+                       void (*end)(void *arg, int finished), void *arg)
+{
+    int size = ctx->size;
+    struct vcall call, *c = vcall_new(ctx, coll, -1, &call, NULL, NULL);
+    c->in_place = send == NULL;
+    c->send.run = (unsigned char *)send; /* no packed copy: side_close leaves it */
+    c->send_used = send != NULL;
+    c->recv.run = recv;
+    c->recv_used = 1;
+    c->end = end;
+    c->end_arg = arg;
+    memcpy(c->out_len, layout->out_len, (size_t)size * sizeof(size_t));
+    memcpy(c->out_off, layout->out_off, (size_t)size * sizeof(size_t));
+    memcpy(c->in_len, layout->in_len, (size_t)size * sizeof(size_t));
+    memcpy(c->in_off, layout->in_off, (size_t)size * sizeof(size_t));
+    c->v.pieces = layout->pieces; /* the caller's: it lives until end() */
     return vfinish_checked(ctx, c);
 }

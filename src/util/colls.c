@@ -25,6 +25,12 @@ static const struct {
     [STRATA_COLL_SCATTERV] = {"MPI_Scatterv", "scatterv"},
     [STRATA_COLL_ALLGATHERV] = {"MPI_Allgatherv", "allgatherv"},
     [STRATA_COLL_ALLTOALLV] = {"MPI_Alltoallv", "alltoallv"},
+    [STRATA_COLL_ALLTOALLW] = {"MPI_Alltoallw", "alltoallw"},
+    [STRATA_COLL_NEIGHBOR_ALLGATHER] = {"MPI_Neighbor_allgather", "neighbor_allgather"},
+    [STRATA_COLL_NEIGHBOR_ALLGATHERV] = {"MPI_Neighbor_allgatherv", "neighbor_allgatherv"},
+    [STRATA_COLL_NEIGHBOR_ALLTOALL] = {"MPI_Neighbor_alltoall", "neighbor_alltoall"},
+    [STRATA_COLL_NEIGHBOR_ALLTOALLV] = {"MPI_Neighbor_alltoallv", "neighbor_alltoallv"},
+    [STRATA_COLL_NEIGHBOR_ALLTOALLW] = {"MPI_Neighbor_alltoallw", "neighbor_alltoallw"},
 };
 /* A collective without a name would print as (null): every value has one. */
 _Static_assert(sizeof colls / sizeof colls[0] == STRATA_NCOLLS,

@@ -29,6 +29,14 @@ enum strata_coll {
     STRATA_COLL_SCATTERV,
     STRATA_COLL_ALLGATHERV,
     STRATA_COLL_ALLTOALLV,
+    /* Served by Alltoallv's engine on a byte layout their entry points
+     * build (interpose/wcollectives.c): no algorithms of their own. */
+    STRATA_COLL_ALLTOALLW,
+    STRATA_COLL_NEIGHBOR_ALLGATHER,
+    STRATA_COLL_NEIGHBOR_ALLGATHERV,
+    STRATA_COLL_NEIGHBOR_ALLTOALL,
+    STRATA_COLL_NEIGHBOR_ALLTOALLV,
+    STRATA_COLL_NEIGHBOR_ALLTOALLW,
     STRATA_NCOLLS
 };
 
@@ -37,6 +45,22 @@ static inline int strata_coll_is_v(int coll)
 {
     return coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV ||
            coll == STRATA_COLL_ALLGATHERV || coll == STRATA_COLL_ALLTOALLV;
+}
+
+/* Whether coll is one of the neighbourhood collectives. */
+static inline int strata_coll_is_neighbor(int coll)
+{
+    return coll >= STRATA_COLL_NEIGHBOR_ALLGATHER && coll <= STRATA_COLL_NEIGHBOR_ALLTOALLW;
+}
+
+/* The collective whose engine, algorithms and selection serve coll:
+ * Alltoallv's for Alltoallw and the neighbourhood collectives (each rank's
+ * blocks, whatever their datatypes and places, become one byte stream per
+ * peer), coll itself for the others. */
+static inline int strata_coll_engine(int coll)
+{
+    return coll == STRATA_COLL_ALLTOALLW || strata_coll_is_neighbor(coll) ? STRATA_COLL_ALLTOALLV
+                                                                          : coll;
 }
 
 /* "MPI_Bcast", ... */

@@ -45,16 +45,25 @@ static inline uint64_t fuzz_below(struct fuzz_rng *r, uint64_t n) { return fuzz_
 
 /* ---- Options ----------------------------------------------------------------- */
 
-/* The collectives the fuzzer draws: all sixteen.  The v-collectives and
- * MPI_Reduce_scatter take their per-rank counts from a count pattern the
- * call draws (uniform, one empty rank, a power law: fuzz_vcount), with the
- * blocks packed in rank order. */
+/* The collectives the fuzzer draws: all but three neighbourhood
+ * collectives (their v and w forms: tests/mpi/test_neighbor.c).  The
+ * v-collectives, MPI_Alltoallw and MPI_Reduce_scatter take their per-rank
+ * counts from a count pattern the call draws (uniform, one empty rank, a
+ * power law: fuzz_vcount), with the blocks packed in rank order; Alltoallw
+ * is drawn as Alltoallv is and called with every block's datatype and byte
+ * displacement.  MPI_Neighbor_allgather and MPI_Neighbor_alltoall run on a
+ * Cartesian grid made over the slot's communicator for the call
+ * (fuzz_neighbor_grid: 1-D or 2-D, periodic or not), valid calls only. */
 #define FUZZ_COLLS                                                                          \
     (((1u << (STRATA_COLL_BARRIER + 1)) - 1) | (1u << STRATA_COLL_SCAN) |                     \
      (1u << STRATA_COLL_EXSCAN) | (1u << STRATA_COLL_REDUCE_SCATTER_BLOCK) |                  \
      (1u << STRATA_COLL_REDUCE_SCATTER) | (1u << STRATA_COLL_GATHERV) |                       \
      (1u << STRATA_COLL_SCATTERV) | (1u << STRATA_COLL_ALLGATHERV) |                          \
-     (1u << STRATA_COLL_ALLTOALLV))
+     (1u << STRATA_COLL_ALLTOALLV) | (1u << STRATA_COLL_ALLTOALLW) |                          \
+     (1u << STRATA_COLL_NEIGHBOR_ALLGATHER) | (1u << STRATA_COLL_NEIGHBOR_ALLTOALL))
+
+/* Blocks a neighbourhood call's buffers hold at most (a 2-D grid's). */
+#define FUZZ_NEIGHBOR_BLOCKS 4
 
 struct fuzz_opts {
     uint64_t seed;
@@ -219,6 +228,10 @@ int fuzz_in_place(const struct fuzz_call *c, int size);
 int fuzz_is_reduction(enum strata_coll coll);
 int fuzz_is_rooted(enum strata_coll coll);
 int fuzz_is_v(enum strata_coll coll);
+/* Alltoallv, or Alltoallw drawn and built as it is. */
+int fuzz_is_alltoallv(enum strata_coll coll);
+/* A neighbourhood call's grid: dimensions (1 or 2) and whether periodic. */
+void fuzz_neighbor_grid(const struct fuzz_call *c, int *ndims, int *periodic);
 /* The v-collectives' and Reduce_scatter's base elements of block j of
  * `size` (Alltoallv: j = (sender + receiver) mod size, symmetric as its in
  * place form needs), from the call's count pattern; a multiple of c->unit. */
@@ -275,6 +288,8 @@ struct exec {
     MPI_Datatype stype, rtype;
     MPI_Op op;
     MPI_Comm comm;
+    MPI_Comm grid;            /* a neighbourhood call's Cartesian grid (freed with the call),
+                                 else MPI_COMM_NULL */
 };
 
 /* The seed of the inputs of world rank w in the call. */

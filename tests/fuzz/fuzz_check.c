@@ -218,6 +218,7 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
                   struct exec *x)
 {
     memset(x, 0, sizeof *x);
+    x->grid = MPI_COMM_NULL;
     x->rank = fc->rank;
     x->size = fc->size;
     x->comm = c->error == FE_COMM ? MPI_COMM_NULL : fc->comm;
@@ -232,7 +233,7 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
                                        c->coll == STRATA_COLL_REDUCE_SCATTER_BLOCK ||
                                        c->coll == STRATA_COLL_REDUCE_SCATTER ||
                                        c->coll == STRATA_COLL_ALLGATHERV ||
-                                       c->coll == STRATA_COLL_ALLTOALLV);
+                                       fuzz_is_alltoallv(c->coll));
     int root_in_place = x->in_place && at_root;
     const struct fuzz_layout *ls, *lr;
     fuzz_rank_layouts(c, fc->rank, &ls, &lr);
@@ -315,8 +316,26 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
     case STRATA_COLL_SCATTERV:
     case STRATA_COLL_ALLGATHERV:
     case STRATA_COLL_ALLTOALLV:
+    case STRATA_COLL_ALLTOALLW:
         build_v(c, elems, x, ls, lr, all_in_place, root_in_place);
         break;
+    case STRATA_COLL_NEIGHBOR_ALLGATHER:
+    case STRATA_COLL_NEIGHBOR_ALLTOALL: {
+        /* A grid over the slot's communicator, for this call. */
+        int nd, periodic, dims[2] = {0, 0}, periods[2];
+        fuzz_neighbor_grid(c, &nd, &periodic);
+        periods[0] = periods[1] = periodic;
+        PMPI_Dims_create(P, nd, dims);
+        CHECK(PMPI_Cart_create(x->comm, nd, dims, periods, 0, &x->grid) == MPI_SUCCESS,
+              "MPI_Cart_create");
+        x->comm = x->grid;
+        size_t nb = 2 * (size_t)nd, sblocks = c->coll == STRATA_COLL_NEIGHBOR_ALLTOALL ? nb : 1;
+        buf_alloc(s, "the send buffer", ls, cs, sblocks, 0, mis);
+        fill_input(c, x, s, 0, cs * sblocks);
+        buf_alloc(r, "the receive buffer", lr, cr, nb, 1, mis);
+        fuzz_fill_bytes(r->mem[ORIG], r->bytes, prefill_seed(c));
+        break;
+    }
     default: break; /* Barrier */
     }
     for (int k = HOST; k <= STRATA; k++) {
@@ -355,6 +374,7 @@ static void release(const struct fuzz_call *c, struct exec *x)
     (void)c;
     buf_free(&x->send);
     buf_free(&x->recv);
+    if (x->grid != MPI_COMM_NULL) PMPI_Comm_free(&x->grid);
 }
 
 /* ---- Calls ---------------------------------------------------------------- */
@@ -447,6 +467,31 @@ static int invoke_form(const struct fuzz_call *c, const struct exec *x, const vo
 
 /* One run of the call (strata: MPI_*, else PMPI_*); returns its error class.
  * Barrier: *early_exit says a rank left before another one entered. */
+/* Alltoallw, built as Alltoallv: every block in the rank's one datatype, at
+ * its displacement times the type's extent in bytes (0 for an invalid type,
+ * which the call must reject anyway). */
+static int call_alltoallw(const struct exec *x, const void *sb, void *rb, int strata)
+{
+    int P = x->size, rc;
+    MPI_Aint lb, sext = 0, rext = 0;
+    if (x->stype != MPI_DATATYPE_NULL) PMPI_Type_get_extent(x->stype, &lb, &sext);
+    if (x->rtype != MPI_DATATYPE_NULL) PMPI_Type_get_extent(x->rtype, &lb, &rext);
+    int *bytes = malloc(2 * (size_t)P * sizeof(int) + 1);
+    MPI_Datatype *types = malloc(2 * (size_t)P * sizeof(MPI_Datatype) + 1);
+    CHECK(bytes && types, "out of memory");
+    for (int j = 0; j < P; j++) {
+        bytes[j] = x->sdispls[j] * (int)sext;
+        bytes[P + j] = x->rdispls[j] * (int)rext;
+        types[j] = x->stype;
+        types[P + j] = x->rtype;
+    }
+    rc = CALL(Alltoallw, sb, x->scounts, bytes, types, rb, x->rcounts, bytes + P, types + P,
+              x->comm);
+    free(bytes);
+    free(types);
+    return rc;
+}
+
 static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, int *early_exit)
 {
     int k = strata ? STRATA : HOST, rc = MPI_SUCCESS;
@@ -504,6 +549,15 @@ static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, i
     case STRATA_COLL_ALLTOALLV:
         rc = CALL(Alltoallv, csb, x->scounts, x->sdispls, x->stype, rb, x->rcounts, x->rdispls,
                   x->rtype, x->comm);
+        break;
+    case STRATA_COLL_ALLTOALLW:
+        rc = call_alltoallw(x, csb, rb, strata);
+        break;
+    case STRATA_COLL_NEIGHBOR_ALLGATHER:
+        rc = CALL(Neighbor_allgather, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm);
+        break;
+    case STRATA_COLL_NEIGHBOR_ALLTOALL:
+        rc = CALL(Neighbor_alltoall, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm);
         break;
     case STRATA_COLL_BARRIER: {
         /* One rank enters late; nobody may leave before it entered. */
@@ -605,8 +659,8 @@ static void compare(const struct fuzz_call *c, size_t elems, const struct fuzz_c
     /* The expected bytes are computed for the block collectives only
      * (fuzz_expect.c): a v-collective's mismatch is reported against the
      * host's bytes alone. */
-    if (reduction || fuzz_is_v(c->coll) || r->pass || !r->mem[ORIG] ||
-        (!diff && !fuzz_opt.expect_all))
+    if (reduction || fuzz_is_v(c->coll) || strata_coll_is_neighbor(c->coll) || r->pass ||
+        !r->mem[ORIG] || (!diff && !fuzz_opt.expect_all))
         return;
     unsigned char *expected = malloc(r->bytes + 1);
     CHECK(expected != NULL, "out of memory");
@@ -699,7 +753,10 @@ static size_t largest_buffer(const struct fuzz_call *c, size_t elems, int size)
             size_t m = (l->extent + (size_t)l->per - 1) / (size_t)l->per;
             if (m > per_elem) per_elem = m;
         }
-    return elems * per_elem * (size_t)(size > 0 ? size : 1);
+    size_t blocks = (size_t)(size > 0 ? size : 1);
+    if (strata_coll_is_neighbor(c->coll) && blocks < FUZZ_NEIGHBOR_BLOCKS)
+        blocks = FUZZ_NEIGHBOR_BLOCKS;
+    return elems * per_elem * blocks;
 }
 
 /* Bytes of the guard zones of copy k of b that changed (b built with zones);

@@ -64,10 +64,15 @@ int fuzz_is_rooted(enum strata_coll coll)
            coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV;
 }
 
+int fuzz_is_alltoallv(enum strata_coll coll)
+{
+    return coll == STRATA_COLL_ALLTOALLV || coll == STRATA_COLL_ALLTOALLW;
+}
+
 int fuzz_is_v(enum strata_coll coll)
 {
     return coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV ||
-           coll == STRATA_COLL_ALLGATHERV || coll == STRATA_COLL_ALLTOALLV;
+           coll == STRATA_COLL_ALLGATHERV || fuzz_is_alltoallv(coll);
 }
 
 static const char *vpattern_names[3] = {"uniform", "one empty rank", "power law"};
@@ -87,7 +92,14 @@ size_t fuzz_vcount(const struct fuzz_call *c, size_t elems, int size, int j)
 
 static int has_in_place(enum strata_coll coll)
 {
-    return coll != STRATA_COLL_BCAST && coll != STRATA_COLL_BARRIER;
+    return coll != STRATA_COLL_BCAST && coll != STRATA_COLL_BARRIER &&
+           !strata_coll_is_neighbor(coll);
+}
+
+void fuzz_neighbor_grid(const struct fuzz_call *c, int *ndims, int *periodic)
+{
+    *ndims = 1 + (int)((c->root_draw >> 16) & 1);
+    *periodic = (int)((c->root_draw >> 17) & 1);
 }
 
 /* Collectives whose buffers hold one block per rank. */
@@ -95,7 +107,8 @@ static int per_rank_blocks(enum strata_coll coll)
 {
     return coll == STRATA_COLL_GATHER || coll == STRATA_COLL_SCATTER ||
            coll == STRATA_COLL_ALLGATHER || coll == STRATA_COLL_ALLTOALL || fuzz_is_v(coll) ||
-           coll == STRATA_COLL_REDUCE_SCATTER_BLOCK || coll == STRATA_COLL_REDUCE_SCATTER;
+           coll == STRATA_COLL_REDUCE_SCATTER_BLOCK || coll == STRATA_COLL_REDUCE_SCATTER ||
+           strata_coll_is_neighbor(coll);
 }
 
 int fuzz_root(const struct fuzz_call *c, int size)
@@ -133,7 +146,7 @@ static int host_rejects_type(const struct fuzz_call *c)
                  t == MPI_LONG_DOUBLE_INT;
     return padded && (c->coll == STRATA_COLL_GATHER || c->coll == STRATA_COLL_SCATTER ||
                       c->coll == STRATA_COLL_GATHERV || c->coll == STRATA_COLL_SCATTERV ||
-                      ((c->coll == STRATA_COLL_ALLTOALL || c->coll == STRATA_COLL_ALLTOALLV) &&
+                      ((c->coll == STRATA_COLL_ALLTOALL || fuzz_is_alltoallv(c->coll)) &&
                        c->in_place));
 #else
     (void)c;
@@ -200,6 +213,8 @@ static size_t draw_elems(struct fuzz_rng *r, const struct fuzz_call *c)
             if (m > mem_per_elem) mem_per_elem = m;
         }
     size_t nblocks = per_rank_blocks(c->coll) ? (size_t)fuzz_opt.world_size : 1;
+    if (strata_coll_is_neighbor(c->coll) && nblocks < FUZZ_NEIGHBOR_BLOCKS)
+        nblocks = FUZZ_NEIGHBOR_BLOCKS;
     size_t cap_units = fuzz_opt.max_bytes / (nblocks * mem_per_elem * c->unit);
     size_t sig_unit = b->size * c->unit, units;
     uint64_t kind = fuzz_below(r, 100);
@@ -235,12 +250,11 @@ static enum fuzz_error draw_error(struct fuzz_rng *r, enum strata_coll coll)
     /* MPICH 4.0.2 does not check the count of MPI_Reduce and MPI_Allreduce:
      * a negative one fails an assertion or crashes (found by this fuzzer). */
 #if defined(MPICH_VERSION)
-    if (coll != STRATA_COLL_BARRIER && !fuzz_is_reduction(coll) &&
-        coll != STRATA_COLL_ALLTOALLV)
+    if (coll != STRATA_COLL_BARRIER && !fuzz_is_reduction(coll) && !fuzz_is_alltoallv(coll))
 #else
     /* Alltoallv's counts are arrays that differ per rank: no negative
      * count every rank passes alike. */
-    if (coll != STRATA_COLL_BARRIER && coll != STRATA_COLL_ALLTOALLV)
+    if (coll != STRATA_COLL_BARRIER && !fuzz_is_alltoallv(coll))
 #endif
         ok[n++] = FE_COUNT;
     if (coll != STRATA_COLL_BARRIER) ok[n++] = FE_TYPE;
@@ -261,14 +275,16 @@ void fuzz_draw(long index, struct fuzz_call *c)
      * splits are small, and single-rank ones strata leaves to the host. */
     c->slot = fuzz_below(&r, 10) < 4 ? (int)fuzz_below(&r, 2)
                                       : 2 + (int)fuzz_below(&r, FUZZ_SLOTS - 2);
-    c->error = fuzz_opt.errors && fuzz_below(&r, 40) == 0 ? draw_error(&r, c->coll) : FE_NONE;
+    c->error = fuzz_opt.errors && !strata_coll_is_neighbor(c->coll) && fuzz_below(&r, 40) == 0
+                   ? draw_error(&r, c->coll)
+                   : FE_NONE;
     /* The argument every rank passes and checks: Gather's send side, Scatter's
      * receive side (the other sides count at the root only); Bcast and the
      * reductions have one count and one datatype, called "send" here. */
     c->error_side = c->coll == STRATA_COLL_SCATTER || c->coll == STRATA_COLL_SCATTERV
                       ? SIDE_RECV
                   : c->coll == STRATA_COLL_ALLGATHER || c->coll == STRATA_COLL_ALLTOALL ||
-                          c->coll == STRATA_COLL_ALLTOALLV
+                          fuzz_is_alltoallv(c->coll)
                       ? (int)fuzz_below(&r, 2)
                       : SIDE_SEND;
     c->in_place = has_in_place(c->coll) && !c->error && fuzz_below(&r, 4) == 0;
@@ -379,6 +395,12 @@ void fuzz_describe(const struct fuzz_call *c, size_t elems, int size, char *out,
                       fuzz_vpattern_name(c));
     if (fuzz_is_rooted(c->coll) && size > 0)
         n += snprintf(out + n, len - (size_t)n, ", root %d", fuzz_root(c, size));
+    if (strata_coll_is_neighbor(c->coll)) {
+        int nd, periodic;
+        fuzz_neighbor_grid(c, &nd, &periodic);
+        n += snprintf(out + n, len - (size_t)n, ", on a %s %d-D Cartesian grid",
+                      periodic ? "periodic" : "non-periodic", nd);
+    }
     if (size > 0 && fuzz_in_place(c, size))
         n += snprintf(out + n, len - (size_t)n, ", MPI_IN_PLACE");
     if (c->null_insignificant && fuzz_is_rooted(c->coll))

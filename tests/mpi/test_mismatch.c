@@ -3,7 +3,7 @@
  * write past anyone's buffer, hang or crash.  With MPI_ERRORS_RETURN on the
  * communicator, for each of MPI_Bcast, MPI_Scatter, MPI_Gather, MPI_Gatherv,
  * MPI_Scatterv, MPI_Allgather, MPI_Allgatherv, MPI_Alltoall, MPI_Alltoallv,
- * MPI_Reduce and MPI_Allreduce, blocks of 16 B to 1 MiB (the small paths and
+ * MPI_Alltoallw, MPI_Reduce and MPI_Allreduce, blocks of 16 B to 1 MiB (the small paths and
  * the single-copy ones), the odd rank the root or another rank, roots first
  * and last, each algorithm forced in turn and the model's choice, on a
  * duplicate of MPI_COMM_WORLD and on a split with the ranks reversed:
@@ -280,6 +280,20 @@ static int do_alltoallv(struct call *x)
                 MPI_Ialltoallv(S, x->counts, x->displs, D, R, x->counts, x->displs, D, x->comm,
                                &req));
 }
+/* Alltoallw as Alltoallv: every block a double, at its displacement in bytes. */
+static int do_alltoallw(struct call *x)
+{
+    MPI_Request req;
+    int bytes[MAX_RANKS];
+    MPI_Datatype types[MAX_RANKS];
+    for (int j = 0; j < x->size; j++) {
+        bytes[j] = x->displs[j] * (int)sizeof(double);
+        types[j] = D;
+    }
+    return FORM(MPI_Alltoallw(S, x->counts, bytes, types, R, x->counts, bytes, types, x->comm),
+                MPI_Ialltoallw(S, x->counts, bytes, types, R, x->counts, bytes, types, x->comm,
+                               &req));
+}
 static int do_reduce(struct call *x)
 {
     MPI_Request req;
@@ -306,6 +320,7 @@ static const struct row rows[] = {
     {"MPI_Allgatherv", STRATA_COLL_ALLGATHERV, ALL_TO_ALL, ONE, ALL, 0, 0, do_allgatherv},
     {"MPI_Alltoall", STRATA_COLL_ALLTOALL, ALL_TO_ALL, ALL, ALL, 1, 0, do_alltoall},
     {"MPI_Alltoallv", STRATA_COLL_ALLTOALLV, ALL_TO_ALL, ALL, ALL, 1, 0, do_alltoallv},
+    {"MPI_Alltoallw", STRATA_COLL_ALLTOALLW, ALL_TO_ALL, ALL, ALL, 1, 0, do_alltoallw},
     {"MPI_Reduce", STRATA_COLL_REDUCE, ALL_TO_ROOT, ONE, ONE_AT_ROOT, 0, 1, do_reduce},
     {"MPI_Allreduce", STRATA_COLL_ALLREDUCE, ALL_TO_ALL, ONE, ONE, 0, 1, do_allreduce},
 };
@@ -328,7 +343,7 @@ static int nblocks(enum blocks b, int rank, int size, int root)
  * v-forms lay blocks out in reverse rank order. */
 static int peer_at(const struct row *w, int p, int size)
 {
-    return strata_coll_is_v(w->coll) ? size - 1 - p : p;
+    return strata_coll_is_v(strata_coll_engine(w->coll)) ? size - 1 - p : p;
 }
 
 /* Element i of what rank s sends rank r (EVERYONE: a block for all).
@@ -560,15 +575,16 @@ static void run_algorithms(const struct row *w, MPI_Comm comm, const char *cname
     struct strata_ctx *ctx = strata_ctx_get(comm);
     int size, single_copy = ctx && ctx->plane && strata_plane_single_copy(ctx->plane);
     MPI_Comm_size(comm, &size);
+    int engine = strata_coll_engine(w->coll); /* Alltoallw: Alltoallv's algorithms */
     for (int id = 0; id < STRATA_NALGOS && all_algos; id++) {
         const struct strata_algorithm *al = strata_algorithm(id);
-        if (al->coll != (int)w->coll || strata_algorithm_refusal(al, size, single_copy, al->k_default))
+        if (al->coll != engine || strata_algorithm_refusal(al, size, single_copy, al->k_default))
             continue;
         char err[256];
-        CHECK(!strata_select_force(w->coll, al->name, err, sizeof err), "%s", err);
+        CHECK(!strata_select_force(engine, al->name, err, sizeof err), "%s", err);
         run_row(w, comm, cname, al->name);
     }
-    strata_select_force(w->coll, NULL, NULL, 0);
+    strata_select_force(engine, NULL, NULL, 0);
     run_row(w, comm, cname, "model");
 }
 

@@ -130,6 +130,16 @@ for c in "reduce_scatter_block slice-read" "reduce_scatter slice-read" "scan pip
   [ "$(grep -c '^\* ' "$tmp/out")" -eq 1 ] || fail "--explain $coll does not mark exactly one path"
   grep -q 'the size, not the model' "$tmp/out" || fail "--explain $coll does not say what decides"
 done
+# Alltoallw and the neighbourhood collectives: Alltoallv's algorithms and override.
+for coll in alltoallw neighbor_allgather neighbor_alltoallw; do
+  "$run" --native -n 1 "$info" --explain "$coll" 64K -n 4 >"$tmp/out" 2>"$tmp/err" ||
+    fail "strata-info --explain $coll failed"
+  grep -q "runs on MPI_Alltoallv's engine" "$tmp/out" || fail "--explain $coll does not say its engine"
+  for a in copy-in-copy-out ring-read; do
+    grep -qE "^[* ] $a " "$tmp/out" || fail "--explain $coll does not list $a"
+  done
+  grep -q 'no STRATA_ALLTOALLV_ALGORITHM' "$tmp/out" || fail "--explain $coll does not name its override"
+done
 # 1 KiB fits one window: copy-in/copy-out is taken whatever the transport.
 "$run" --native -n 1 "$info" --explain scan 1K -n 4 >"$tmp/out" 2>"$tmp/err" ||
   fail "strata-info --explain scan failed"

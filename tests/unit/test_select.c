@@ -455,8 +455,8 @@ static const struct {
      " {\"collective\": \"scatter\", \"algoritm\": \"parallel-read\"}]}",
      {"rule 2", "unknown key \"algoritm\"", "collective, algorithm, k, min_bytes"}},
     {"{\"rules\": [{\"collective\": \"bcast\", \"algorithm\": \"pipelined\"},"
-     " {\"collective\": \"alltoallw\", \"algorithm\": \"parallel-read\"}]}",
-     {"rule 2", "\"alltoallw\" is not a collective", "scatter"}},
+     " {\"collective\": \"alltoallx\", \"algorithm\": \"parallel-read\"}]}",
+     {"rule 2", "\"alltoallx\" is not a collective", "scatter"}},
     {"{\"rules\": [{\"collective\": \"bcast\", \"algorithm\": \"pipelined\"},"
      " {\"collective\": \"MPI_Reduce\", \"algorithm\": \"pipelined\"}]}",
      {"rule 2", "MPI_Reduce has no algorithms to choose from", "allgather"}},

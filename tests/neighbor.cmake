@@ -1,0 +1,36 @@
+# MPI_Alltoallw and the neighbourhood collectives (issue 33) against the host
+# MPI: Cartesian (1-D, 2-D, 3-D, periodic and not), graph and distributed-
+# graph topologies with duplicate edges, self-loops, empty neighbourhoods and
+# unequal degrees; blocks on both sides of the copy-in/copy-out limit, a
+# type with holes, the w forms' per-pair types, Alltoallw in place; every
+# form; STRATA_STATS; then a count mismatch on a ring (tests/mpi/test_neighbor.c).
+strata_test_program(test_neighbor mpi/test_neighbor.c)
+
+function(neighbor name ranks timeout)
+  cmake_parse_arguments(N "" "" "ENV;ARGS" ${ARGN})
+  strata_mpi_test(NAME neighbor.${name} TARGET test_neighbor RANKS ${ranks} ENV ${N_ENV}
+                  ARGS ${N_ARGS})
+  set_tests_properties(neighbor.${name} PROPERTIES TIMEOUT ${timeout}
+                       PASS_REGULAR_EXPRESSION "PASS neighbor")
+endfunction()
+
+if(STRATA_MPI STREQUAL "openmpi")
+  # One rank: every periodic dimension makes it its own neighbour twice.
+  neighbor(np1 1 60)
+  neighbor(np3 3 120)
+  neighbor(np4 4 120)
+  # The ranks agree on the route and compare what each pair sends first.
+  neighbor(check-args.np3 3 120 ENV STRATA_CHECK_ARGS=1 ARGS --quick)
+  # Each of Alltoallv's algorithms forced in turn (the engine these run on).
+  neighbor(cico.np3 3 120 ENV STRATA_ALLTOALLV_ALGORITHM=copy-in-copy-out)
+  neighbor(ring-read.np4 4 120 ENV STRATA_ALLTOALLV_ALGORITHM=ring-read)
+  # Across two virtual nodes: Alltoallv's composition (neighbours on the
+  # other node through the host's point-to-point).
+  neighbor(nodes2.np4 4 120 ENV STRATA_VIRTUAL_NODES=2)
+else()
+  # MPICH never yields when oversubscribed: 4 ranks with small blocks only
+  # (about 10 s at 3 ranks in full on 2 cores).
+  neighbor(np2 2 120)
+  neighbor(np3 3 180)
+  neighbor(np4.quick 4 120 ARGS --quick)
+endif()
