@@ -384,13 +384,25 @@ void strata_learn_release(struct strata_plane *p)
 
 void strata_learn_save(void)
 {
-    char path[512], why[640];
-    if (!kept.nmeasured || !strata_select_cache_path(path, sizeof path)) return;
+    char path[512], learned[512], why[640];
+    if (!kept.nmeasured) return;
+    int cache = strata_select_cache_path(path, sizeof path);
+    if (!cache || strata_learn_file_path(path, learned, sizeof learned)) return;
+    /* What earlier jobs measured (read at MPI_Init) and what this one did. */
     struct strata_model m = *strata_select_model();
     for (int i = 0; i < kept.nmeasured; i++) strata_model_put_measured(&m, &kept.measured[i]);
-    if (strata_model_save_cache(&m, path, why, sizeof why))
+    if (strata_learn_file_save(&m, learned, why, sizeof why)) {
         strata_warn("what selection measured is not kept: %s", why);
-    else
-        strata_verbose(1, "what selection measured (%d algorithm%s) is kept in %s", kept.nmeasured,
-                       kept.nmeasured == 1 ? "" : "s", path);
+        return;
+    }
+    strata_verbose(1, "what selection measured (%d algorithm%s) is kept in %s", kept.nmeasured,
+                   kept.nmeasured == 1 ? "" : "s", learned);
+    if (cache == 2) {
+        /* A cache an earlier build wrote its "measured" lines into: they
+         * are in the learned file now, and the cache goes back to what
+         * every build reads. */
+        m.nmeasured = 0;
+        if (strata_model_save_cache(&m, path, why, sizeof why))
+            strata_warn("the model cache keeps its \"measured\" lines: %s", why);
+    }
 }

@@ -168,7 +168,22 @@ const struct strata_learn_entry *strata_learn_entry(const struct strata_plane *p
 void strata_learn_release(struct strata_plane *p);
 
 /* At MPI_Finalize on world rank 0: writes what this process's planes
- * learned into the model cache, if the cache is the model in use. */
+ * learned, with what earlier jobs did, into the learned file beside the
+ * model cache, if the cache is the model in use. */
 void strata_learn_save(void);
+
+/* The learned file (coll/learn_file.c): what selection measured, kept
+ * beside the per-host model cache so that the cache itself stays readable
+ * by strata builds that do not learn.  The path of the sibling of
+ * MODEL_PATH (model-HOST.conf -> learned-HOST.conf): 0, or -1 if it is not
+ * a cache's name or does not fit. */
+int strata_learn_file_path(const char *model_path, char *out, size_t outlen);
+struct strata_model;
+/* Adds the file's "measured" records to m: 0, 1 if there is no file, -1
+ * with err set if it is not this user's alone or a line is wrong. */
+int strata_learn_file_load(struct strata_model *m, const char *path, char *err, size_t errlen);
+/* Writes m's "measured" records as the file, atomically: 0, or -1 with why. */
+int strata_learn_file_save(const struct strata_model *m, const char *path, char *why,
+                           size_t whylen);
 
 #endif

@@ -35,6 +35,7 @@ struct selection_settings {
     struct strata_rule rules[STRATA_MAX_RULES];
     int learn; /* STRATA_LEARN: selection corrects itself (coll/learn.h) */
     char cache[512]; /* the per-host cache the model was read from, or "" */
+    int cache_measured; /* the cache itself held "measured" lines (written before learn_file.c) */
 };
 
 static struct selection_settings settings;
@@ -90,6 +91,22 @@ static int read_overrides(struct selection_settings *s)
     return 0;
 }
 
+/* What earlier jobs measured, from the file beside the cache: a file that
+ * cannot be used is named and left out (selection then starts from the
+ * model, as on a first job). */
+static void load_learned(struct selection_settings *s, const char *cache)
+{
+    char path[512], err[640];
+    if (strata_learn_file_path(cache, path, sizeof path)) return;
+    int rc = strata_learn_file_load(&s->model, path, err, sizeof err);
+    if (rc < 0)
+        strata_warn("what earlier jobs measured is not used: %s (remove the file; the next job "
+                    "that learns writes it again)", err);
+    else if (rc == 0)
+        strata_verbose(2, "what earlier jobs measured: %d record%s from %s", s->model.nmeasured,
+                       s->model.nmeasured == 1 ? "" : "s", path);
+}
+
 /* The per-host cache, calibrated at first use.  A cache another user could
  * have written is refused with a warning (the job goes on with the built-in
  * model); a bad file of the user's own stops the job, as STRATA_MODEL's. */
@@ -102,13 +119,22 @@ static int load_cached_model(struct selection_settings *s)
     if (rc == 1 && cfg && cfg->calibrate) {
         strata_verbose(1, "no cost model for this machine yet: running strata-calibrate "
                        "(STRATA_CALIBRATE=0 skips it) -> %s", path);
+        char learned[512];
+        /* Its ratios are over the old model's predictions: stale now. */
+        if (!strata_learn_file_path(path, learned, sizeof learned) && !unlink(learned))
+            strata_verbose(1, "a new model: what selection measured before (%s) is dropped",
+                           learned);
         if (strata_model_calibrate_now(path, err, sizeof err)) {
             strata_warn("calibration failed (%s): strata uses its built-in cost model", err);
             return 0;
         }
         rc = strata_model_load_cache(&s->model, path, err, sizeof err);
     }
-    if (rc == 0) snprintf(s->cache, sizeof s->cache, "%s", path);
+    if (rc == 0) {
+        snprintf(s->cache, sizeof s->cache, "%s", path);
+        s->cache_measured = s->model.nmeasured > 0;
+        load_learned(s, path);
+    }
     if (rc == 2)
         strata_warn("the cached cost model is not used: %s; strata uses its built-in cost model "
                     "(STRATA_MODEL=file names one to use)", err);
@@ -322,7 +348,7 @@ int strata_select_cache_path(char *out, size_t outlen)
 {
     if (!settings.cache[0]) return 0;
     snprintf(out, outlen, "%s", settings.cache);
-    return 1;
+    return settings.cache_measured ? 2 : 1;
 }
 
 /* A size not chosen for last time: what the plane measured, else the

@@ -53,7 +53,9 @@ void strata_select_blocking(struct strata_plane *p, int coll, size_t block, MPI_
 int strata_select_learning(void);
 
 /* The per-host model cache the model in use was read from: 1 with its path
- * in out, or 0 (STRATA_MODEL names a file, or the built-in figures). */
+ * in out, 2 if that file itself held "measured" lines (a cache written
+ * before they moved beside it, coll/learn_file.c), or 0 (STRATA_MODEL names
+ * a file, or the built-in figures). */
 int strata_select_cache_path(char *out, size_t outlen);
 
 /* The model's predictions for a call on plane p (strata_select_explain with

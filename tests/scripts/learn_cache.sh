@@ -6,7 +6,12 @@
 #   model; a first job of test_learn (2 ranks, Allgather of 1 MiB, results
 #   checked against the host MPI) searches and settles;
 # - rank 0 wrote, at MPI_Finalize, one "measured allgather 2 ..." line per
-#   algorithm it measured, with the ratio the job printed;
+#   algorithm it measured, with the ratio the job printed, into the learned
+#   file beside the cache (learned-HOST.conf), and the cache itself holds
+#   only the keys a strata build without learning reads (an older build on
+#   the same machine keeps working);
+# - a cache an earlier build wrote a "measured" line into has it moved to
+#   the learned file;
 # - a second job starts from those ratios (each algorithm's, as the first
 #   job learned them) and its results are checked as well;
 # - strata-info --explain shows the measured times beside the predictions.
@@ -21,7 +26,11 @@ info="$4"
 export XDG_CACHE_HOME="$tmp/cache" STRATA_CALIBRATE=0 STRATA_LEARN=1
 mkdir -m 700 -p "$XDG_CACHE_HOME/strata"
 cache="$XDG_CACHE_HOME/strata/model-$(hostname).conf"
+learned="$XDG_CACHE_HOME/strata/learned-$(hostname).conf"
 install -m 600 "$model" "$cache"
+# As the build of the merge of issue 31 item 1 left it: a record in the cache.
+legacy="measured bcast 7 1 1 10 direct-read 1.5"
+echo "$legacy" >>"$cache"
 
 "$run" --native -n 2 "$prog" --print --calls=40 >"$tmp/out" 2>"$tmp/err" ||
   fail "the first job failed"
@@ -32,9 +41,14 @@ grep '^LEARNED ' "$tmp/out" | sort >"$tmp/learned"
 while read -r _ algo ratio; do
   awk -v a="$algo" -v r="$ratio" 'BEGIN { s = 1 }
     $1 == "measured" && $2 == "allgather" && $3 == 2 && $4 == 1 && $6 == 21 &&
-    ($7 == a || index($7, a ":") == 1) && $8 == r { s = 0 } END { exit s }' "$cache" ||
-    fail "the cache has no 'measured allgather 2 1 . 21 $algo $ratio' line (what the job learned)"
+    ($7 == a || index($7, a ":") == 1) && $8 == r { s = 0 } END { exit s }' "$learned" ||
+    fail "$learned has no 'measured allgather 2 1 . 21 $algo $ratio' line (what the job learned)"
 done <"$tmp/learned"
+grep -qx "$legacy" "$learned" || fail "the cache's earlier record is not in $learned"
+# The keys of the model parser before learning (a build that refuses any other).
+awk '{ sub(/#.*/, "") } NF && $1 !~ /^(alpha_us|beta_us_per_byte|lock_us_per_page|page_bytes|gamma|gamma_fit|shm_us_per_byte|shm_pipe_us_per_byte|memcpy_us_per_byte|map_alpha_us|map_lookup_us|flag_us|net_alpha_us|net_beta_us_per_byte|machine|date|cpus)$/ { print; bad = 1 }
+     END { exit bad }' "$cache" >"$tmp/unknown" ||
+  fail "the model cache has keys an older strata refuses: $(cat "$tmp/unknown")"
 cp "$tmp/out" "$tmp/first"
 
 # Measured ratios are all the second job may differ by: it must start from
