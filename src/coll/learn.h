@@ -180,7 +180,8 @@ void strata_learn_save(void);
 int strata_learn_file_path(const char *model_path, char *out, size_t outlen);
 struct strata_model;
 /* Adds the file's "measured" records to m: 0, 1 if there is no file, -1
- * with err set if it is not this user's alone or a line is wrong. */
+ * with err set if it is not this user's alone or a line is wrong (m then
+ * holds the records before that line: load into a copy). */
 int strata_learn_file_load(struct strata_model *m, const char *path, char *err, size_t errlen);
 /* Writes m's "measured" records as the file, atomically: 0, or -1 with why. */
 int strata_learn_file_save(const struct strata_model *m, const char *path, char *why,

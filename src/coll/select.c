@@ -98,7 +98,10 @@ static void load_learned(struct selection_settings *s, const char *cache)
 {
     char path[512], err[640];
     if (strata_learn_file_path(cache, path, sizeof path)) return;
-    int rc = strata_learn_file_load(&s->model, path, err, sizeof err);
+    /* All of the file or none: records before a bad line are left out too. */
+    struct strata_model with = s->model;
+    int rc = strata_learn_file_load(&with, path, err, sizeof err);
+    if (rc == 0) s->model = with;
     if (rc < 0)
         strata_warn("what earlier jobs measured is not used: %s (remove the file; the next job "
                     "that learns writes it again)", err);

@@ -14,7 +14,11 @@
 #   the learned file;
 # - a second job starts from those ratios (each algorithm's, as the first
 #   job learned them) and its results are checked as well;
-# - strata-info --explain shows the measured times beside the predictions.
+# - strata-info --explain shows the measured times beside the predictions;
+# - a learned file that cannot be used (a line of another kind) is named in
+#   a warning and the job goes on from the model alone;
+# - a calibration at first use (no model cache yet) removes the learned file
+#   (its ratios are to the old model's predictions).
 # No timing is asserted: which algorithm measures fastest is the machine's.
 set -uo pipefail
 run="$1"
@@ -68,4 +72,20 @@ while read -r _ algo _; do
     fail "--explain shows no measured time for $algo"
 done <"$tmp/learned"
 grep -qE '^[>#] ' "$tmp/out" || fail "--explain does not mark where selection starts"
+
+cp "$learned" "$tmp/kept-learned"
+echo "alpha_us 1" >>"$learned"
+"$run" --native -n 1 "$info" --explain allgather 1M -n 2 >"$tmp/out" 2>"$tmp/err" ||
+  fail "a bad learned file stopped the job: $(cat "$tmp/err")"
+grep -q "what earlier jobs measured is not used: $learned:[0-9]*: only \"measured\" lines" \
+  "$tmp/err" || fail "a bad learned file was not named in a warning: $(cat "$tmp/err")"
+grep -qE "^[*#> ] [a-z-]+ +[-0-9]+ +[0-9.]+ +[0-9.]+ " "$tmp/out" &&
+  fail "--explain shows measured times from a learned file it refused"
+
+rm "$cache"
+cp "$tmp/kept-learned" "$learned"
+STRATA_CALIBRATE=auto "$run" --native -n 1 "$info" --explain allgather 1M -n 2 >"$tmp/out" \
+  2>"$tmp/err" || fail "the job calibrating at first use failed: $(cat "$tmp/err")"
+[ -s "$cache" ] || fail "the calibration at first use wrote no model cache"
+[ -e "$learned" ] && fail "the calibration at first use kept the learned file of the old model"
 echo "PASS learn_cache"
