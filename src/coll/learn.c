@@ -22,6 +22,11 @@
 static struct strata_model kept;
 static atomic_flag kept_busy = ATOMIC_FLAG_INIT;
 
+/* Selection's prices (strata_learn_use): set before any plane learns. */
+static const struct strata_learn_pricing *pricing;
+
+void strata_learn_use(const struct strata_learn_pricing *with) { pricing = with; }
+
 static double now_us(void)
 {
     struct timespec ts;
@@ -29,57 +34,11 @@ static double now_us(void)
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
 }
 
-static struct strata_learn_entry *find(const struct strata_learn *l, int coll, int cls)
-{
-    if (!l) return NULL;
-    for (int i = 0; i < l->nentries; i++)
-        if (l->e[i].coll == coll && l->e[i].cls == cls) return (struct strata_learn_entry *)&l->e[i];
-    return NULL;
-}
-
-const struct strata_learn_entry *strata_learn_entry(const struct strata_plane *p, int coll,
-                                                    size_t block)
-{
-    return find(p->learn, coll, strata_learn_class(block));
-}
-
-/* What a report of e is about: its candidate in use, or the host. */
-static int measured(const struct strata_learn_entry *e)
-{
-    return e->sampling_host ? STRATA_LEARN_HOST : e->cur;
-}
-
-static int by_value(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(const double *sample)
-{
-    double v[STRATA_LEARN_SAMPLES];
-    memcpy(v, sample, sizeof v);
-    qsort(v, STRATA_LEARN_SAMPLES, sizeof v[0], by_value);
-    return STRATA_LEARN_SAMPLES % 2 ? v[STRATA_LEARN_SAMPLES / 2]
-                                    : (v[STRATA_LEARN_SAMPLES / 2 - 1] + v[STRATA_LEARN_SAMPLES / 2]) / 2;
-}
-
-void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s)
-{
-    long long block = s->in > s->out ? s->in : s->out;
-    const struct strata_learn_entry *e =
-        block > 0 && !strata_coll_is_v(s->coll)
-            ? find(p->learn, s->coll, strata_learn_class((size_t)block)) : NULL;
-    s->learn_cand = e ? measured(e) : -1;
-    s->learn_n = !e ? 0 : e->n < STRATA_LEARN_SAMPLES ? e->n : STRATA_LEARN_SAMPLES;
-    s->learn_ratio = e && e->n >= STRATA_LEARN_SAMPLES ? median(e->sample) : 0;
-}
-
 /* A candidate's price for a call of `block` bytes: its prediction, times
  * its measured ratio once there is one. */
 static double price(const struct strata_plane *p, const struct strata_learn_cand *c, size_t block)
 {
-    double t = strata_select_predict(p, strata_algorithm((enum strata_algo)c->algo), c->k, block);
+    double t = pricing->predict(p, strata_algorithm((enum strata_algo)c->algo), c->k, block);
     return c->ratio >= 0 ? t * c->ratio : t;
 }
 
@@ -119,6 +78,7 @@ static struct strata_learn_entry *create(struct strata_plane *p, int coll, size_
     struct strata_learn *l = p->learn;
     if (!l) {
         l = p->learn = calloc(1, sizeof *l);
+        p->learn_release = strata_learn_release;
         if (!l) {
             /* A rank that could not learn would choose apart from the others. */
             strata_error("out of memory for the measurements of selection (STRATA_LEARN=0 "
@@ -132,13 +92,13 @@ static struct strata_learn_entry *create(struct strata_plane *p, int coll, size_
     e->coll = coll;
     e->cls = strata_learn_class(block);
     struct strata_prediction all[STRATA_NALGOS];
-    int n = strata_select_predictions(p, coll, block, all, STRATA_NALGOS);
+    int n = pricing->predictions(p, coll, block, all, STRATA_NALGOS);
     struct strata_model_shape shape;
-    strata_select_shape(p, &shape);
+    pricing->shape(p, &shape);
     for (int i = 0; i < n && e->ncand < (int)(sizeof e->cand / sizeof e->cand[0]); i++) {
         if (all[i].us < 0) break; /* refused ones come last */
         const struct strata_model_measured *r = strata_model_find_measured(
-            strata_select_model(), &shape, coll, e->cls, (int)all[i].al->id, all[i].k);
+            pricing->model(), &shape, coll, e->cls, (int)all[i].al->id, all[i].k);
         e->cand[e->ncand++] = (struct strata_learn_cand){(int)all[i].al->id, all[i].k,
                                                           r ? r->ratio : -1, 0, 0};
     }
@@ -166,7 +126,7 @@ static int reports_in(const struct strata_plane *p, const struct strata_learn_en
         /* Written before the stamp, which the agreement's wait acquired
          * (every stamp of a full call). */
         if (atomic_load_explicit(&s->stamp, memory_order_relaxed) != n ||
-            s->learn_cand != measured(e) || s->learn_n < STRATA_LEARN_SAMPLES)
+            s->learn_cand != strata_learn_measured(e) || s->learn_n < STRATA_LEARN_SAMPLES)
             return 0;
         if (s->learn_ratio > *worst) *worst = s->learn_ratio;
     }
@@ -294,7 +254,7 @@ void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Com
      * (agree.h), never a nonblocking one's (its plane may be another's). */
     if (!p->call.open || p->call.small || p->call.mine.coll != coll || strata_coll_is_v(coll))
         return;
-    struct strata_learn_entry *e = find(p->learn, coll, strata_learn_class(block));
+    struct strata_learn_entry *e = strata_learn_find(p->learn, coll, strata_learn_class(block));
     if (!e && !(e = create(p, coll, block))) return;
     if (e->ncand < 2) return; /* nothing to choose between */
     e->calls++;
@@ -313,7 +273,7 @@ void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Com
     p->learn->comm = comm;
     /* The host's time is kept as a ratio to the first candidate's prediction. */
     if (e->sampling_host)
-        p->learn->host_pred = strata_select_predict(
+        p->learn->host_pred = pricing->predict(
             p, strata_algorithm((enum strata_algo)e->cand[0].algo), e->cand[0].k, block);
 }
 
@@ -326,12 +286,12 @@ int strata_learn_host_sample(const struct strata_plane *p)
 int strata_learn_choice(const struct strata_plane *p, int coll, size_t block,
                         struct strata_choice *out)
 {
-    const struct strata_learn_entry *e = find(p->learn, coll, strata_learn_class(block));
+    const struct strata_learn_entry *e = strata_learn_find(p->learn, coll, strata_learn_class(block));
     if (!e || !e->ncand) return 0;
     const struct strata_learn_cand *c = &e->cand[e->cur];
     out->al = strata_algorithm((enum strata_algo)c->algo);
     out->k = c->k;
-    out->predicted_us = strata_select_predict(p, out->al, c->k, block);
+    out->predicted_us = pricing->predict(p, out->al, c->k, block);
     out->why = e->settled ? "cost model, corrected by measurement" : "cost model, measuring";
     return 1;
 }
@@ -363,7 +323,7 @@ void strata_learn_release(struct strata_plane *p)
     struct strata_learn *l = p->learn;
     if (!l) return;
     struct strata_model_shape shape;
-    strata_select_shape(p, &shape);
+    pricing->shape(p, &shape);
     while (atomic_flag_test_and_set_explicit(&kept_busy, memory_order_acquire)) continue;
     for (int i = 0; i < l->nentries; i++) {
         const struct strata_learn_entry *e = &l->e[i];
@@ -382,14 +342,13 @@ void strata_learn_release(struct strata_plane *p)
     p->learn_armed = NULL;
 }
 
-void strata_learn_save(void)
+void strata_learn_save(const char *cache_path, int cache_state, const struct strata_model *base)
 {
-    char path[512], learned[512], why[640];
+    char learned[512], why[640];
     if (!kept.nmeasured) return;
-    int cache = strata_select_cache_path(path, sizeof path);
-    if (!cache || strata_learn_file_path(path, learned, sizeof learned)) return;
+    if (!cache_state || strata_learn_file_path(cache_path, learned, sizeof learned)) return;
     /* What earlier jobs measured (read at MPI_Init) and what this one did. */
-    struct strata_model m = *strata_select_model();
+    struct strata_model m = *base;
     for (int i = 0; i < kept.nmeasured; i++) strata_model_put_measured(&m, &kept.measured[i]);
     if (strata_learn_file_save(&m, learned, why, sizeof why)) {
         strata_warn("what selection measured is not kept: %s", why);
@@ -397,12 +356,12 @@ void strata_learn_save(void)
     }
     strata_verbose(1, "what selection measured (%d algorithm%s) is kept in %s", kept.nmeasured,
                    kept.nmeasured == 1 ? "" : "s", learned);
-    if (cache == 2) {
+    if (cache_state == 2) {
         /* A cache an earlier build wrote its "measured" lines into: they
          * are in the learned file now, and the cache goes back to what
          * every build reads. */
         m.nmeasured = 0;
-        if (strata_model_save_cache(&m, path, why, sizeof why))
+        if (strata_model_save_cache(&m, cache_path, why, sizeof why))
             strata_warn("the model cache keeps its \"measured\" lines: %s", why);
     }
 }

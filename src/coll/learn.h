@@ -122,6 +122,13 @@ static inline int strata_learn_class(size_t block)
     return block ? 64 - __builtin_clzll((unsigned long long)block) : 0;
 }
 
+/* The lookups learn_report.c shares with learn.c: p's entry of coll and
+ * size class cls, or NULL; what a report of e is about (its candidate in
+ * use, or STRATA_LEARN_HOST); the median of a full sample. */
+struct strata_learn_entry *strata_learn_find(const struct strata_learn *l, int coll, int cls);
+int strata_learn_measured(const struct strata_learn_entry *e);
+double strata_learn_median(const double *sample);
+
 /* Writes this rank's report into its signature s of the plane's next call,
  * about to be stamped (agree.c, before the stamp's release). */
 void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s);
@@ -167,10 +174,26 @@ const struct strata_learn_entry *strata_learn_entry(const struct strata_plane *p
 /* At the plane's end: keeps what it learned for the cache, frees it. */
 void strata_learn_release(struct strata_plane *p);
 
-/* At MPI_Finalize on world rank 0: writes what this process's planes
- * learned, with what earlier jobs did, into the learned file beside the
- * model cache, if the cache is the model in use. */
-void strata_learn_save(void);
+/* At MPI_Finalize on world rank 0 (strata_select_save_learned): writes what
+ * this process's planes learned, with what earlier jobs did (`base`, the
+ * model in use), into the learned file beside the model cache `cache_path`;
+ * cache_state is strata_select_cache_path's answer (2: the cache still holds
+ * "measured" lines an earlier build wrote, which then leave it). */
+void strata_learn_save(const char *cache_path, int cache_state, const struct strata_model *base);
+
+/* What learning asks of selection.  Learning sits below selection, which
+ * calls it on every measured call; selection hands these over once
+ * (strata_learn_use, at strata_select_init) rather than learn.c calling
+ * select.c, which made the two files a loop. */
+struct strata_learn_pricing {
+    double (*predict)(const struct strata_plane *p, const struct strata_algorithm *al, int k,
+                      size_t block);
+    int (*predictions)(const struct strata_plane *p, int coll, size_t block,
+                       struct strata_prediction *out, int max);
+    void (*shape)(const struct strata_plane *p, struct strata_model_shape *shape);
+    const struct strata_model *(*model)(void);
+};
+void strata_learn_use(const struct strata_learn_pricing *pricing);
 
 /* The learned file (coll/learn_file.c): what selection measured, kept
  * beside the per-host model cache so that the cache itself stays readable

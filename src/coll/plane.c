@@ -57,7 +57,7 @@ int strata_plane_init(struct strata_plane *p, const struct strata_hier *h, int r
 
 void strata_plane_fini(struct strata_plane *p)
 {
-    strata_learn_release(p);
+    if (p->learn_release) p->learn_release(p);
     strata_segment_release(&p->seg);
     free(p->pid);
     free(p->tree_buf);

@@ -227,6 +227,10 @@ struct strata_plane {
     struct strata_plane_choice chosen[STRATA_NCOLLS]; /* per enum strata_coll */
     struct strata_learn *learn;    /* what selection measured (coll/learn.h); NULL: nothing yet */
     struct strata_learn_entry *learn_armed; /* the entry this blocking call times, or NULL */
+    /* Frees learn (strata_learn_release), set with it: the plane sits below
+     * selection, and a direct call from strata_plane_fini closed a loop of
+     * files (plane -> learn -> algorithms -> plane). */
+    void (*learn_release)(struct strata_plane *p);
 };
 
 /* The rank_ctl that holds `flag`, a flag of p's segment. */

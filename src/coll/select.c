@@ -174,8 +174,19 @@ static int load_settings(struct selection_settings *s)
     return 0;
 }
 
+void strata_select_save_learned(void)
+{
+    char path[512];
+    int cache = strata_select_cache_path(path, sizeof path);
+    if (cache) strata_learn_save(path, cache, strata_select_model());
+}
+
 int strata_select_init(char *err, size_t errlen)
 {
+    static const struct strata_learn_pricing pricing = {
+        strata_select_predict, strata_select_predictions, strata_select_shape,
+        strata_select_model};
+    strata_learn_use(&pricing);
     int rank;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     memset(&settings, 0, sizeof settings);

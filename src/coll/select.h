@@ -73,6 +73,10 @@ int strata_select_explain(const struct strata_model *m, const struct strata_mode
 /* The shape of a plane's communicator, as the model sees it. */
 void strata_select_shape(const struct strata_plane *p, struct strata_model_shape *shape);
 
+/* At MPI_Finalize on world rank 0: what the planes measured, kept beside
+ * the model cache when the cache is the model in use (coll/learn.h). */
+void strata_select_save_learned(void);
+
 /* Which calls the model prices as copies through peers' mappings (transport
  * map): those whose block is at least min_bytes (0: none).  The runtime sets
  * it at MPI_Init from values agreed over the world (the shared heap on at

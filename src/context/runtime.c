@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
-#include "coll/learn.h"
 #include "coll/select.h"
 #include "shm/flags.h"
 #include "shm/segment.h"
@@ -551,7 +550,7 @@ void strata_runtime_finalize(void)
     if (strata_runtime()) strata_stats_report(cfg->stats, rt.world_rank, rt.world_size);
     if (release_above) release_above();
     /* The planes are gone: what they measured is all kept now. */
-    if (rt.world_rank == 0) strata_learn_save();
+    if (rt.world_rank == 0) strata_select_save_learned();
     /* No wait from here on may call the host: MPI_Finalize goes on. */
     atomic_store_explicit(&strata_wait_host_hook, NULL, memory_order_relaxed);
     if (progress_comm != MPI_COMM_NULL) PMPI_Comm_free(&progress_comm);
