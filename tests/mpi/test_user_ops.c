@@ -352,6 +352,12 @@ static void one_case(const struct comm_info *c, int t, MPI_Op op, int commute, s
 #if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 50000000
     mpich_bug = mpich_bug || (t == T_SHIFTED && root > 0);
 #endif
+    /* Intel MPI 2021.19: PMPI_Allreduce on the shifted type with a user op
+     * leaves the data bytes of the receive buffer unwritten (2 ranks, count
+     * 1; the host's own call, the result checked above is strata's). */
+#ifdef I_MPI_VERSION
+    mpich_bug = mpich_bug || t == T_SHIFTED;
+#endif
     if (ompi_bug || mpich_bug) {
         free(in); free(out); free(host); free(want);
         cases++;
