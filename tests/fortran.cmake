@@ -113,12 +113,15 @@ endif()
 # The Fortran entry points under every name a compiler may call (mpi_x,
 # mpi_x_, mpi_x__, MPI_X, and the mpi_f08 ones), from C with Fortran
 # handles: served, values, ierror (tests/mpi/test_fortran_names.c).
-strata_test_program(test_fortran_names mpi/test_fortran_names.c)
-strata_mpi_test(NAME fortran.names.np2 TARGET test_fortran_names RANKS 2
-                ENV STRATA_STATS=/dev/null)
-if(STRATA_HAVE_HW_SPLIT_TYPES)
-  strata_mpi_test(NAME fortran.names.split.nodes2.np2 TARGET test_fortran_names RANKS 2
-                  ENV STRATA_VIRTUAL_NODES=2 ARGS split)
+# (Not in the standard ABI build, which has no Fortran entry points.)
+if(NOT STRATA_MPI STREQUAL "abi")
+  strata_test_program(test_fortran_names mpi/test_fortran_names.c)
+  strata_mpi_test(NAME fortran.names.np2 TARGET test_fortran_names RANKS 2
+                  ENV STRATA_STATS=/dev/null)
+  if(STRATA_HAVE_HW_SPLIT_TYPES)
+    strata_mpi_test(NAME fortran.names.split.nodes2.np2 TARGET test_fortran_names RANKS 2
+                    ENV STRATA_VIRTUAL_NODES=2 ARGS split)
+  endif()
 endif()
 
 # Nonblocking collectives from Fortran (issue 17; tests/fortran/nonblocking.F90):
