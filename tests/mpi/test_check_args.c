@@ -85,11 +85,18 @@ static int receives(const struct mismatch *k)
     return k->receivers == ALL || (k->receivers == ALL_BUT_ROOT_0 ? rank != 0 : rank == odd);
 }
 
+static int intel_host; /* set in main: test_host_is_intel() */
+
 /* The class strata must return: the host MPI's, but MPI_ERR_OTHER for a
  * rank that receives on a call strata refused inside a node. */
 static int expected_class(const struct mismatch *k, int host_class, int across_nodes)
 {
     if (host_class != MPI_SUCCESS || k->valid || across_nodes || !receives(k)) return host_class;
+    /* Intel MPI 2021.19 returns success to a rank whose receive is smaller
+     * than what arrives (it delivers the part that fits): strata, which
+     * compared the signatures itself, says what the others say,
+     * MPI_ERR_TRUNCATE. */
+    if (intel_host) return MPI_ERR_TRUNCATE;
     return MPI_ERR_OTHER;
 }
 
@@ -195,6 +202,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    intel_host = test_host_is_intel();
     CHECK(size >= 2 && size <= 64, "run with 2 to 64 ranks");
     odd = 1;
     for (int i = 1; i < argc; i++) {
