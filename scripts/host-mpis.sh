@@ -12,12 +12,14 @@
 #
 # Layout, for each host H (openmpi-5.0.11, mpich-5.0.2, impi-2021.19.0):
 #   DEST/H/            the installation (bin/mpicc, bin/mpiexec, lib/, include/)
-#   DEST/H.env         shell lines to source: STRATA_HOST (H), STRATA_HOST_CC
-#                      (its mpicc), STRATA_HOST_ABI_CC (its mpicc_abi, where it
-#                      has one), STRATA_HOST_LIB (its lib/), and what its
-#                      runtime needs exported
+#   DEST/H.env         shell lines to source: HOST_MPI (H), HOST_MPI_CC (its
+#                      mpicc), HOST_MPI_ABI_CC (its mpicc_abi, where it has
+#                      one), HOST_MPI_LIB (its lib/), HOST_MPI_LAUNCHER (its
+#                      mpiexec), and what its runtime needs exported (not
+#                      STRATA_ names: strata-run hands those to every rank)
 #   DEST/H/.strata-laid-out  the wheels' sha256 it was laid out from
-# Running it again changes nothing unless a wheel changed (idempotent).
+# Running it again unpacks nothing unless a wheel changed (idempotent); the
+# env files are written again each time.
 # A fetch that fails stops the script with a non-zero status: the host matrix
 # must fail, not skip, when a pinned MPI cannot be had.
 set -euo pipefail
@@ -128,24 +130,27 @@ for h in "${hosts[@]}"; do
   sum=$(sha256sum "${wheels[@]}" | awk '{print $1}' | tr '\n' ' ')
   prefix="$dest/$name"
   stamp="$prefix/.strata-laid-out"
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$sum" ] && [ -f "$dest/$name.env" ]; then
-    continue
-  fi
-  echo "host-mpis: laying out $name in $prefix" >&2
-  unpack "$prefix" "${wheels[@]}"
   family="${name%%-*}"
+  if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$sum" ]; then
+    echo "host-mpis: laying out $name in $prefix" >&2
+    unpack "$prefix" "${wheels[@]}"
+    env_lines=$("layout_$family" "$prefix")
+    echo "$sum" > "$stamp"
+  else
+    env_lines=$("layout_$family" "$prefix")
+  fi
   {
     echo "# $name from PyPI (${specs[*]}), laid out by scripts/host-mpis.sh"
-    echo "export STRATA_HOST=$name"
-    echo "export STRATA_HOST_CC=$prefix/bin/mpicc"
+    echo "export HOST_MPI=$name"
+    echo "export HOST_MPI_CC=$prefix/bin/mpicc"
     if [ -x "$prefix/bin/mpicc_abi" ]; then
-      echo "export STRATA_HOST_ABI_CC=$prefix/bin/mpicc_abi"
+      echo "export HOST_MPI_ABI_CC=$prefix/bin/mpicc_abi"
     fi
-    echo "export STRATA_HOST_LIB=$prefix/lib"
-    "layout_$family" "$prefix"
+    echo "export HOST_MPI_LIB=$prefix/lib"
+    echo "export HOST_MPI_LAUNCHER=$prefix/bin/mpiexec"
+    echo "$env_lines"
   } > "$dest/$name.env.tmp"
   mv "$dest/$name.env.tmp" "$dest/$name.env"
-  echo "$sum" > "$stamp"
 done
 for h in "${hosts[@]}"; do
   echo "$dest/${h%%|*}.env"
