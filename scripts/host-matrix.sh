@@ -73,7 +73,7 @@ build_for() {
   fi
   local missing=0 name
   for name in $(names_of "$key"); do
-    if ! (cd "$dir" && ctest -N -R "^${name//./\\.}\$" | grep -q '^Total Tests: 1$'); then
+    if ! (cd "$dir" && ctest -N -R "^${name//./\\.}\$" | grep '^Total Tests: 1$' >/dev/null); then
       echo "FAIL: tests/hosts/host-tests.txt names $name for $key, not a test of $dir"
       missing=1
     fi
@@ -128,7 +128,9 @@ if [ -z "$only" ] || [ "$only" = abi ]; then
       export LD_LIBRARY_PATH="$HOST_MPI_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
       export STRATA_RUN_LAUNCHER="$HOST_MPI_LAUNCHER"
       # Proof that the runtime is Intel's, not the one the build linked.
-      if ! ldd "$dir/lib/libstrata.so" | grep -q "$HOST_MPI_LIB/libmpi_abi.so.1"; then
+      # (Read whole: grep -q would end the pipe early, and pipefail fail it.)
+      libs=$(ldd "$dir/lib/libstrata.so")
+      if ! grep "$HOST_MPI_LIB/libmpi_abi.so.1" <<<"$libs" >/dev/null; then
         echo "FAIL: $dir/lib/libstrata.so does not resolve libmpi_abi.so.1 to $HOST_MPI_LIB"
         exit 1
       fi
