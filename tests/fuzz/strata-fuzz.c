@@ -539,6 +539,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &fuzz_opt.world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &fuzz_opt.world_size);
     parse_options(argc, argv);
+    if (fuzz_opt.erroneous && !test_errors_return()) {
+        /* Each erroneous call must come back with its error class. */
+        test_skip_errors("--erroneous");
+        MPI_Finalize();
+        return FUZZ_SKIPPED;
+    }
     if (fuzz_opt.errors && !test_errors_return()) {
         /* Invalid calls would end the job whatever the handler. */
         fuzz_opt.errors = 0;
