@@ -1,8 +1,11 @@
 # Thin wrapper over CMake: one build per host MPI found on the machine.
 #   make          build every MPI's build/<mpi>/
 #   make demo     install what is missing, build, run the side-by-side benchmark
+#                 (also against the newest host of each MPI laid out in build/hosts)
 #   make test     install what is missing, build, run what CI runs: the whole
-#                 test suite, then the ASan and TSan parts below
+#                 test suite, the ASan and TSan parts below, the Debian package,
+#                 then the host matrix (today's Open MPI, MPICH and Intel MPI from
+#                 PyPI, and the MPI 5.0 standard ABI build: scripts/host-matrix.sh)
 #   make asan     build/asan-<mpi>/: AddressSanitizer + UndefinedBehaviorSanitizer,
 #                 and the tests of tests/sanitize/asan-tests.txt under them
 #   make tsan     build/tsan-<mpi>/: ThreadSanitizer, and the threads tests under it

@@ -1,7 +1,10 @@
 # The host MPI, found from the C compiler wrapper this build is configured
 # with (CMAKE_C_COMPILER), never from Debian's names:
 #   STRATA_MPI          its family, openmpi or mpich (Intel MPI, MVAPICH and
-#                       Cray MPICH are of MPICH's), from its mpi.h's macros.
+#                       Cray MPICH are of MPICH's), or abi for the MPI 5.0
+#                       standard ABI (an mpicc_abi, whose mpi.h defines only
+#                       MPI_ABI_VERSION: one build for every MPI that ships
+#                       libmpi_abi.so.1), from its mpi.h's macros.
 #                       Set by hand, it must agree with them.
 #   STRATA_MPI_VERSION  its version, from the same header (informative).
 #   STRATA_MPI_DEBIAN   ON when the wrapper is Debian's mpicc.openmpi or
@@ -53,6 +56,9 @@ strata_version=OMPI_MAJOR_VERSION OMPI_MINOR_VERSION OMPI_RELEASE_VERSION
 #elif defined(MPICH_VERSION)
 strata_family=mpich
 strata_version=MPICH_VERSION
+#elif defined(MPI_ABI_VERSION)
+strata_family=abi
+strata_version=MPI_ABI_VERSION MPI_ABI_SUBVERSION
 #endif
 #if defined(I_MPI_VERSION)
 strata_flavour=Intel MPI I_MPI_VERSION
@@ -84,13 +90,13 @@ if(NOT DEFINED STRATA_MPI OR STRATA_MPI STREQUAL "")
   if(strata_family STREQUAL "")
     message(FATAL_ERROR "${CMAKE_C_COMPILER}: its mpi.h defines neither OMPI_MAJOR_VERSION nor "
             "MPICH_VERSION (${strata_probe_err}).  Configure with an MPI's C wrapper "
-            "(-DCMAKE_C_COMPILER=<its mpicc>), or name the family with -DSTRATA_MPI=openmpi|mpich.")
+            "(-DCMAKE_C_COMPILER=<its mpicc>), or name the family with -DSTRATA_MPI=openmpi|mpich|abi.")
   endif()
-  set(STRATA_MPI "${strata_family}" CACHE STRING "host MPI family this build is for (openmpi or mpich)")
+  set(STRATA_MPI "${strata_family}" CACHE STRING "host MPI family this build is for (openmpi, mpich or abi)")
 else()
-  set(STRATA_MPI "${STRATA_MPI}" CACHE STRING "host MPI family this build is for (openmpi or mpich)")
-  if(NOT STRATA_MPI MATCHES "^(openmpi|mpich)$")
-    message(FATAL_ERROR "STRATA_MPI=${STRATA_MPI}: openmpi or mpich (or leave it out: it is "
+  set(STRATA_MPI "${STRATA_MPI}" CACHE STRING "host MPI family this build is for (openmpi, mpich or abi)")
+  if(NOT STRATA_MPI MATCHES "^(openmpi|mpich|abi)$")
+    message(FATAL_ERROR "STRATA_MPI=${STRATA_MPI}: openmpi, mpich or abi (or leave it out: it is "
             "found from the compiler's mpi.h)")
   endif()
   if(strata_family STREQUAL "")
@@ -100,7 +106,7 @@ else()
             "${strata_family}'s: leave STRATA_MPI out, or give that MPI's mpicc")
   endif()
 endif()
-set_property(CACHE STRATA_MPI PROPERTY STRINGS openmpi mpich)
+set_property(CACHE STRATA_MPI PROPERTY STRINGS openmpi mpich abi)
 
 # STRATA_MPI_ID names this installation where a helper is kept per MPI (the
 # mpi4py of scripts/install-mpi4py.sh): Debian's by their family's name,

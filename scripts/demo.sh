@@ -12,6 +12,10 @@
 # repetition each: their times and that their checksums agree.
 # Two ranks on purpose: this machine has 2 cores and MPICH never yields the
 # CPU, so more ranks than cores would measure the scheduler, not MPI.
+# Newer MPIs: where scripts/host-mpis.sh laid out today's releases (in
+# build/hosts/, as make test's host matrix does), the newest of each MPI
+# there (Open MPI, MPICH, Intel MPI) is compared too, in build/host-<mpi>/
+# (strata and strata-bench built there when missing).
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root="${STRATA_BUILD_ROOT:-build}"
@@ -20,16 +24,46 @@ sizes="${DEMO_SIZES:-8,64K,1M,4M}"
 results=bench/results
 mkdir -p "$results"
 
+# The builds compared: Debian's two, then the newest laid-out host of each
+# MPI (its env file gives its runtime settings).
+builds=()
+for mpi in openmpi mpich; do builds+=("$mpi"); done
+declare -A host_env=()
+if [ -d "$root/hosts" ]; then
+  for product in openmpi mpich impi; do
+    env=$(ls "$root/hosts/$product"-*.env 2>/dev/null | sort -V | tail -n 1)
+    [ -n "$env" ] || continue
+    h="host-$(basename "$env" .env)"
+    host_env[$h]="$env"
+    if [ ! -x "$root/$h/bin/strata-bench" ]; then
+      echo "== building $root/$h (strata, strata-bench) with its mpicc =="
+      (. "$env" && cmake -S . -B "$root/$h" -DCMAKE_C_COMPILER="$HOST_MPI_CC" >/dev/null &&
+        cmake --build "$root/$h" -j "${JOBS:-2}" --target strata strata-bench >/dev/null) ||
+        echo "demo: building $root/$h failed" >&2
+    fi
+    builds+=("$h")
+  done
+fi
+# Runs a command with a build's host settings (none for Debian's).
+with_host() {
+  local b="$1"; shift
+  if [ -n "${host_env[$b]:-}" ]; then
+    (. "${host_env[$b]}" && "$@")
+  else
+    "$@"
+  fi
+}
+
 status=0
 ran=0
-for mpi in openmpi mpich; do
+for mpi in "${builds[@]}"; do
   bin="$root/$mpi/bin"
   [ -x "$bin/strata-bench" ] && [ -x "$bin/strata-run" ] || continue
   ran=1
   echo "== strata-bench with $mpi: strata-run -n 2 strata-bench --sizes $sizes" \
        "--json $results/demo-$mpi.json =="
   # A bound on a stuck run; a normal one takes seconds.
-  if ! timeout 300 "$bin/strata-run" -n 2 "$bin/strata-bench" --sizes "$sizes" \
+  if ! with_host "$mpi" timeout 300 "$bin/strata-run" -n 2 "$bin/strata-bench" --sizes "$sizes" \
        --json "$results/demo-$mpi.json"; then
     echo "demo: strata-bench with $mpi failed" >&2
     status=1
@@ -38,8 +72,8 @@ for mpi in openmpi mpich; do
   # then has fewer cores than ranks; strata/host there against the row above.
   echo
   echo "== under load, $mpi: strata-run -n 2 strata-bench --sizes 1M --colls bcast --load 2 =="
-  if ! timeout 300 "$bin/strata-run" -n 2 "$bin/strata-bench" --sizes 1M --colls bcast \
-       --load 2 --json "$results/demo-$mpi-load2.json"; then
+  if ! with_host "$mpi" timeout 300 "$bin/strata-run" -n 2 "$bin/strata-bench" --sizes 1M \
+       --colls bcast --load 2 --json "$results/demo-$mpi-load2.json"; then
     echo "demo: strata-bench --load 2 with $mpi failed" >&2
     status=1
   fi
@@ -53,7 +87,7 @@ fi
 
 # Every MPI's results in one report: the same plots compare them.
 jsons=()
-for mpi in openmpi mpich; do
+for mpi in "${builds[@]}"; do
   [ -s "$results/demo-$mpi.json" ] && [ -x "$root/$mpi/bin/strata-bench" ] &&
     jsons+=("$results/demo-$mpi.json")
 done

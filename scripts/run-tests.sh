@@ -8,23 +8,28 @@
 #   --package the Debian package built, installed with apt, run through its
 #             strata-run and its modules, and purged (scripts/package-test.sh;
 #             needs root, says SKIP without; its own build in build/pkg-deb/)
-# With no part named, all four; then nothing of strata's may be left in
+#   --hosts   the host matrix: Open MPI 5.0.11, MPICH 5.0.2 and Intel MPI
+#             2021.19 from PyPI, and the MPI 5.0 standard ABI build on two of
+#             them, each built in build/host-*/ and run on the tests of
+#             tests/hosts/host-tests.txt (scripts/host-matrix.sh; fetching
+#             the wheels needs PyPI, and fails the part without it)
+# With no part named, all five; then nothing of strata's may be left in
 # /dev/shm.  A build that a part needs and that is missing fails the run
 # (make test builds them all; make asan and make tsan their own).
-#   scripts/run-tests.sh [--suite] [--asan] [--tsan] [--package] [ROOT]    (ROOT: build)
+#   scripts/run-tests.sh [--suite] [--asan] [--tsan] [--package] [--hosts] [ROOT]    (ROOT: build)
 set -uo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 root=build
 parts=()
 for arg in "$@"; do
   case "$arg" in
-    --suite|--asan|--tsan|--package) parts+=("${arg#--}") ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --suite|--asan|--tsan|--package|--hosts) parts+=("${arg#--}") ;;
+    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "run-tests.sh: unknown option $arg (see --help)" >&2; exit 2 ;;
     *) root="$arg" ;;
   esac
 done
-[ ${#parts[@]} -gt 0 ] || parts=(suite asan tsan package)
+[ ${#parts[@]} -gt 0 ] || parts=(suite asan tsan package hosts)
 
 # The suite's fixed cost model (tests that need another set their own).
 export STRATA_MODEL="${STRATA_MODEL:-$here/tests/data/model.conf}"
@@ -70,6 +75,12 @@ asan_check_list() {
 }
 
 for part in "${parts[@]}"; do
+  if [ "$part" = hosts ]; then
+    # Its own builds, one per host (not the Debian MPIs': the loop below).
+    echo "== host matrix (scripts/host-matrix.sh) =="
+    "$here/scripts/host-matrix.sh" "$root" || status=1
+    continue
+  fi
   if [ "$part" = package ]; then
     # Once for both MPIs (the package holds both).
     echo "== Debian package, modules (scripts/package-test.sh) =="

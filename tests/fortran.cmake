@@ -27,8 +27,14 @@ strata_mpi_test(NAME threads.late-start.np2 TARGET test_late_start RANKS 2
 # with PMPI_Init (strata's MPI_Init never runs).  Every served collective
 # checked, in place, Fortran and pair types, ierror; STRATA_STATS must count
 # each call under its C name (tests/scripts/fortran_stats.sh).
+# The Fortran bindings a program of this MPI can use (CMakeLists.txt finds
+# whether its mpi_f08 module is readable by this compiler).
+set(strata_fortran_forms use_mpi mpifh)
+if(STRATA_HAVE_MPI_F08)
+  list(APPEND strata_fortran_forms f08)
+endif()
 if(STRATA_FORTRAN)
-  foreach(variant use_mpi f08 mpifh pmpi_init)
+  foreach(variant ${strata_fortran_forms} pmpi_init)
     add_executable(fortran_colls_${variant} fortran/colls.F90)
     set_target_properties(fortran_colls_${variant} PROPERTIES
                           Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_${variant})
@@ -60,11 +66,13 @@ if(STRATA_FORTRAN)
     set_tests_properties(fortran.colls.${variant}.np${franks} PROPERTIES TIMEOUT 150
                          ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
   endforeach()
-  add_test(NAME fortran.colls.f08.nodes2.np4
-           COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
-                   $<TARGET_FILE:fortran_colls_f08> 4 16 STRATA_VIRTUAL_NODES=2)
-  set_tests_properties(fortran.colls.f08.nodes2.np4 PROPERTIES TIMEOUT 150
-                       ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+  if(STRATA_HAVE_MPI_F08)
+    add_test(NAME fortran.colls.f08.nodes2.np4
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                     $<TARGET_FILE:fortran_colls_f08> 4 16 STRATA_VIRTUAL_NODES=2)
+    set_tests_properties(fortran.colls.f08.nodes2.np4 PROPERTIES TIMEOUT 150
+                         ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+  endif()
 endif()
 
 # User-defined ops created from Fortran (issue 21; tests/fortran/user_ops.F90):
@@ -74,7 +82,7 @@ endif()
 # non-commutative ones as the host's (its fallback then calls the Fortran
 # function as the host's Fortran binding created it).
 if(STRATA_FORTRAN)
-  foreach(variant use_mpi f08 mpifh)
+  foreach(variant ${strata_fortran_forms})
     add_executable(fortran_user_ops_${variant} fortran/user_ops.F90)
     set_target_properties(fortran_user_ops_${variant} PROPERTIES
                           Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_uops_${variant})
@@ -105,12 +113,15 @@ endif()
 # The Fortran entry points under every name a compiler may call (mpi_x,
 # mpi_x_, mpi_x__, MPI_X, and the mpi_f08 ones), from C with Fortran
 # handles: served, values, ierror (tests/mpi/test_fortran_names.c).
-strata_test_program(test_fortran_names mpi/test_fortran_names.c)
-strata_mpi_test(NAME fortran.names.np2 TARGET test_fortran_names RANKS 2
-                ENV STRATA_STATS=/dev/null)
-if(STRATA_HAVE_HW_SPLIT_TYPES)
-  strata_mpi_test(NAME fortran.names.split.nodes2.np2 TARGET test_fortran_names RANKS 2
-                  ENV STRATA_VIRTUAL_NODES=2 ARGS split)
+# (Not in the standard ABI build, which has no Fortran entry points.)
+if(NOT STRATA_MPI STREQUAL "abi")
+  strata_test_program(test_fortran_names mpi/test_fortran_names.c)
+  strata_mpi_test(NAME fortran.names.np2 TARGET test_fortran_names RANKS 2
+                  ENV STRATA_STATS=/dev/null)
+  if(STRATA_HAVE_HW_SPLIT_TYPES)
+    strata_mpi_test(NAME fortran.names.split.nodes2.np2 TARGET test_fortran_names RANKS 2
+                    ENV STRATA_VIRTUAL_NODES=2 ARGS split)
+  endif()
 endif()
 
 # Nonblocking collectives from Fortran (issue 17; tests/fortran/nonblocking.F90):
@@ -121,7 +132,7 @@ endif()
 # progress strata's operations; values computed in the program; STRATA_STATS
 # must count every call as strata's under its C name.
 if(STRATA_FORTRAN)
-  foreach(variant use_mpi f08 mpifh)
+  foreach(variant ${strata_fortran_forms})
     add_executable(fortran_nonblocking_${variant} fortran/nonblocking.F90)
     set_target_properties(fortran_nonblocking_${variant} PROPERTIES
                           Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_nb_${variant})

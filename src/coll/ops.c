@@ -295,7 +295,8 @@ enum fkind { F_INT, F_REAL, F_DOUBLE, F_COMPLEX, F_DCOMPLEX, F_LOGICAL, F_2INT, 
 #define INT_OPS_SMALL (ARITH | LOGIC | BITS)
 #else
 /* Open MPI: MPI_INTEGER and MPI_INTEGER4 take no logical operations, the
- * other sized integers do. */
+ * other sized integers do.  The standard ABI build (MPI_ABI_VERSION) runs
+ * on either family's library: the smaller set, the rest left to the host. */
 #define INT_OPS_DEFAULT (ARITH | BITS)
 #define INT_OPS_SMALL (ARITH | LOGIC | BITS)
 #endif

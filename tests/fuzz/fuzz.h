@@ -225,6 +225,10 @@ void fuzz_draw(long index, struct fuzz_call *c);
 int fuzz_root(const struct fuzz_call *c, int size);
 int fuzz_in_place(const struct fuzz_call *c, int size);
 /* Whether the reduction collectives / the rooted ones / the v-collectives. */
+/* strata-fuzz's exit status where the host cannot run what was asked
+ * (ctest's SKIP_RETURN_CODE in tests/fuzz.cmake). */
+#define FUZZ_SKIPPED 77
+
 int fuzz_is_reduction(enum strata_coll coll);
 int fuzz_is_rooted(enum strata_coll coll);
 int fuzz_is_v(enum strata_coll coll);

@@ -355,7 +355,7 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
     int on_send = c->error_side == SIDE_SEND;
     if (c->error == FE_COUNT) *(on_send ? &x->scount : &x->rcount) = -1 - (int)(c->root_draw % 3);
     if (c->error == FE_TYPE) *(on_send ? &x->stype : &x->rtype) = MPI_DATATYPE_NULL;
-#if defined(MPICH_VERSION)
+#if defined(MPICH_VERSION) || defined(MPI_ABI_VERSION)
     /* MPICH 4.0.2 skips the datatype check of a call with count 0, and its
      * Bcast then fails an assertion (dtp_ != NULL; found by this fuzzer):
      * a count of 1 keeps the call invalid, and checked. */

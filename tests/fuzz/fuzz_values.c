@@ -41,7 +41,7 @@ static int host_minmax_top_bit(const struct fuzz_base *b)
 {
 #if defined(OPEN_MPI)
     return b->type == MPI_UNSIGNED_LONG || b->type == MPI_OFFSET;
-#elif defined(MPICH_VERSION)
+#elif defined(MPICH_VERSION) || defined(MPI_ABI_VERSION)
     return (b->kind == FK_INT || b->kind == FK_MULTI) && !b->is_signed;
 #else
     (void)b;

@@ -502,6 +502,8 @@ static void summary(int failed)
            "Open MPI"
 #elif defined(MPICH_VERSION)
            "MPICH"
+#elif defined(MPI_ABI_VERSION)
+           "the MPI 5.0 standard ABI"
 #else
            "an MPI"
 #endif
@@ -537,6 +539,17 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &fuzz_opt.world_rank);
     MPI_Comm_size(MPI_COMM_WORLD, &fuzz_opt.world_size);
     parse_options(argc, argv);
+    if (fuzz_opt.erroneous && !test_errors_return()) {
+        /* Each erroneous call must come back with its error class. */
+        test_skip_errors("--erroneous");
+        MPI_Finalize();
+        return FUZZ_SKIPPED;
+    }
+    if (fuzz_opt.errors && !test_errors_return()) {
+        /* Invalid calls would end the job whatever the handler. */
+        fuzz_opt.errors = 0;
+        test_skip_errors("the fuzzer's calls with invalid arguments (as --no-errors)");
+    }
     CHECK(fuzz_opt.world_size <= FUZZ_MAX_WORLD, "at most %d ranks", FUZZ_MAX_WORLD);
     /* Invalid calls must come back as error codes, from both paths. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -416,10 +416,30 @@ static int call(const struct tcase *t, struct bufs *b, int host)
     }
 }
 
+static long host_bug_cases;
+
+/* Intel MPI 2021.19 (shm): an MPI_Allgather whose receive datatype differs
+ * from the send datatype (same signature) leaves the other ranks' blocks
+ * unwritten at 2 ranks for blocks of about 1 to 4 KB, and fails with "a
+ * datatype whose signature does not match" at 3 ranks (reproduced without
+ * strata; docs/TESTING.md, "Intel MPI"; its standard-ABI library too).  No
+ * host call for those cases:
+ * strata's result is still checked against the expected bytes. */
+static int host_bug(const struct tcase *t)
+{
+    static int intel = -1;
+    if (intel < 0) intel = test_host_is_intel();
+    const struct pairing *p = &pairings[t->pairing];
+    return intel && t->coll == STRATA_COLL_ALLGATHER &&
+           (p->send[0] != p->recv[0] || p->send[1] != p->recv[1]);
+}
+
 static void run_case(const struct tcase *t)
 {
     struct bufs b;
     char d[1024];
+    int host = opt.host && !host_bug(t);
+    if (opt.host && !host) host_bug_cases++;
     build(t, &b);
     if (!t->v->refusal && t->sig && t->c->ctx) {
         /* The forced algorithm is the one that serves (same on every rank). */
@@ -437,7 +457,7 @@ static void run_case(const struct tcase *t)
              b.send_bytes, b.sblock, b.sl);
     /* Every rank must be done reading this buffer now. */
     memset(b.send[0], 0xA5, b.send_bytes);
-    if (opt.host) {
+    if (host) {
         rc = call(t, &b, 1);
         if (rc != MPI_SUCCESS) describe(t, &b, d, sizeof d);
         CHECK(rc == MPI_SUCCESS, "%s: the host MPI's call returned %d", d, rc);
@@ -445,7 +465,7 @@ static void run_case(const struct tcase *t)
     if (memcmp(b.recv[0], b.expect, b.recv_bytes))
         fail(t, &b, "strata's receive buffer", b.recv[0], b.expect, "the expected one",
              b.recv_bytes, b.rblock, b.rl);
-    if (opt.host && memcmp(b.recv[1], b.recv[0], b.recv_bytes))
+    if (host && memcmp(b.recv[1], b.recv[0], b.recv_bytes))
         fail(t, &b, "the host MPI's receive buffer (strata's is the expected one: a host bug?)",
              b.recv[1], b.recv[0], "strata's", b.recv_bytes, b.rblock, b.rl);
 }
@@ -651,6 +671,9 @@ static void print_summary(int nranks)
         printf("refused, %s (results checked, the model chose instead): %s\n",
                refused[r].why, refused[r].what);
     if (*missing) printf("never served as forced here: %s\n", missing);
+    if (host_bug_cases)
+        printf("%ld cases not compared with the host MPI (its Allgather bug with differing "
+               "datatypes; checked against the expected bytes)\n", host_bug_cases);
     fflush(stdout);
 }
 

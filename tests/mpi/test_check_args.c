@@ -85,11 +85,18 @@ static int receives(const struct mismatch *k)
     return k->receivers == ALL || (k->receivers == ALL_BUT_ROOT_0 ? rank != 0 : rank == odd);
 }
 
+static int intel_host; /* set in main: test_host_is_intel() */
+
 /* The class strata must return: the host MPI's, but MPI_ERR_OTHER for a
  * rank that receives on a call strata refused inside a node. */
 static int expected_class(const struct mismatch *k, int host_class, int across_nodes)
 {
     if (host_class != MPI_SUCCESS || k->valid || across_nodes || !receives(k)) return host_class;
+    /* Intel MPI 2021.19 returns success to the rank whose receive is
+     * smaller than what arrives (it delivers the part that fits): strata,
+     * which compared the signatures itself, says there what the other MPIs
+     * say, MPI_ERR_TRUNCATE. */
+    if (intel_host && rank == odd) return MPI_ERR_TRUNCATE;
     return MPI_ERR_OTHER;
 }
 
@@ -114,7 +121,14 @@ static void run_mismatches(MPI_Comm c, int across_nodes)
     int tried = 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const struct mismatch *k = &cases[i];
-        for (int n = SMALL; n <= k->largest; n *= LARGE / SMALL) {
+        /* Intel MPI 2021.19 splits a large Bcast by the receive count
+         * (scatter, then allgather), and picks its Reduce's algorithm by
+         * the count (a shared-memory gather on one rank, a ring on the
+         * other): a rank then waits for ever in the host's own call.  Small
+         * cases only there, and no Reduce. */
+        if (intel_host && k->coll == STRATA_COLL_REDUCE) continue;
+        int largest = intel_host ? SMALL : k->largest;
+        for (int n = SMALL; n <= largest; n *= LARGE / SMALL) {
             unsigned long long served = route_calls(k->coll, 1), handed = route_calls(k->coll, 0);
             if (verbose && rank == 0) printf("case: %s, %d ints\n", k->name, n), fflush(stdout);
             int through_host = k->call(1, c, n);
@@ -195,6 +209,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    intel_host = test_host_is_intel();
     CHECK(size >= 2 && size <= 64, "run with 2 to 64 ranks");
     odd = 1;
     for (int i = 1; i < argc; i++) {

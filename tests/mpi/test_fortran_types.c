@@ -188,7 +188,12 @@ static void check_one(MPI_Comm c, const struct ftype *t, int oi, int count, int 
               t->name, ops[oi].name, count, form);
         CHECK(!host_quirk || !served, "%s %s: strata served a logical operation on reals",
               t->name, ops[oi].name);
-        if (!reduce || rank == root)
+        /* Intel MPI 2021.19 computes a logical operation on reals in place
+         * differently from out of place from about 70000 elements (the two
+         * host calls alone differ; MPI defines neither): where strata left
+         * the call to it, its in-place result is its own to give. */
+        int host_own = host_quirk && in_place && test_host_is_intel();
+        if ((!reduce || rank == root) && !host_own)
             CHECK(agree(t, mine, host, count, size), "%s %s count %d form %d: result differs "
                   "from the host's", t->name, ops[oi].name, count, form);
         /* The C type of the same layout through strata: the same bytes. */

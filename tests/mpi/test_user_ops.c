@@ -349,9 +349,14 @@ static void one_case(const struct comm_info *c, int t, MPI_Op op, int commute, s
      * (data 8 bytes past its origin), not in place, frees a pointer it did
      * not allocate on a rank that forwards ("free(): invalid pointer"),
      * strata or not (2 and 3 ranks, count 1, a commutative user op). */
-#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 50000000
+#if (defined(MPICH_NUMVERSION) && MPICH_NUMVERSION >= 50000000) || defined(MPI_ABI_VERSION)
+    /* (The standard ABI build may run on MPICH 5's libmpi_abi: the same.) */
     mpich_bug = mpich_bug || (t == T_SHIFTED && root > 0);
 #endif
+    /* Intel MPI 2021.19: PMPI_Allreduce on the shifted type with a user op
+     * leaves the data bytes of the receive buffer unwritten (2 ranks, count
+     * 1; the host's own call, the result checked above is strata's). */
+    mpich_bug = mpich_bug || (t == T_SHIFTED && test_host_is_intel());
     if (ompi_bug || mpich_bug) {
         free(in); free(out); free(host); free(want);
         cases++;
