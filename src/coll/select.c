@@ -120,23 +120,27 @@ static int load_cached_model(struct selection_settings *s)
     return 0;
 }
 
+/* The configuration (config.c parsed it at MPI_Init, before selection
+ * starts): its model file, tuning file and learning. */
 static int load_settings(struct selection_settings *s)
 {
-    const char *path = getenv("STRATA_MODEL");
+    const struct strata_config *cfg = strata_config();
     char err[512];
+    if (!cfg) {
+        snprintf(s->err, sizeof s->err, "selection started before the configuration was read");
+        return -1;
+    }
     strata_model_defaults(&s->model);
-    if (!path || !*path) {
+    if (!cfg->model[0]) {
         if (load_cached_model(s)) return -1;
-    } else if (strata_model_load(&s->model, path, err, sizeof err)) {
+    } else if (strata_model_load(&s->model, cfg->model, err, sizeof err)) {
         snprintf(s->err, sizeof s->err, "STRATA_MODEL: %s", err);
         return -1;
     }
-    const struct strata_config *cfg = strata_config();
-    s->learn = cfg ? cfg->learn : 0;
+    s->learn = cfg->learn;
     if (read_overrides(s)) return -1;
-    const char *rules = getenv("STRATA_TUNING_FILE");
-    if (rules && *rules) {
-        s->nrules = strata_tuning_file_load(rules, s->rules, err, sizeof err);
+    if (cfg->tuning_file[0]) {
+        s->nrules = strata_tuning_file_load(cfg->tuning_file, s->rules, err, sizeof err);
         if (s->nrules < 0) {
             snprintf(s->err, sizeof s->err, "STRATA_TUNING_FILE: %s", err);
             return -1;

@@ -567,6 +567,14 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     if ((s = getenv("STRATA_STATS")) && *s &&
         copy_string("STRATA_STATS", s, cfg->stats, sizeof cfg->stats, err, errlen))
         return -1;
+    /* Loaded by selection (coll/select.c, world rank 0) at MPI_Init. */
+    if ((s = getenv("STRATA_MODEL")) && *s &&
+        copy_string("STRATA_MODEL", s, cfg->model, sizeof cfg->model, err, errlen))
+        return -1;
+    if ((s = getenv("STRATA_TUNING_FILE")) && *s &&
+        copy_string("STRATA_TUNING_FILE", s, cfg->tuning_file, sizeof cfg->tuning_file, err,
+                    errlen))
+        return -1;
     return parse_chunks(cfg, err, errlen);
 }
 
