@@ -54,22 +54,15 @@ const struct strata_model *strata_select_model(void)
     return &settings.model;
 }
 
-/* "STRATA_SCATTER_ALGORITHM" for scatter. */
-static void override_variable(int coll, char *out, size_t outlen)
-{
-    const char *name = strata_coll_name(coll) + 4; /* after "MPI_" */
-    size_t n = (size_t)snprintf(out, outlen, "STRATA_");
-    for (; *name && n + 1 < outlen; name++) out[n++] = (char)toupper((unsigned char)*name);
-    snprintf(out + n, outlen - n, "_ALGORITHM");
-}
-
-static int read_overrides(struct selection_settings *s)
+/* The STRATA_<COLL>_ALGORITHM overrides config.c read, checked against
+ * the algorithm table. */
+static int read_overrides(struct selection_settings *s, const struct strata_config *cfg)
 {
     for (int c = 0; c < STRATA_NCOLLS; c++) {
         char var[64], err[512];
-        override_variable(c, var, sizeof var);
-        const char *text = getenv(var);
-        if (!text || !*text) continue;
+        const char *text = cfg->algorithm[c];
+        if (!*text) continue;
+        strata_coll_algorithm_variable(c, var, sizeof var);
         const struct strata_algorithm *al;
         int k;
         char names[512];
@@ -138,7 +131,7 @@ static int load_settings(struct selection_settings *s)
         return -1;
     }
     s->learn = cfg->learn;
-    if (read_overrides(s)) return -1;
+    if (read_overrides(s, cfg)) return -1;
     if (cfg->tuning_file[0]) {
         s->nrules = strata_tuning_file_load(cfg->tuning_file, s->rules, err, sizeof err);
         if (s->nrules < 0) {
@@ -155,7 +148,7 @@ int strata_select_init(char *err, size_t errlen)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     memset(&settings, 0, sizeof settings);
     for (int c = 0; c < STRATA_NCOLLS; c++)
-        override_variable(c, override_names[c], sizeof override_names[c]);
+        strata_coll_algorithm_variable(c, override_names[c], sizeof override_names[c]);
     /* The choice must be the same on every rank of a communicator: world
      * rank 0's model, overrides and rules are everyone's.  The others wait
      * asleep, not in a spinning PMPI_Bcast: rank 0 may be calibrating, which

@@ -575,6 +575,13 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
         copy_string("STRATA_TUNING_FILE", s, cfg->tuning_file, sizeof cfg->tuning_file, err,
                     errlen))
         return -1;
+    for (int c = 0; c < STRATA_NCOLLS; c++) {
+        char var[64];
+        strata_coll_algorithm_variable(c, var, sizeof var);
+        if ((s = getenv(var)) && *s &&
+            copy_string(var, s, cfg->algorithm[c], sizeof cfg->algorithm[c], err, errlen))
+            return -1;
+    }
     return parse_chunks(cfg, err, errlen);
 }
 
