@@ -128,15 +128,6 @@ static void print_model(const struct strata_model *m)
     printf("  map against cma: %s (%s)\n", wins ? "map wins" : "cma wins", why);
 }
 
-/* "STRATA_SCATTER_ALGORITHM" for scatter. */
-static void override_variable(int coll, char *out, size_t outlen)
-{
-    const char *name = strata_coll_name(coll) + 4; /* after "MPI_" */
-    size_t n = (size_t)snprintf(out, outlen, "STRATA_");
-    for (; *name && n + 1 < outlen; name++) out[n++] = (char)toupper((unsigned char)*name);
-    snprintf(out + n, outlen - n, "_ALGORITHM");
-}
-
 static void print_algorithm_k(const struct strata_algorithm *al, int k)
 {
     if (al->k_meaning) printf("%s, k=%d", al->name, k);
@@ -150,7 +141,7 @@ static void print_deciders(const struct explain_request *rq, const struct strata
 {
     char var[64], err[1024];
     int coll = strata_coll_engine(rq->coll); /* whose algorithms run the call */
-    override_variable(coll, var, sizeof var);
+    strata_coll_algorithm_variable(coll, var, sizeof var);
     const char *text = getenv(var);
     if (text && *text) {
         const struct strata_algorithm *al;

@@ -7,10 +7,10 @@
 
 #include "coll/block.h"
 
-/* If you add a value here, also update: its ALGO entry in the table of
- * src/coll/algorithm.c (the table's size is checked at compile time, a hole
- * by tests/unit/test_select.c), its cost in strata_model_predict
- * (src/coll/model.c), and the algorithm lists of docs/USAGE.md. */
+/* If you add a value here, also add its ALGO row to the table of
+ * src/coll/algorithm.c (its start function and its cost there; the table's
+ * size is checked at compile time, a hole by tests/unit/test_select.c) and
+ * its name to the algorithm lists of docs/USAGE.md. */
 enum strata_algo {
     STRATA_ALGO_BCAST_PIPELINED,
     STRATA_ALGO_BCAST_DIRECT_READ,
@@ -57,6 +57,13 @@ enum strata_algo_needs {
     STRATA_NEEDS_COPRIME_K = 1 << 2, /* k and the number of ranks coprime */
 };
 
+struct strata_model;
+struct strata_model_shape;
+/* An algorithm's predicted time (coll/model.h): blocks of n bytes (the
+ * largest, for a v-collective), factor k, on a communicator of shape s. */
+typedef double (*strata_cost_fn)(const struct strata_model *m, const struct strata_model_shape *s,
+                                 double n, int k);
+
 struct strata_algorithm {
     enum strata_algo id;
     int coll;               /* enum strata_coll */
@@ -65,6 +72,8 @@ struct strata_algorithm {
     const char *k_meaning;  /* NULL: the algorithm takes no factor */
     int k_default;          /* used when none is given (1 if no factor) */
     strata_block_fn run;
+    strata_block_start_fn start; /* its resumable form (coll/block.h) */
+    strata_cost_fn cost;    /* strata_cost_<name> (coll/model.h) */
     const char *summary;    /* one line for --explain and the docs */
 };
 

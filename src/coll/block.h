@@ -190,12 +190,12 @@ struct strata_block_op {
 typedef void (*strata_block_start_fn)(struct strata_block_op *o, struct strata_plane *p,
                                       const struct strata_block_args *a);
 
-/* The start function of a block algorithm (enum strata_algo), or NULL if it
- * has not been made resumable yet (block_ops.c). */
+/* The start function of a block algorithm (enum strata_algo): its row of
+ * the algorithm table (algorithm.c); NULL for a value out of range. */
 strata_block_start_fn strata_block_starter(int algo);
 
 /* Blocking: start, then run to completion (coll/op.h).  Inline, so that
- * the algorithm files do not call back into block_ops.c, which lists them. */
+ * the algorithm files do not call back into algorithm.c, which lists them. */
 static inline int strata_block_run(strata_block_start_fn start, struct strata_plane *p,
                                    const struct strata_block_args *a)
 {

@@ -276,6 +276,81 @@ static double pipelined(const struct strata_model *m, const struct strata_model_
            (depth - 1 + waves - 1) * (one_chunk + m->flag) + sm_gather(m, c + 1);
 }
 
+/* ---- The costs of the algorithms, each named on its row of the algorithm
+ * table (algorithm.c): n is the block (the largest block for the
+ * v-collectives), k the algorithm's factor; the plane's shape and the
+ * model as strata_model_predict adjusted them (cores, mappings). */
+
+#define COST(name) \
+    double strata_cost_##name(const struct strata_model *m, const struct strata_model_shape *s, \
+                              double n, int k)
+#define UNUSED_K (void)k
+
+COST(pipelined) { UNUSED_K; return pipelined(m, s, n); }
+COST(parallel) { UNUSED_K; return parallel(m, s->size, n); }
+/* The root copies to each in turn (a Bcast's root keeps its own buffer). */
+COST(sequential_others) { UNUSED_K; return sequential(m, s->size, n, 0); }
+/* ... its own block too (Scatter, Gather). */
+COST(sequential) { UNUSED_K; return sequential(m, s->size, n, 1); }
+COST(knomial) { return knomial(m, s->size, n, k); }
+COST(scatter_allgather) { UNUSED_K; return scatter_allgather(m, s->size, n); }
+COST(segment_pipeline) { UNUSED_K; return segment_pipeline(m, s, n); }
+COST(throttled) { return throttled(m, s->size, n, k); }
+COST(pairwise) { UNUSED_K; return pairwise(m, s->size, n); }
+/* Each step waits for the block its neighbour received the step before. */
+COST(ring_waiting) { UNUSED_K; return ring(m, s->size, n, 1); }
+COST(ring) { UNUSED_K; return ring(m, s->size, n, 0); }
+COST(recursive_doubling) { UNUSED_K; return recursive_doubling(m, s->size, n); }
+COST(bruck) { UNUSED_K; return bruck(m, s->size, n); }
+COST(hier_leader) { UNUSED_K; return hier_leader(m, s, n); }
+/* The root (Gather) or every rank (Allgather, Alltoall) reads p-1 writers
+ * per round; Scatter's readers read the root only. */
+COST(gather_cico) { UNUSED_K; int p = s->size; return cico(m, s, n, p * n, n, p - 1); }
+COST(scatter_cico)
+{
+    UNUSED_K;
+    int p = s->size;
+    return cico(m, s, n, p * n + fmin(n, (double)s->region), p * n, 1);
+}
+COST(allgather_cico)
+{
+    UNUSED_K;
+    int p = s->size;
+    /* The exchange is fast because every rank copies at once; with more
+     * ranks than cores they take turns at every round's hand-off, which
+     * the serial hand-off price describes (measured: 4 ranks on 2 cores
+     * beside 2 busy processes, 1-4 MiB, 10-23x the host against
+     * ring-source-read's 0.5-0.9; docs/PERFORMANCE.md, issue 15). */
+    if (s->cores > 0 && s->cores < p) return cico(m, s, n, p * n, n, p - 1);
+    return cico_exchange(m, s, n, p);
+}
+/* Alltoall's streams leave out the block each rank keeps (copied a slice
+ * per round, as Allgather's own block): p - 1 blocks in, p - 1 out. */
+COST(alltoall_cico)
+{
+    UNUSED_K;
+    int p = s->size;
+    return cico(m, s, n, 2.0 * (p - 1) * n, (p - 1) * n, p - 1);
+}
+/* The v-collectives: n is the largest block, so the uniform formulas bound
+ * the call; each first reads the layout records (one hand-off, p-1 for
+ * Alltoallv). */
+COST(gatherv_cico) { return m->flag + strata_cost_gather_cico(m, s, n, k); }
+COST(gatherv_sequential) { return m->flag + strata_cost_sequential(m, s, n, k); }
+COST(v_throttled) { return m->flag + strata_cost_throttled(m, s, n, k); }
+COST(scatterv_cico) { return m->flag + strata_cost_scatter_cico(m, s, n, k); }
+COST(alltoallv_cico)
+{
+    UNUSED_K;
+    int p = s->size;
+    return sm_gather(m, p) + cico(m, s, n, (2.0 * p - 1) * n, p * n, p - 1);
+}
+COST(alltoallv_ring) { UNUSED_K; return sm_gather(m, s->size) + pairwise(m, s->size, n); }
+
+#undef COST
+#undef UNUSED_K
+
+
 double strata_model_predict(const struct strata_model *m, const struct strata_algorithm *al,
                             const struct strata_model_shape *shape, size_t block, int k)
 {
@@ -303,60 +378,7 @@ double strata_model_predict(const struct strata_model *m, const struct strata_al
         mapped.lock = 0;
         m = &mapped;
     }
-    switch (al->id) {
-    case STRATA_ALGO_BCAST_PIPELINED: return pipelined(m, shape, n);
-    case STRATA_ALGO_BCAST_DIRECT_READ: return parallel(m, p, n);
-    case STRATA_ALGO_BCAST_DIRECT_WRITE: return sequential(m, p, n, 0);
-    case STRATA_ALGO_BCAST_KNOMIAL: return knomial(m, p, n, k);
-    case STRATA_ALGO_BCAST_SCATTER_ALLGATHER: return scatter_allgather(m, p, n);
-    case STRATA_ALGO_BCAST_SEGMENT_PIPELINE: return segment_pipeline(m, shape, n);
-    case STRATA_ALGO_SCATTER_PARALLEL_READ:
-    case STRATA_ALGO_GATHER_PARALLEL_WRITE: return parallel(m, p, n);
-    case STRATA_ALGO_SCATTER_SEQUENTIAL_WRITE:
-    case STRATA_ALGO_GATHER_SEQUENTIAL_READ: return sequential(m, p, n, 1);
-    case STRATA_ALGO_SCATTER_THROTTLED_READ:
-    case STRATA_ALGO_GATHER_THROTTLED_WRITE: return throttled(m, p, n, k);
-    case STRATA_ALGO_ALLTOALL_PAIRWISE: return pairwise(m, p, n);
-    case STRATA_ALGO_ALLGATHER_RING_NEIGHBOUR:
-    case STRATA_ALGO_ALLGATHER_HIER_RING: return ring(m, p, n, 1);
-    case STRATA_ALGO_ALLGATHER_RING_SOURCE_READ:
-    case STRATA_ALGO_ALLGATHER_RING_SOURCE_WRITE: return ring(m, p, n, 0);
-    case STRATA_ALGO_ALLGATHER_RECURSIVE_DOUBLING: return recursive_doubling(m, p, n);
-    case STRATA_ALGO_ALLGATHER_BRUCK: return bruck(m, p, n);
-    case STRATA_ALGO_ALLGATHER_HIER_LEADER: return hier_leader(m, shape, n);
-    /* The root (Gather) or every rank (Allgather, Alltoall) reads p-1
-     * writers per round; Scatter's readers read the root only. */
-    case STRATA_ALGO_GATHER_CICO: return cico(m, shape, n, p * n, n, p - 1);
-    case STRATA_ALGO_SCATTER_CICO:
-        return cico(m, shape, n, p * n + fmin(n, (double)shape->region), p * n, 1);
-    case STRATA_ALGO_ALLGATHER_CICO:
-        /* The exchange is fast because every rank copies at once; with more
-         * ranks than cores they take turns at every round's hand-off, which
-         * the serial hand-off price describes (measured: 4 ranks on 2 cores
-         * beside 2 busy processes, 1-4 MiB, 10-23x the host against
-         * ring-source-read's 0.5-0.9; docs/PERFORMANCE.md, issue 15). */
-        if (shape->cores > 0 && shape->cores < p) return cico(m, shape, n, p * n, n, p - 1);
-        return cico_exchange(m, shape, n, p);
-    /* Alltoall's streams leave out the block each rank keeps (copied a slice
-     * per round, as Allgather's own block): p - 1 blocks in, p - 1 out. */
-    case STRATA_ALGO_ALLTOALL_CICO: return cico(m, shape, n, 2.0 * (p - 1) * n, (p - 1) * n, p - 1);
-    /* The v-collectives: n is the largest block, so the uniform formulas
-     * bound the call; each first reads the layout records (one hand-off,
-     * p-1 for Alltoallv). */
-    case STRATA_ALGO_GATHERV_CICO: return m->flag + cico(m, shape, n, p * n, n, p - 1);
-    case STRATA_ALGO_GATHERV_SEQUENTIAL_READ: return m->flag + sequential(m, p, n, 1);
-    case STRATA_ALGO_GATHERV_THROTTLED_WRITE: return m->flag + throttled(m, p, n, k);
-    case STRATA_ALGO_SCATTERV_CICO:
-        return m->flag + cico(m, shape, n, p * n + fmin(n, (double)shape->region), p * n, 1);
-    case STRATA_ALGO_SCATTERV_THROTTLED_READ: return m->flag + throttled(m, p, n, k);
-    case STRATA_ALGO_ALLGATHERV_CICO: return cico(m, shape, n, p * n, n, p - 1);
-    case STRATA_ALGO_ALLGATHERV_RING_READ: return ring(m, p, n, 0);
-    case STRATA_ALGO_ALLTOALLV_CICO:
-        return sm_gather(m, p) + cico(m, shape, n, (2.0 * p - 1) * n, p * n, p - 1);
-    case STRATA_ALGO_ALLTOALLV_RING_READ: return sm_gather(m, p) + pairwise(m, p, n);
-    case STRATA_NALGOS: break;
-    }
-    return HUGE_VAL;
+    return al->cost(m, shape, n, k);
 }
 
 /* ---- Which transport: map against cma. */

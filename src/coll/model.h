@@ -75,8 +75,22 @@ struct strata_model_shape {
 /* Contention factor with c concurrent accessors of one process. */
 double strata_model_gamma(const struct strata_model *m, int c);
 
+/* The cost functions the algorithm table's rows name (algorithm.c; each an
+ * strata_cost_fn, defined in model.c beside the formulas it is made of). */
+#define STRATA_COSTS(X)                                                                    \
+    X(pipelined) X(parallel) X(sequential_others) X(sequential) X(knomial)                 \
+    X(scatter_allgather) X(segment_pipeline) X(throttled) X(pairwise) X(ring_waiting)      \
+    X(ring) X(recursive_doubling) X(bruck) X(hier_leader) X(gather_cico) X(scatter_cico)   \
+    X(allgather_cico) X(alltoall_cico) X(gatherv_cico) X(gatherv_sequential)               \
+    X(v_throttled) X(scatterv_cico) X(alltoallv_cico) X(alltoallv_ring)
+#define STRATA_COST_DECLARE(name)                                                          \
+    double strata_cost_##name(const struct strata_model *m,                                \
+                              const struct strata_model_shape *s, double n, int k);
+STRATA_COSTS(STRATA_COST_DECLARE)
+#undef STRATA_COST_DECLARE
+
 /* Predicted time of algorithm al with factor k moving `block` bytes per rank
- * (Bcast: the payload) on a communicator of this shape. */
+ * (Bcast: the payload) on a communicator of this shape: its row's cost. */
 double strata_model_predict(const struct strata_model *m, const struct strata_algorithm *al,
                             const struct strata_model_shape *shape, size_t block, int k);
 

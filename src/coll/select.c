@@ -55,22 +55,15 @@ const struct strata_model *strata_select_model(void)
     return &settings.model;
 }
 
-/* "STRATA_SCATTER_ALGORITHM" for scatter. */
-static void override_variable(int coll, char *out, size_t outlen)
-{
-    const char *name = strata_coll_name(coll) + 4; /* after "MPI_" */
-    size_t n = (size_t)snprintf(out, outlen, "STRATA_");
-    for (; *name && n + 1 < outlen; name++) out[n++] = (char)toupper((unsigned char)*name);
-    snprintf(out + n, outlen - n, "_ALGORITHM");
-}
-
-static int read_overrides(struct selection_settings *s)
+/* The STRATA_<COLL>_ALGORITHM overrides config.c read, checked against
+ * the algorithm table. */
+static int read_overrides(struct selection_settings *s, const struct strata_config *cfg)
 {
     for (int c = 0; c < STRATA_NCOLLS; c++) {
         char var[64], err[512];
-        override_variable(c, var, sizeof var);
-        const char *text = getenv(var);
-        if (!text || !*text) continue;
+        const char *text = cfg->algorithm[c];
+        if (!*text) continue;
+        strata_coll_algorithm_variable(c, var, sizeof var);
         const struct strata_algorithm *al;
         int k;
         char names[512];
@@ -149,23 +142,27 @@ static int load_cached_model(struct selection_settings *s)
     return 0;
 }
 
+/* The configuration (config.c parsed it at MPI_Init, before selection
+ * starts): its model file, tuning file and learning. */
 static int load_settings(struct selection_settings *s)
 {
-    const char *path = getenv("STRATA_MODEL");
+    const struct strata_config *cfg = strata_config();
     char err[512];
+    if (!cfg) {
+        snprintf(s->err, sizeof s->err, "selection started before the configuration was read");
+        return -1;
+    }
     strata_model_defaults(&s->model);
-    if (!path || !*path) {
+    if (!cfg->model[0]) {
         if (load_cached_model(s)) return -1;
-    } else if (strata_model_load(&s->model, path, err, sizeof err)) {
+    } else if (strata_model_load(&s->model, cfg->model, err, sizeof err)) {
         snprintf(s->err, sizeof s->err, "STRATA_MODEL: %s", err);
         return -1;
     }
-    const struct strata_config *cfg = strata_config();
-    s->learn = cfg ? cfg->learn : 0;
-    if (read_overrides(s)) return -1;
-    const char *rules = getenv("STRATA_TUNING_FILE");
-    if (rules && *rules) {
-        s->nrules = strata_tuning_file_load(rules, s->rules, err, sizeof err);
+    s->learn = cfg->learn;
+    if (read_overrides(s, cfg)) return -1;
+    if (cfg->tuning_file[0]) {
+        s->nrules = strata_tuning_file_load(cfg->tuning_file, s->rules, err, sizeof err);
         if (s->nrules < 0) {
             snprintf(s->err, sizeof s->err, "STRATA_TUNING_FILE: %s", err);
             return -1;
@@ -191,7 +188,7 @@ int strata_select_init(char *err, size_t errlen)
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     memset(&settings, 0, sizeof settings);
     for (int c = 0; c < STRATA_NCOLLS; c++)
-        override_variable(c, override_names[c], sizeof override_names[c]);
+        strata_coll_algorithm_variable(c, override_names[c], sizeof override_names[c]);
     /* The choice must be the same on every rank of a communicator: world
      * rank 0's model, overrides and rules are everyone's.  The others wait
      * asleep, not in a spinning PMPI_Bcast: rank 0 may be calibrating, which

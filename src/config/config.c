@@ -13,9 +13,15 @@
 #include <hwloc.h>
 
 #include "util/hw_types.h"
+#include "util/transports.h"
 #include "util/stats.h"
 #include "util/hot.h"
 
+/* The transports' names (util/transports.h): ", segment, cma, map" for the
+ * table, and each for the check. */
+#define TRANSPORT_TEXT(name) ", " #name
+#define TRANSPORT_NAME(name) #name,
+static const char *const transport_names[] = {STRATA_TRANSPORTS(TRANSPORT_NAME)};
 static const struct strata_config_var vars[] = {
     {"STRATA_DISABLE", "0", "0 or 1",
      "1 makes strata a pure pass-through to the host MPI"},
@@ -43,8 +49,8 @@ static const struct strata_config_var vars[] = {
     {"STRATA_CMA", "1", "0 or 1",
      "0: never use Cross-Memory Attach (everything goes through the shared "
      "segment, as STRATA_TRANSPORT=segment); 1: use it when the start-up probe says it works"},
-    /* The names of src/transport/registry.c: keep both in step. */
-    {"STRATA_TRANSPORT", "auto", "auto, cma, map or segment",
+    /* The names of util/transports.def, the registry's. */
+    {"STRATA_TRANSPORT", "auto", "auto" STRATA_TRANSPORTS(TRANSPORT_TEXT),
      "the transport that moves data between the ranks of a node: auto (map where the cost "
      "model says a mapped copy beats CMA, else cma), cma (single copy, when "
      "the start-up probe says it works), map (peers' arenas mapped: MPI_Alloc_mem and "
@@ -395,6 +401,14 @@ static int parse_net_tree(struct strata_config *cfg, const char *s, char *err, s
     return 0;
 }
 
+/* The name of the transport called s (case-insensitive), or NULL. */
+static const char *known_transport(const char *s)
+{
+    for (size_t i = 0; i < sizeof transport_names / sizeof transport_names[0]; i++)
+        if (!strcasecmp(s, transport_names[i])) return transport_names[i];
+    return NULL;
+}
+
 static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
 {
     long v;
@@ -462,20 +476,16 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     if (parse_size("STRATA_SHARED_HEAP_MIN", 4096, 1UL << 30, &cfg->shared_heap_min, err, errlen))
         return -1;
     if ((s = getenv("STRATA_TRANSPORT"))) {
-        if (strcasecmp(s, "auto") && strcasecmp(s, "cma") && strcasecmp(s, "map") &&
-            strcasecmp(s, "segment")) {
+        const char *name = !strcasecmp(s, "auto") ? "auto" : known_transport(s);
+        if (!name) {
             snprintf(err, errlen, "STRATA_TRANSPORT=\"%s\" is not valid: it accepts %s", s,
                      var_row("STRATA_TRANSPORT")->accepts);
             return -1;
         }
         /* STRATA_CMA=0 forbids CMA (which map falls back to) whatever the
          * transport asked for. */
-        if (cfg->cma || !strcasecmp(s, "segment"))
-            snprintf(cfg->transport, sizeof cfg->transport, "%s",
-                     !strcasecmp(s, "auto")  ? "auto"
-                     : !strcasecmp(s, "cma") ? "cma"
-                     : !strcasecmp(s, "map") ? "map"
-                                             : "segment");
+        if (cfg->cma || !strcmp(name, "segment"))
+            snprintf(cfg->transport, sizeof cfg->transport, "%s", name);
     }
     if ((s = getenv("STRATA_THROTTLE"))) {
         if (parse_int("STRATA_THROTTLE", s, 0, 4096, var_row("STRATA_THROTTLE")->accepts, &v,
@@ -567,6 +577,21 @@ static int parse_data_plane(struct strata_config *cfg, char *err, size_t errlen)
     if ((s = getenv("STRATA_STATS")) && *s &&
         copy_string("STRATA_STATS", s, cfg->stats, sizeof cfg->stats, err, errlen))
         return -1;
+    /* Loaded by selection (coll/select.c, world rank 0) at MPI_Init. */
+    if ((s = getenv("STRATA_MODEL")) && *s &&
+        copy_string("STRATA_MODEL", s, cfg->model, sizeof cfg->model, err, errlen))
+        return -1;
+    if ((s = getenv("STRATA_TUNING_FILE")) && *s &&
+        copy_string("STRATA_TUNING_FILE", s, cfg->tuning_file, sizeof cfg->tuning_file, err,
+                    errlen))
+        return -1;
+    for (int c = 0; c < STRATA_NCOLLS; c++) {
+        char var[64];
+        strata_coll_algorithm_variable(c, var, sizeof var);
+        if ((s = getenv(var)) && *s &&
+            copy_string(var, s, cfg->algorithm[c], sizeof cfg->algorithm[c], err, errlen))
+            return -1;
+    }
     return parse_chunks(cfg, err, errlen);
 }
 

@@ -6,6 +6,8 @@
 
 #include <stddef.h>
 
+#include "util/colls.h"
+
 /* If you add a value here, also update: the names parse_map accepts and
  * STRATA_MAP's row of the variable table (src/config/config.c), and the
  * placement in strata_binding (src/topology/location.c). */
@@ -52,6 +54,10 @@ struct strata_config {
     size_t shared_heap_min;      /* STRATA_SHARED_HEAP_MIN */
     size_t cma_max_per_call;     /* STRATA_CMA_MAX_PER_CALL (tests) */
     char stats[512];             /* STRATA_STATS: "", "stderr" or a file */
+    char model[4096];            /* STRATA_MODEL: a model file, "" the machine's cache */
+    char tuning_file[4096];      /* STRATA_TUNING_FILE: "" none */
+    char algorithm[STRATA_NCOLLS][64]; /* STRATA_<COLL>_ALGORITHM: "name[:k]", "" the
+                                          cost model's (checked by coll/select.c) */
     int calibrate;               /* STRATA_CALIBRATE: 1 auto, 0 never */
     int learn;                   /* STRATA_LEARN: 1 selection corrects itself, 0 never */
     size_t net_segment;          /* STRATA_NET_SEGMENT */

@@ -116,12 +116,12 @@ static void choose_transport(MPI_Comm host_comm, int host_size)
     if (want != asked)
         snprintf(rt.transport_why, sizeof rt.transport_why,
                  "ranks asked for different transports (STRATA_TRANSPORT, STRATA_CMA)");
-    /* map falls back to cma (which it uses for buffers outside arenas),
-     * cma to the segment; every rank walks the same chain (all_ok is
-     * agreed), so the probes stay collective. */
+    /* Each transport names the one it falls back to (map: cma), the last
+     * one the segment; every rank walks the same chain (all_ok is agreed),
+     * so the probes stay collective. */
     int all_ok = 0;
     for (const struct strata_transport *t = want; t && !all_ok;
-         t = t == map ? cma : NULL) {
+         t = strata_transport_find(t->falls_back_to)) {
         int ok = 1;
         char why[sizeof rt.transport_why];
         if (t->probe && host_size > 1) ok = t->probe(host_comm, why, sizeof why);

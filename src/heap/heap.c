@@ -60,6 +60,9 @@ static size_t parse_size(const char *s)
     return *s ? 0 : v;
 }
 
+/* The one reader of strata's variables besides config/: the heap must
+ * decide at the process's first malloc, before MPI_Init parses the
+ * configuration, and without allocating. */
 static int decide(void)
 {
     /* Before the loader has set the environment up, ask again later. */

@@ -27,6 +27,7 @@
 #include "request/nonblocking.h"
 #include "request/persistent.h"
 #include "serve/collectives.h"
+#include "serve/wcollectives.h"
 #include "util/hot.h"
 
 #if defined(STRATA_HAVE_MPIX_PERSISTENT_COLL) && !defined(STRATA_HAVE_PERSISTENT_COLL)
@@ -93,6 +94,17 @@
         return host ? INIT_HOST(Name)(UNPAREN args, info, request) : rc;               \
     }
 
+/* A _W row's persistent form: wpersist.c keeps the arguments (a datatype
+ * per block, arrays sized by the topology) and makes the request's calls. */
+#define WPERSISTENT(Name, lower, COLL, params, args)                                   \
+    int INIT_ENTRY(Name)(UNPAREN params, MPI_Info info, MPI_Request *request)          \
+    {                                                                                  \
+        const struct strata_wpersist_args recorded = {.coll = STRATA_COLL_##COLL,      \
+                                                      MAP(RECORD, args)};              \
+        int host, rc = strata_wpersist_init(&recorded, request, &host);                \
+        return host ? INIT_HOST(Name)(UNPAREN args, info, request) : rc;               \
+    }
+
 #define FORMS(Name, lower, COLL, params, args, strata_call, strata_recorded) \
     BLOCKING(Name, params, strata_call)                                     \
     NONBLOCKING(lower, COLL, params, args, strata_call)                     \
@@ -105,11 +117,18 @@
           strata(MAP(RECORDED, args), LARGE))
 #define STRATA_CCALL_NOCOUNT(Name, lower, COLL, strata, params, args) \
     FORMS(Name, lower, COLL, params, args, strata args, strata(MAP(RECORDED, args)))
+/* A _W row: the blocking and nonblocking forms as above without `large`,
+ * the persistent form through wpersist.c. */
+#define STRATA_CCALL_W(Name, lower, COLL, strata, params, args) \
+    BLOCKING(Name, params, strata args)                         \
+    NONBLOCKING(lower, COLL, params, args, strata args)         \
+    WPERSISTENT_FORM(Name, lower, COLL, params, args)
 
 /* ---- int counts: MPI_<Name>, MPI_I<lower>, MPI_<Name>_init (MPI-4) or
  * MPIX_<Name>_init (Open MPI 4.1's extension). */
 #define COUNT int
 #define DISPL int
+#define ADISPL MPI_Aint
 #define LARGE 0
 #define ENTRY(Name) MPI_##Name
 #define I_ENTRY(lower) MPI_I##lower
@@ -118,12 +137,15 @@
 #define INIT_ENTRY(Name) MPI_##Name##_init
 #define INIT_HOST(Name) PMPI_##Name##_init
 #define PERSISTENT_FORM PERSISTENT
+#define WPERSISTENT_FORM WPERSISTENT
 #elif defined(STRATA_HAVE_MPIX_PERSISTENT_COLL)
 #define INIT_ENTRY(Name) MPIX_##Name##_init
 #define INIT_HOST(Name) PMPIX_##Name##_init
 #define PERSISTENT_FORM PERSISTENT
+#define WPERSISTENT_FORM WPERSISTENT
 #else
 #define PERSISTENT_FORM(...)
+#define WPERSISTENT_FORM(...)
 #endif
 
 #include "interpose/calls.def"
@@ -137,11 +159,13 @@
 #undef INIT_ENTRY
 #undef INIT_HOST
 #undef PERSISTENT_FORM
+#undef WPERSISTENT_FORM
 #undef STRATA_CCALL_NOCOUNT
+#undef STRATA_CCALL_W
 
 /* ---- MPI-4 large counts: MPI_<Name>_c, MPI_I<lower>_c, MPI_<Name>_init_c
  * (Open MPI 4.1 has none of them, MPIX_ included).  A collective without
- * counts has no _c form. */
+ * counts has no _c form, nor yet a _W row (the host serves those). */
 #ifdef STRATA_HAVE_LARGE_COUNT
 #define COUNT MPI_Count
 #define DISPL MPI_Aint
@@ -157,6 +181,7 @@
 #define PERSISTENT_FORM(...)
 #endif
 #define STRATA_CCALL_NOCOUNT(...)
+#define STRATA_CCALL_W(...)
 
 #include "interpose/calls.def"
 #endif

@@ -1,5 +1,5 @@
 /* Alltoallw and the five neighbourhood collectives on host memory (issue
- * 33), behind their entry points (neighbor_calls.c).
+ * 33), behind their entry points (interpose/calls.def's _W rows).
  *
  * Each of these calls is an exchange of blocks, each block with its own
  * peer, count, datatype and place: Alltoallw's one per rank, with byte

@@ -147,6 +147,10 @@ static struct wargs *copy_args(const struct strata_wpersist_args *given)
     struct wargs *w = calloc(1, bytes);
     if (!w) return NULL;
     w->a = *given;
+    /* A datatype per block: the one-datatype fields are unused (the entry
+     * point, calls.def's row, records only the parameters its form has). */
+    if (w->a.stypes) w->a.stype = MPI_DATATYPE_NULL;
+    if (w->a.rtypes) w->a.rtype = MPI_DATATYPE_NULL;
     w->ns = ns;
     w->nr = nr;
     unsigned char *at = (unsigned char *)w + room(sizeof(struct wargs), 1);

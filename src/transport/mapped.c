@@ -266,6 +266,7 @@ const struct strata_transport strata_transport_map = {
                "memcpy; other buffers by Cross-Memory Attach",
     .features = STRATA_XPORT_READ_PEER | STRATA_XPORT_WRITE_PEER | STRATA_XPORT_MAP_PEER,
     .cost = {.alpha = 0.02, .beta = 5e-5, .lock = 0, .page = 4096},
+    .falls_back_to = "cma", /* which serves its buffers outside arenas already */
     .read = map_readv,
     .write = map_writev,
     .map = map_map,

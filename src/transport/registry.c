@@ -1,21 +1,20 @@
-/* The list of transports.  The one file outside a transport's own that
- * includes the transports' headers. */
+/* The list of transports, from util/transports.h's. */
 #include "transport/registry.h"
 
 #include <stdio.h>
 #include <strings.h>
 
-#include "transport/cma.h"
-#include "transport/mapped.h"
-#include "transport/segcopy.h"
+#include "util/transports.h"
+
+#define DECLARE(name) extern const struct strata_transport strata_transport_##name;
+STRATA_TRANSPORTS(DECLARE)
+#undef DECLARE
 
 /* The segment first: it always works, so it is what ranks fall back to
  * when they cannot agree on anything better. */
-static const struct strata_transport *const all[] = {
-    &strata_transport_segment,
-    &strata_transport_cma,
-    &strata_transport_map,
-};
+#define ENTRY(name) &strata_transport_##name,
+static const struct strata_transport *const all[] = {STRATA_TRANSPORTS(ENTRY)};
+#undef ENTRY
 
 #define NTRANSPORTS ((int)(sizeof all / sizeof all[0]))
 

@@ -55,6 +55,10 @@ struct strata_transport {
     const char *summary; /* one line for strata-info and the docs */
     unsigned features;   /* enum strata_transport_feature */
     struct strata_transport_cost cost;
+    /* The transport the runtime tries next when this one fails its probe
+     * (context/runtime.c's chain; the segment, which needs none, ends
+     * every chain); NULL: straight to the segment. */
+    const char *falls_back_to;
 
     /* Copies the bytes that remote[0..nremote) describe in process pid into
      * local[0..nlocal) (read), or local into remote (write), in list order;

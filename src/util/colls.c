@@ -48,6 +48,14 @@ int strata_coll_parse(const char *name)
     return -1;
 }
 
+void strata_coll_algorithm_variable(enum strata_coll coll, char *out, size_t outlen)
+{
+    const char *name = strata_coll_name(coll) + 4; /* after "MPI_" */
+    size_t n = (size_t)snprintf(out, outlen, "STRATA_");
+    for (; *name && n + 1 < outlen; name++) out[n++] = (char)toupper((unsigned char)*name);
+    snprintf(out + n, outlen - n, "_ALGORITHM");
+}
+
 /* The names of the other forms follow the standard's pattern (MPI_Ibcast,
  * MPI_Bcast_init), built once; a collective appended to enum strata_coll
  * gets its forms' names without an edit here. */

@@ -4,6 +4,8 @@
 #ifndef STRATA_COLLS_H
 #define STRATA_COLLS_H
 
+#include <stddef.h>
+
 /* If you add a value here, also update: the names in src/util/colls.c (the
  * MPI name and the short name), the algorithm table of src/coll/algorithm.c
  * (its entries for the new collective) and the selection of src/coll/select.c,
@@ -65,6 +67,11 @@ static inline int strata_coll_engine(int coll)
 
 /* "MPI_Bcast", ... */
 const char *strata_coll_name(enum strata_coll coll);
+
+/* "STRATA_SCATTER_ALGORITHM" for scatter: the variable that overrides the
+ * cost model's choice of algorithm (config/ reads it, coll/select.c names
+ * it in messages). */
+void strata_coll_algorithm_variable(enum strata_coll coll, char *out, size_t outlen);
 
 /* "bcast", ...: the short name, as the tools and the tuning file write it. */
 const char *strata_coll_short_name(enum strata_coll coll);

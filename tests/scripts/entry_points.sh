@@ -13,10 +13,11 @@ table=$src/src/interpose/calls.def
 fail=0
 defined=$(nm -D --defined-only "$lib" | awk '$2 == "T" {print $3}' | sort -u)
 [ -n "$defined" ] || { echo "FAIL: no functions read from $lib"; exit 1; }
-# Name lower COLL nocount, one line per row.
+# Name lower COLL kind, one line per row (kind: empty, _NOCOUNT or _W; the
+# last two have no large-count forms).
 rows=$(perl -0pe 's{/\*.*?\*/}{}gs' "$table" | tr '\n' ' ' |
-       grep -oE 'STRATA_CCALL(_NOCOUNT)?\(\s*[A-Za-z_]+,\s*[a-z_]+,\s*[A-Z_]+' |
-       sed -E 's/STRATA_CCALL(_NOCOUNT)?\(\s*([A-Za-z_]+),\s*([a-z_]+),\s*([A-Z_]+)/\2 \3 \4 \1/')
+       grep -oE 'STRATA_CCALL(_NOCOUNT|_W)?\(\s*[A-Za-z_]+,\s*[a-z_]+,\s*[A-Z_]+' |
+       sed -E 's/STRATA_CCALL(_NOCOUNT|_W)?\(\s*([A-Za-z_]+),\s*([a-z_]+),\s*([A-Z_]+)/\2 \3 \4 \1/')
 [ -n "$rows" ] || { echo "FAIL: no rows read from $table"; exit 1; }
 expect() {
   if grep -qx "$1" <<<"$defined"; then
@@ -27,35 +28,17 @@ expect() {
   fi
 }
 checked=0
-while read -r name lower coll nocount; do
+while read -r name lower coll kind; do
   expect "MPI_$name" "$name"
   expect "MPI_I$lower" "$name"
   [ "$persist" = 1 ] && expect "MPI_${name}_init" "$name"
   [ "$persist" != 1 ] && [ "$mpix" = 1 ] && expect "MPIX_${name}_init" "$name"
-  if [ "$large" = 1 ] && [ -z "$nocount" ]; then
+  if [ "$large" = 1 ] && [ -z "$kind" ]; then
     expect "MPI_${name}_c" "$name"
     expect "MPI_I${lower}_c" "$name"
     [ "$persist" = 1 ] && expect "MPI_${name}_init_c" "$name"
   fi
 done <<<"$rows"
-# Alltoallw and the neighbourhood collectives (issue 33): written in
-# src/interpose/neighbor_calls.c until the table has per-block datatypes and
-# arrays as long as a topology's degrees; their blocking, nonblocking and
-# persistent forms (no _c forms yet).
-hand="Alltoallw alltoallw ALLTOALLW
-Neighbor_allgather neighbor_allgather NEIGHBOR_ALLGATHER
-Neighbor_allgatherv neighbor_allgatherv NEIGHBOR_ALLGATHERV
-Neighbor_alltoall neighbor_alltoall NEIGHBOR_ALLTOALL
-Neighbor_alltoallv neighbor_alltoallv NEIGHBOR_ALLTOALLV
-Neighbor_alltoallw neighbor_alltoallw NEIGHBOR_ALLTOALLW"
-while read -r name lower coll; do
-  expect "MPI_$name" "$name (neighbor_calls.c)"
-  expect "MPI_I$lower" "$name (neighbor_calls.c)"
-  [ "$persist" = 1 ] && expect "MPI_${name}_init" "$name (neighbor_calls.c)"
-  [ "$persist" != 1 ] && [ "$mpix" = 1 ] && expect "MPIX_${name}_init" "$name (neighbor_calls.c)"
-done <<<"$hand"
-rows="$rows
-$hand"
 # Every collective has its row.
 for coll in $(grep -oE '^\s*STRATA_COLL_[A-Z_]+' "$src/src/util/colls.h" | sed -E 's/\s*STRATA_COLL_//' |
               grep -vx 'COUNT'); do
