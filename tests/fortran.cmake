@@ -153,8 +153,9 @@ endif()
 # tests/fortran/neighbor.F90): blocking, nonblocking and, on MPI-4 hosts,
 # persistent forms through use mpi, mpi_f08 and mpif.h on a non-periodic 1-D
 # Cartesian communicator, the w forms' datatype arrays mixing types per
-# block; values computed in the program; STRATA_STATS must count every call
-# as strata's under its C name.
+# block, and Neighbor_alltoallw on a distributed graph of unequal degrees;
+# values computed in the program; STRATA_STATS must count every call as
+# strata's under its C name.
 if(STRATA_FORTRAN)
   foreach(variant use_mpi f08 mpifh)
     add_executable(fortran_neighbor_${variant} fortran/neighbor.F90)
