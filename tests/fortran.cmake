@@ -159,3 +159,45 @@ if(STRATA_FORTRAN)
                          ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
   endforeach()
 endif()
+
+# Alltoallw and the neighbourhood collectives from Fortran (issue 33;
+# tests/fortran/neighbor.F90): blocking, nonblocking and, on MPI-4 hosts,
+# persistent forms through use mpi, mpi_f08 and mpif.h on a non-periodic 1-D
+# Cartesian communicator, the w forms' datatype arrays mixing types per
+# block, and Neighbor_alltoallw on a distributed graph of unequal degrees;
+# values computed in the program; STRATA_STATS must count every call as
+# strata's under its C name.
+if(STRATA_FORTRAN)
+  foreach(variant use_mpi f08 mpifh)
+    add_executable(fortran_neighbor_${variant} fortran/neighbor.F90)
+    set_target_properties(fortran_neighbor_${variant} PROPERTIES
+                          Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_nbr_${variant})
+    if(variant STREQUAL "f08")
+      target_compile_definitions(fortran_neighbor_${variant} PRIVATE F08)
+      # MPICH's own mpi_f08 MPI_Neighbor_alltoallw aborts on a Cartesian
+      # communicator (it sizes the arrays from MPI_Dist_graph_neighbors_count).
+      if(STRATA_MPI STREQUAL "mpich")
+        target_compile_definitions(fortran_neighbor_${variant} PRIVATE NO_F08_NEIGHBOR_ALLTOALLW)
+      endif()
+    elseif(variant STREQUAL "mpifh")
+      target_compile_definitions(fortran_neighbor_${variant} PRIVATE MPIFH)
+    endif()
+    # As for colls.F90: mpif.h (and MPICH's use mpi) declare no buffer interfaces.
+    if(variant STREQUAL "mpifh" OR
+       (variant STREQUAL "use_mpi" AND STRATA_MPI STREQUAL "mpich"))
+      target_compile_options(fortran_neighbor_${variant} PRIVATE -fallow-argument-mismatch -w)
+    endif()
+    # Six collectives in two forms, or three where the host has the
+    # persistent ones, and the closing Allreduce.
+    set(nbr_lines 13)
+    if(STRATA_HAVE_PERSISTENT_COLL)
+      target_compile_definitions(fortran_neighbor_${variant} PRIVATE HAVE_PERSISTENT)
+      set(nbr_lines 19)
+    endif()
+    add_test(NAME fortran.neighbor.${variant}.np${franks}
+             COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/scripts/fortran_stats.sh ${STRATA_RUN}
+                     $<TARGET_FILE:fortran_neighbor_${variant}> ${franks} ${nbr_lines})
+    set_tests_properties(fortran.neighbor.${variant}.np${franks} PROPERTIES TIMEOUT 60
+                         ENVIRONMENT "STRATA_MODEL=${CMAKE_SOURCE_DIR}/tests/data/model.conf")
+  endforeach()
+endif()

@@ -85,7 +85,9 @@ struct bench {
     int noise_rows;               /* rows timed with noise so far: the noise's key */
     const struct bench_row *noisy_row; /* the row the noisy calls are timing */
     int *vcounts, *vdispls;       /* [size]: the v-collectives' counts, packed displacements */
-    MPI_Comm halo;                /* neighbor_alltoall's: a periodic 2-D Cartesian grid of
+    int *wbytes;                  /* [size]: Alltoallw's byte displacements */
+    MPI_Datatype *wtypes;         /* [size]: and datatypes */
+    MPI_Comm halo;                /* the neighbourhood collectives': a periodic 2-D Cartesian grid of
                                      the ranks (a halo exchange, BENCH_HALO_BLOCKS neighbours) */
     int halo_dims[2];
     struct bench_load load;       /* the node's first rank: its competitors */
@@ -127,10 +129,12 @@ int bench_persistent_available(void);
 
 /* Whether bench_overlap.c posts coll's nonblocking form. */
 int bench_nonblocking_supported(int coll);
-/* Whether strata-bench times coll at all (bench_calls.c): every collective
- * up to Alltoallv, and neighbor_alltoall as a halo exchange; not yet
- * Alltoallw and the other neighbourhood collectives. */
+/* Whether strata-bench times coll at all (bench_calls.c): every collective,
+ * the neighbourhood ones as a halo exchange on b->halo. */
 int bench_coll_supported(int coll);
+/* Builds the arrays row r's calls take besides the buffers (Alltoallw's,
+ * the halo's v and w forms'), before a call is timed. */
+void bench_prepare_arrays(struct bench *b, const struct bench_row *r);
 
 /* One nonblocking call of row r, posted and waited for at once: strata's
  * (MPI_Ibcast, ... and MPI_Wait) or the host's (PMPI_). */

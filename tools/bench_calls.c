@@ -33,6 +33,17 @@ struct coll_api {
                      const int *, MPI_Datatype, MPI_Comm);
     int (*neighbor_alltoall)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
                              MPI_Comm);
+    int (*alltoallw)(const void *, const int *, const int *, const MPI_Datatype *, void *,
+                     const int *, const int *, const MPI_Datatype *, MPI_Comm);
+    int (*neighbor_allgather)(const void *, int, MPI_Datatype, void *, int, MPI_Datatype,
+                              MPI_Comm);
+    int (*neighbor_allgatherv)(const void *, int, MPI_Datatype, void *, const int *, const int *,
+                               MPI_Datatype, MPI_Comm);
+    int (*neighbor_alltoallv)(const void *, const int *, const int *, MPI_Datatype, void *,
+                              const int *, const int *, MPI_Datatype, MPI_Comm);
+    int (*neighbor_alltoallw)(const void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                              void *, const int *, const MPI_Aint *, const MPI_Datatype *,
+                              MPI_Comm);
 };
 
 static const struct coll_api native_api = {
@@ -40,19 +51,54 @@ static const struct coll_api native_api = {
     PMPI_Gather, PMPI_Scatter, PMPI_Alltoall, PMPI_Barrier,
     PMPI_Reduce_scatter_block, PMPI_Reduce_scatter, PMPI_Scan, PMPI_Exscan,
     PMPI_Gatherv, PMPI_Scatterv, PMPI_Allgatherv, PMPI_Alltoallv,
-    PMPI_Neighbor_alltoall,
+    PMPI_Neighbor_alltoall, PMPI_Alltoallw, PMPI_Neighbor_allgather, PMPI_Neighbor_allgatherv,
+    PMPI_Neighbor_alltoallv, PMPI_Neighbor_alltoallw,
 };
 static const struct coll_api strata_api = {
     MPI_Bcast, MPI_Reduce, MPI_Allreduce, MPI_Allgather,
     MPI_Gather, MPI_Scatter, MPI_Alltoall, MPI_Barrier,
     MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan,
     MPI_Gatherv, MPI_Scatterv, MPI_Allgatherv, MPI_Alltoallv,
-    MPI_Neighbor_alltoall,
+    MPI_Neighbor_alltoall, MPI_Alltoallw, MPI_Neighbor_allgather, MPI_Neighbor_allgatherv,
+    MPI_Neighbor_alltoallv, MPI_Neighbor_alltoallw,
 };
 
 int bench_coll_supported(int coll)
 {
-    return (coll >= 0 && coll <= STRATA_COLL_ALLTOALLV) || coll == STRATA_COLL_NEIGHBOR_ALLTOALL;
+    return coll >= 0 && coll < STRATA_NCOLLS;
+}
+
+/* ---- the w forms' and the halo's arrays ------------------------------- */
+
+/* The arrays Alltoallw and the neighbourhood v and w forms take besides the
+ * buffers, built before each call (bench_prepare_arrays), outside the timed
+ * part: Alltoallw's in b (Alltoallv's layout, bench_v_layout, with byte
+ * displacements and one datatype per rank); the halo's here, one block of
+ * `count` per neighbour, packed. */
+static struct {
+    int counts[BENCH_HALO_BLOCKS], displs[BENCH_HALO_BLOCKS];
+    MPI_Aint bytes[BENCH_HALO_BLOCKS];
+    MPI_Datatype types[BENCH_HALO_BLOCKS];
+} halo;
+
+void bench_prepare_arrays(struct bench *b, const struct bench_row *r)
+{
+    int tsize = 1;
+    PMPI_Type_size(r->type, &tsize);
+    if (r->coll == STRATA_COLL_ALLTOALLW) {
+        bench_v_layout(b, r);
+        for (int j = 0; j < b->size; j++) {
+            b->wbytes[j] = b->vdispls[j] * tsize;
+            b->wtypes[j] = r->type;
+        }
+    }
+    if (!strata_coll_is_neighbor(r->coll)) return;
+    for (int j = 0; j < BENCH_HALO_BLOCKS; j++) {
+        halo.counts[j] = r->count;
+        halo.displs[j] = j * r->count;
+        halo.bytes[j] = (MPI_Aint)j * r->count * tsize;
+        halo.types[j] = r->type;
+    }
 }
 
 /* ---- the calls -------------------------------------------------------- */
@@ -111,6 +157,26 @@ static void call_collective(const struct coll_api *api, struct bench *b, const s
         break;
     /* A halo exchange: a block of `n` to each of the grid's neighbours. */
     case STRATA_COLL_NEIGHBOR_ALLTOALL: api->neighbor_alltoall(b->send, n, t, b->recv, n, t, b->halo); break;
+    /* Alltoallv's layout, each block its datatype and byte displacement. */
+    case STRATA_COLL_ALLTOALLW:
+        api->alltoallw(b->send, b->vcounts, b->wbytes, b->wtypes, b->recv, b->vcounts, b->wbytes,
+                       b->wtypes, w);
+        break;
+    /* The halo's other forms: one block of `n` from (and to) each neighbour. */
+    case STRATA_COLL_NEIGHBOR_ALLGATHER:
+        api->neighbor_allgather(b->send, n, t, b->recv, n, t, b->halo);
+        break;
+    case STRATA_COLL_NEIGHBOR_ALLGATHERV:
+        api->neighbor_allgatherv(b->send, n, t, b->recv, halo.counts, halo.displs, t, b->halo);
+        break;
+    case STRATA_COLL_NEIGHBOR_ALLTOALLV:
+        api->neighbor_alltoallv(b->send, halo.counts, halo.displs, t, b->recv, halo.counts,
+                                halo.displs, t, b->halo);
+        break;
+    case STRATA_COLL_NEIGHBOR_ALLTOALLW:
+        api->neighbor_alltoallw(b->send, halo.counts, halo.bytes, halo.types, b->recv,
+                                halo.counts, halo.bytes, halo.types, b->halo);
+        break;
     default: break;
     }
 }

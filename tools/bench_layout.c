@@ -10,7 +10,9 @@ size_t bench_v_layout(const struct bench *b, const struct bench_row *r)
 {
     size_t at = 0;
     for (int j = 0; j < b->size; j++) {
-        int c = r->count, i = r->coll == STRATA_COLL_ALLTOALLV ? (b->rank + j) % b->size : j;
+        int c = r->count, i = r->coll == STRATA_COLL_ALLTOALLV || r->coll == STRATA_COLL_ALLTOALLW
+                                ? (b->rank + j) % b->size
+                                : j;
         if (b->opt.pattern == BENCH_PATTERN_EMPTY && i == b->size / 2) c = 0;
         if (b->opt.pattern == BENCH_PATTERN_SKEWED) c = r->count / (i + 1) ? r->count / (i + 1) : 1;
         b->vcounts[j] = c;

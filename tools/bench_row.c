@@ -23,8 +23,14 @@ size_t bench_bandwidth_bytes(const struct bench_row *r, int ranks)
     case STRATA_COLL_GATHERV:
     case STRATA_COLL_SCATTERV:
     case STRATA_COLL_ALLGATHERV:
-    case STRATA_COLL_ALLTOALLV: return r->bytes * (size_t)ranks;
-    case STRATA_COLL_NEIGHBOR_ALLTOALL: return r->bytes * BENCH_HALO_BLOCKS;
+    case STRATA_COLL_ALLTOALLV:
+    case STRATA_COLL_ALLTOALLW: return r->bytes * (size_t)ranks;
+    /* The halo: a block from each neighbour. */
+    case STRATA_COLL_NEIGHBOR_ALLGATHER:
+    case STRATA_COLL_NEIGHBOR_ALLGATHERV:
+    case STRATA_COLL_NEIGHBOR_ALLTOALL:
+    case STRATA_COLL_NEIGHBOR_ALLTOALLV:
+    case STRATA_COLL_NEIGHBOR_ALLTOALLW: return r->bytes * BENCH_HALO_BLOCKS;
     default: return 0;
     }
 }

@@ -69,7 +69,12 @@ int bench_alloc_buffers(struct bench *b)
     b->flush = b->opt.cold ? alloc_touched(BENCH_FLUSH_BYTES, 0) : NULL;
     b->vcounts = malloc(2 * (size_t)b->size * sizeof(int));
     b->vdispls = b->vcounts ? b->vcounts + b->size : NULL;
-    return b->send && b->recv && b->vcounts && (!b->opt.cold || b->flush) ? 0 : -1;
+    b->wbytes = malloc((size_t)b->size * sizeof *b->wbytes);
+    b->wtypes = malloc((size_t)b->size * sizeof *b->wtypes);
+    return b->send && b->recv && b->vcounts && b->wbytes && b->wtypes &&
+                   (!b->opt.cold || b->flush)
+               ? 0
+               : -1;
 }
 
 /* A fresh value pattern: the data differs on every call, so nothing the
@@ -99,14 +104,18 @@ static size_t send_bytes(const struct bench *b, const struct bench_row *r)
     case STRATA_COLL_GATHERV:
     case STRATA_COLL_ALLGATHERV: return (size_t)b->vcounts[b->rank];
     case STRATA_COLL_SCATTERV: return b->rank == b->root ? bench_v_layout(b, r) : 0;
-    case STRATA_COLL_ALLTOALLV: return bench_v_layout(b, r);
+    case STRATA_COLL_ALLTOALLV:
+    case STRATA_COLL_ALLTOALLW: return bench_v_layout(b, r);
     case STRATA_COLL_BCAST: return b->rank == b->root ? r->bytes : 0;
     case STRATA_COLL_SCATTER: return b->rank == b->root ? r->bytes * (size_t)b->size : 0;
     case STRATA_COLL_ALLTOALL:
     case STRATA_COLL_REDUCE_SCATTER_BLOCK:
     case STRATA_COLL_REDUCE_SCATTER: return r->bytes * (size_t)b->size;
     case STRATA_COLL_BARRIER: return 0;
-    case STRATA_COLL_NEIGHBOR_ALLTOALL: return r->bytes * BENCH_HALO_BLOCKS;
+    /* The halo: the allgather forms send one block to every neighbour. */
+    case STRATA_COLL_NEIGHBOR_ALLTOALL:
+    case STRATA_COLL_NEIGHBOR_ALLTOALLV:
+    case STRATA_COLL_NEIGHBOR_ALLTOALLW: return r->bytes * BENCH_HALO_BLOCKS;
     default: return r->bytes;
     }
 }
@@ -114,6 +123,7 @@ static size_t send_bytes(const struct bench *b, const struct bench_row *r)
 static void prepare_call(struct bench *b, const struct bench_row *r)
 {
     if (strata_coll_is_v(r->coll)) bench_v_layout(b, r);
+    bench_prepare_arrays(b, r);
     fill_pattern(b->send, send_bytes(b, r), (unsigned)b->rank * 7919u + ++b->seed);
     if (b->flush) flush_caches(b);
 }

@@ -269,7 +269,7 @@ int main(int argc, char **argv)
     /* Collective on first use; the route of each collective is read from it. */
     b.ctx = strata_ctx_get(MPI_COMM_WORLD);
     int leader = discover_nodes(&b);
-    /* The halo exchange's grid (neighbor_alltoall rows). */
+    /* The halo exchange's grid (the neighbourhood collectives' rows). */
     int periods[2] = {1, 1};
     PMPI_Dims_create(b.size, 2, b.halo_dims);
     PMPI_Cart_create(MPI_COMM_WORLD, 2, b.halo_dims, periods, 0, &b.halo);
@@ -294,9 +294,12 @@ int main(int argc, char **argv)
     host_mpi_name(mpi, sizeof mpi);
     if (b.rank == 0) {
         bench_print_header(&b, command, mpi);
-        if (b.opt.want[STRATA_COLL_NEIGHBOR_ALLTOALL])
-            printf("halo      : neighbor_alltoall on a periodic %d x %d Cartesian grid of the "
-                   "ranks, a block of the row's size to each of its %d neighbours\n",
+        int any_neighbor = 0;
+        for (int c = STRATA_COLL_NEIGHBOR_ALLGATHER; c <= STRATA_COLL_NEIGHBOR_ALLTOALLW; c++)
+            any_neighbor |= b.opt.want[c];
+        if (any_neighbor)
+            printf("halo      : the neighbor_ rows on a periodic %d x %d Cartesian grid of the "
+                   "ranks, a block of the row's size from each of its %d neighbours\n",
                    b.halo_dims[0], b.halo_dims[1], BENCH_HALO_BLOCKS);
         if (b.opt.nonblocking && !b.opt.overlap)
             printf("--nonblocking --noise: the noisy calls are the nonblocking forms, post + "
@@ -337,6 +340,8 @@ int main(int argc, char **argv)
     bench_free_buffer(&b, b.recv);
     free(b.flush);
     free(b.vcounts); /* vdispls is its second half */
+    free(b.wbytes);
+    free(b.wtypes);
     PMPI_Comm_free(&b.halo);
     MPI_Finalize();
     return rc;

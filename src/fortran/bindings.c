@@ -9,6 +9,7 @@
 
 #include "fortran/sentinels.h"
 #include "fortran/user_ops.h"
+#include "fortran/wtypes.h"
 
 #define BUF(x) strata_fortran_buffer(x)
 #define TYPE(x) MPI_Type_f2c(*(x))
@@ -52,17 +53,21 @@ static inline int strata_fortran_split_type(MPI_Fint *comm, MPI_Fint *split_type
 #define F08_OMPI(lower)
 #endif
 
+/* Every name a row's function is exported under. */
+#define EXPORTS(lower, upper, f08)                                             \
+    ALIAS(strata_f_##lower, mpi_##lower##_)                                    \
+    ALIAS(strata_f_##lower, mpi_##lower##__)                                   \
+    ALIAS(strata_f_##lower, mpi_##lower)                                       \
+    ALIAS(strata_f_##lower, MPI_##upper)                                       \
+    f08(lower)
+
 #define STRATA_FCALL(lower, upper, f08, params, call)                          \
     static void strata_f_##lower params                                        \
     {                                                                          \
         int rc_ = call;                                                        \
         if (ierror) *ierror = (MPI_Fint)rc_;                                   \
     }                                                                          \
-    ALIAS(strata_f_##lower, mpi_##lower##_)                                    \
-    ALIAS(strata_f_##lower, mpi_##lower##__)                                   \
-    ALIAS(strata_f_##lower, mpi_##lower)                                       \
-    ALIAS(strata_f_##lower, MPI_##upper)                                       \
-    f08(lower)
+    EXPORTS(lower, upper, f08)
 
 /* A nonblocking row: the C call writes its request into req_ (REQ), which
  * goes back to Fortran as a handle where the call succeeded. */
@@ -75,10 +80,36 @@ static inline int strata_fortran_split_type(MPI_Fint *comm, MPI_Fint *split_type
         if (rc_ == MPI_SUCCESS) *request = MPI_Request_c2f(req_);              \
         if (ierror) *ierror = (MPI_Fint)rc_;                                   \
     }                                                                          \
-    ALIAS(strata_f_##lower, mpi_##lower##_)                                    \
-    ALIAS(strata_f_##lower, mpi_##lower##__)                                   \
-    ALIAS(strata_f_##lower, mpi_##lower)                                       \
-    ALIAS(strata_f_##lower, MPI_##upper)                                       \
-    f08(lower)
+    EXPORTS(lower, upper, f08)
+
+/* A row with datatype arrays (Alltoallw, Neighbor_alltoallw, every form):
+ * the arguments sendbuf, sendtypes, recvtypes and comm converted first
+ * (fortran/wtypes.c; STYPES and RTYPES in the call), the C arrays freed
+ * once it returns; neighbor: the arrays are as long as the degrees.  A
+ * request, where the row has one, comes back as for STRATA_FCALL_REQ. */
+#define STYPES (wt_.send)
+#define RTYPES (wt_.recv)
+#define W_CONVERTED_CALL(neighbor, call)                                       \
+    struct strata_fortran_wtypes wt_;                                          \
+    int rc_ = strata_fortran_wtypes_get(&wt_, COMM(comm), neighbor, BUF(sendbuf), \
+                                        sendtypes, recvtypes);                 \
+    if (rc_ == MPI_SUCCESS) rc_ = call;                                        \
+    strata_fortran_wtypes_free(&wt_);
+#define STRATA_FCALL_W(lower, upper, f08, neighbor, params, call)              \
+    static void strata_f_##lower params                                        \
+    {                                                                          \
+        W_CONVERTED_CALL(neighbor, call)                                       \
+        if (ierror) *ierror = (MPI_Fint)rc_;                                   \
+    }                                                                          \
+    EXPORTS(lower, upper, f08)
+#define STRATA_FCALL_WREQ(lower, upper, f08, neighbor, params, call)           \
+    static void strata_f_##lower params                                        \
+    {                                                                          \
+        MPI_Request req_ = MPI_REQUEST_NULL;                                   \
+        W_CONVERTED_CALL(neighbor, call)                                       \
+        if (rc_ == MPI_SUCCESS) *request = MPI_Request_c2f(req_);              \
+        if (ierror) *ierror = (MPI_Fint)rc_;                                   \
+    }                                                                          \
+    EXPORTS(lower, upper, f08)
 
 #include "fortran/calls.def"

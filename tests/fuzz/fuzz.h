@@ -45,22 +45,24 @@ static inline uint64_t fuzz_below(struct fuzz_rng *r, uint64_t n) { return fuzz_
 
 /* ---- Options ----------------------------------------------------------------- */
 
-/* The collectives the fuzzer draws: all but three neighbourhood
- * collectives (their v and w forms: tests/mpi/test_neighbor.c).  The
+/* The collectives the fuzzer draws: all of them.  The
  * v-collectives, MPI_Alltoallw and MPI_Reduce_scatter take their per-rank
  * counts from a count pattern the call draws (uniform, one empty rank, a
  * power law: fuzz_vcount), with the blocks packed in rank order; Alltoallw
  * is drawn as Alltoallv is and called with every block's datatype and byte
- * displacement.  MPI_Neighbor_allgather and MPI_Neighbor_alltoall run on a
- * Cartesian grid made over the slot's communicator for the call
- * (fuzz_neighbor_grid: 1-D or 2-D, periodic or not), valid calls only. */
+ * displacement.  The neighbourhood collectives run on a Cartesian grid made
+ * over the slot's communicator for the call (fuzz_neighbor_grid: 1-D or 2-D,
+ * periodic or not), valid calls only; their v and w forms with every block
+ * the plain form's count, packed (the w form at byte displacements). */
 #define FUZZ_COLLS                                                                          \
     (((1u << (STRATA_COLL_BARRIER + 1)) - 1) | (1u << STRATA_COLL_SCAN) |                     \
      (1u << STRATA_COLL_EXSCAN) | (1u << STRATA_COLL_REDUCE_SCATTER_BLOCK) |                  \
      (1u << STRATA_COLL_REDUCE_SCATTER) | (1u << STRATA_COLL_GATHERV) |                       \
      (1u << STRATA_COLL_SCATTERV) | (1u << STRATA_COLL_ALLGATHERV) |                          \
      (1u << STRATA_COLL_ALLTOALLV) | (1u << STRATA_COLL_ALLTOALLW) |                          \
-     (1u << STRATA_COLL_NEIGHBOR_ALLGATHER) | (1u << STRATA_COLL_NEIGHBOR_ALLTOALL))
+     (1u << STRATA_COLL_NEIGHBOR_ALLGATHER) | (1u << STRATA_COLL_NEIGHBOR_ALLGATHERV) |           \
+     (1u << STRATA_COLL_NEIGHBOR_ALLTOALL) | (1u << STRATA_COLL_NEIGHBOR_ALLTOALLV) |             \
+     (1u << STRATA_COLL_NEIGHBOR_ALLTOALLW))
 
 /* Blocks a neighbourhood call's buffers hold at most (a 2-D grid's). */
 #define FUZZ_NEIGHBOR_BLOCKS 4

@@ -320,7 +320,10 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
         build_v(c, elems, x, ls, lr, all_in_place, root_in_place);
         break;
     case STRATA_COLL_NEIGHBOR_ALLGATHER:
-    case STRATA_COLL_NEIGHBOR_ALLTOALL: {
+    case STRATA_COLL_NEIGHBOR_ALLGATHERV:
+    case STRATA_COLL_NEIGHBOR_ALLTOALL:
+    case STRATA_COLL_NEIGHBOR_ALLTOALLV:
+    case STRATA_COLL_NEIGHBOR_ALLTOALLW: {
         /* A grid over the slot's communicator, for this call. */
         int nd, periodic, dims[2] = {0, 0}, periods[2];
         fuzz_neighbor_grid(c, &nd, &periodic);
@@ -329,7 +332,16 @@ static void build(const struct fuzz_call *c, size_t elems, const struct fuzz_com
         CHECK(PMPI_Cart_create(x->comm, nd, dims, periods, 0, &x->grid) == MPI_SUCCESS,
               "MPI_Cart_create");
         x->comm = x->grid;
-        size_t nb = 2 * (size_t)nd, sblocks = c->coll == STRATA_COLL_NEIGHBOR_ALLTOALL ? nb : 1;
+        int allgather = c->coll == STRATA_COLL_NEIGHBOR_ALLGATHER ||
+                        c->coll == STRATA_COLL_NEIGHBOR_ALLGATHERV;
+        size_t nb = 2 * (size_t)nd, sblocks = allgather ? 1 : nb;
+        /* The v and w forms: every block the plain form's count, packed. */
+        x->scounts = int_array((int)nb), x->sdispls = int_array((int)nb);
+        x->rcounts = int_array((int)nb), x->rdispls = int_array((int)nb);
+        for (int j = 0; j < (int)nb; j++) {
+            x->scounts[j] = x->scount, x->sdispls[j] = j * x->scount;
+            x->rcounts[j] = x->rcount, x->rdispls[j] = j * x->rcount;
+        }
         buf_alloc(s, "the send buffer", ls, cs, sblocks, 0, mis);
         fill_input(c, x, s, 0, cs * sblocks);
         buf_alloc(r, "the receive buffer", lr, cr, nb, 1, mis);
@@ -465,6 +477,32 @@ static int invoke_form(const struct fuzz_call *c, const struct exec *x, const vo
     return rc;
 }
 
+/* Neighbor_alltoallw, built as Neighbor_alltoallv (nb blocks): every block
+ * in the rank's one datatype, at its displacement times the type's extent
+ * in bytes. */
+static int call_neighbor_alltoallw(const struct exec *x, int nb, const void *sb, void *rb,
+                                   int strata)
+{
+    int rc;
+    MPI_Aint lb, sext = 0, rext = 0;
+    PMPI_Type_get_extent(x->stype, &lb, &sext);
+    PMPI_Type_get_extent(x->rtype, &lb, &rext);
+    MPI_Aint *bytes = malloc(2 * (size_t)nb * sizeof(MPI_Aint) + 1);
+    MPI_Datatype *types = malloc(2 * (size_t)nb * sizeof(MPI_Datatype) + 1);
+    CHECK(bytes && types, "out of memory");
+    for (int j = 0; j < nb; j++) {
+        bytes[j] = x->sdispls[j] * sext;
+        bytes[nb + j] = x->rdispls[j] * rext;
+        types[j] = x->stype;
+        types[nb + j] = x->rtype;
+    }
+    rc = CALL(Neighbor_alltoallw, sb, x->scounts, bytes, types, rb, x->rcounts, bytes + nb,
+              types + nb, x->comm);
+    free(bytes);
+    free(types);
+    return rc;
+}
+
 /* One run of the call (strata: MPI_*, else PMPI_*); returns its error class.
  * Barrier: *early_exit says a rank left before another one entered. */
 /* Alltoallw, built as Alltoallv: every block in the rank's one datatype, at
@@ -559,6 +597,20 @@ static int invoke(const struct fuzz_call *c, const struct exec *x, int strata, i
     case STRATA_COLL_NEIGHBOR_ALLTOALL:
         rc = CALL(Neighbor_alltoall, csb, x->scount, x->stype, rb, x->rcount, x->rtype, x->comm);
         break;
+    case STRATA_COLL_NEIGHBOR_ALLGATHERV:
+        rc = CALL(Neighbor_allgatherv, csb, x->scount, x->stype, rb, x->rcounts, x->rdispls,
+                  x->rtype, x->comm);
+        break;
+    case STRATA_COLL_NEIGHBOR_ALLTOALLV:
+        rc = CALL(Neighbor_alltoallv, csb, x->scounts, x->sdispls, x->stype, rb, x->rcounts,
+                  x->rdispls, x->rtype, x->comm);
+        break;
+    case STRATA_COLL_NEIGHBOR_ALLTOALLW: {
+        int nd, periodic;
+        fuzz_neighbor_grid(c, &nd, &periodic);
+        rc = call_neighbor_alltoallw(x, 2 * nd, csb, rb, strata);
+        break;
+    }
     case STRATA_COLL_BARRIER: {
         /* One rank enters late; nobody may leave before it entered. */
         if (x->comm != MPI_COMM_NULL && x->rank == c->late_rank_draw % x->size) {

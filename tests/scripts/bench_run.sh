@@ -57,16 +57,19 @@ want(doc["machine"]["ranks"] == ranks, "machine.ranks")
 colls = ["bcast", "reduce", "allreduce", "allgather", "gather", "scatter", "alltoall"]
 rscan = ["reduce_scatter_block", "reduce_scatter", "scan", "exscan"]
 vcolls = ["gatherv", "scatterv", "allgatherv", "alltoallv"]
-# The halo exchange: neighbor_alltoall on a 2-D periodic grid, 4 neighbours.
-halo = ["neighbor_alltoall"]
+# Alltoallw as Alltoallv; the halo exchange: the neighbourhood collectives
+# on a 2-D periodic grid, 4 neighbours.
+halo = ["neighbor_allgather", "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
+        "neighbor_alltoallw"]
 expected = ([(c, s) for c in colls for s in (24, 4096)] + [("barrier", 0)] +
-            [(c, s) for c in rscan + vcolls + halo for s in (24, 4096)])
+            [(c, s) for c in rscan + vcolls + ["alltoallw"] + halo for s in (24, 4096)])
 got = [(r["collective"], r["bytes"]) for r in doc["results"]]
 want(got == expected, f"rows {got}, expected {expected}")
 counted = {"bcast": 1, "reduce": 1, "allreduce": 1, "allgather": ranks, "gather": ranks,
            "scatter": ranks, "alltoall": ranks, "barrier": 0, "reduce_scatter_block": ranks,
            "reduce_scatter": ranks, "scan": 1, "exscan": 1, "gatherv": ranks,
-           "scatterv": ranks, "allgatherv": ranks, "alltoallv": ranks, "neighbor_alltoall": 4}
+           "scatterv": ranks, "allgatherv": ranks, "alltoallv": ranks, "alltoallw": ranks,
+           **{c: 4 for c in halo}}
 for r in doc["results"]:
     name = f"{r['collective']} {r['bytes']}"
     want(r["iterations"] == iters, f"{name}: {r['iterations']} iterations, not {iters}")
