@@ -24,6 +24,7 @@
 #include "context/context.h"
 #include "context/runtime.h"
 #include "serve/check.h"
+#include "serve/host_call.h"
 #include "serve/collectives.h"
 #include "request/nonblocking.h"
 #include "route/reasons.h"
@@ -157,25 +158,9 @@ STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
     return strata_check_enabled() ? signature_bytes(count, type) : -1;
 }
 
-/* The host MPI's entry point for a call strata leaves: the MPI-4 large-count
- * form (name_c) for a call that came in through it (`large`), so that the
- * host sees exactly what the application passed. */
-#ifdef STRATA_HAVE_LARGE_COUNT
-#define HOST_BLOCKING(large, name, ...) \
-    ((large) ? PMPI_##name##_c(__VA_ARGS__) : PMPI_##name(__VA_ARGS__))
-#else
-#define HOST_BLOCKING(large, name, ...) PMPI_##name(__VA_ARGS__)
-#endif
-/* Building a nonblocking operation, the call is only marked for the host
- * (its entry point calls the host's nonblocking form).  A blocking call
- * while operations are outstanding goes through the host's nonblocking form
- * and waits with progress (nonblocking.h: strata_nb_host_wait). */
-#define HOST_CALL(large, name, ...)                                                          \
-    (strata_check_refused                               ? strata_check_take_refused()        \
-     : strata_nb_building()                             ? strata_nb_to_host()                \
-     : strata_nb_outstanding() && !(large)                                                   \
-         ? strata_nb_host_wait(HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))        \
-         : HOST_BLOCKING(large, name, __VA_ARGS__))
+/* A call strata leaves (serve/host_call.h), by the host's nonblocking
+ * form of each collective named here. */
+#define HOST_CALL(large, name, ...) STRATA_HOST_CALL_NAMED(large, name, __VA_ARGS__)
 #define HOST_NB_Bcast PMPI_Ibcast
 #define HOST_NB_Reduce PMPI_Ireduce
 #define HOST_NB_Allreduce PMPI_Iallreduce

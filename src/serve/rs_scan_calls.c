@@ -19,6 +19,7 @@
 #include "config/config.h"
 #include "context/context.h"
 #include "serve/check.h"
+#include "serve/host_call.h"
 #include "serve/entry.h"
 #include "request/nonblocking.h"
 #include "route/reasons.h"
@@ -28,22 +29,9 @@
 #include "net/net.h"
 #include "util/log.h"
 
-#ifdef STRATA_HAVE_LARGE_COUNT
-#define HOST_BLOCKING(large, name, ...) \
-    ((large) ? PMPI_##name##_c(__VA_ARGS__) : PMPI_##name(__VA_ARGS__))
-#else
-#define HOST_BLOCKING(large, name, ...) PMPI_##name(__VA_ARGS__)
-#endif
-/* Building a nonblocking or persistent operation (nonblocking.h), a call
- * strata leaves is only marked: its entry point calls the host's form.  A
- * blocking call while operations are outstanding goes through the host's
- * nonblocking form and waits with progress (as collectives.c's). */
-#define HOST_CALL(large, name, ...)                                                          \
-    (strata_check_refused                               ? strata_check_take_refused()        \
-     : strata_nb_building()                             ? strata_nb_to_host()                \
-     : strata_nb_outstanding() && !(large)                                                   \
-         ? strata_nb_host_wait(HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))        \
-         : HOST_BLOCKING(large, name, __VA_ARGS__))
+/* A call strata leaves (serve/host_call.h), by the host's nonblocking
+ * form of each collective named here. */
+#define HOST_CALL(large, name, ...) STRATA_HOST_CALL_NAMED(large, name, __VA_ARGS__)
 #define HOST_NB_Reduce_scatter_block PMPI_Ireduce_scatter_block
 #define HOST_NB_Scan PMPI_Iscan
 #define HOST_NB_Exscan PMPI_Iexscan

@@ -31,6 +31,7 @@
 #include "context/context.h"
 #include "route/run_view.h"
 #include "serve/check.h"
+#include "serve/host_call.h"
 #include "serve/entry.h"
 #include "serve/collectives.h"
 #include "request/nonblocking.h"
@@ -46,16 +47,8 @@
 #else
 #define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
 #endif
-/* A call strata leaves.  Building a nonblocking or persistent operation
- * (nonblocking.h), it is only marked: its entry point calls the host's
- * form.  A blocking call (int counts) while operations are outstanding goes
- * through the host's nonblocking form, on nonblocking.c's request, and waits
- * with progress (as collectives.c's). */
-#define HOST_CALL(large, call, nb_call)                                                      \
-    (strata_check_refused                   ? strata_check_take_refused()                    \
-     : strata_nb_building()                 ? strata_nb_to_host()                            \
-     : !(large) && strata_nb_outstanding() ? strata_nb_host_wait(nb_call)                    \
-                                           : (call))
+/* A call strata leaves (serve/host_call.h). */
+#define HOST_CALL(large, call, nb_call) STRATA_HOST_CALL(large, call, nb_call)
 
 /* One side (send or receive) of this rank: n blocks of count[j] elements
  * of type at user + displ[j] * extent, seen as byte runs len[j] at

@@ -35,6 +35,7 @@
 #include "context/context.h"
 #include "context/topo.h"
 #include "serve/check.h"
+#include "serve/host_call.h"
 #include "serve/collectives.h"
 #include "serve/entry.h"
 #include "request/nonblocking.h"
@@ -43,12 +44,8 @@
 #include "route/run_view.h"
 #include "util/log.h"
 
-/* A call strata leaves, as vcollectives.c hands one (int counts only). */
-#define HOST_CALL(call, nb_call)                                                             \
-    (strata_check_refused       ? strata_check_take_refused()                                \
-     : strata_nb_building()     ? strata_nb_to_host()                                        \
-     : strata_nb_outstanding() ? strata_nb_host_wait(nb_call)                                \
-                               : (call))
+/* A call strata leaves (serve/host_call.h; int counts only). */
+#define HOST_CALL(call, nb_call) STRATA_HOST_CALL(0, call, nb_call)
 
 /* One side of a call: n blocks, each a piece of a stream (pc), with what
  * packing it needs. */
