@@ -166,9 +166,10 @@ endif()
 # Cartesian communicator, the w forms' datatype arrays mixing types per
 # block, and Neighbor_alltoallw on a distributed graph of unequal degrees;
 # values computed in the program; STRATA_STATS must count every call as
-# strata's under its C name.
+# strata's under its C name.  The bindings this MPI's compiler can use
+# (strata_fortran_forms above: no mpi_f08 where its module is unreadable).
 if(STRATA_FORTRAN)
-  foreach(variant use_mpi f08 mpifh)
+  foreach(variant ${strata_fortran_forms})
     add_executable(fortran_neighbor_${variant} fortran/neighbor.F90)
     set_target_properties(fortran_neighbor_${variant} PROPERTIES
                           Fortran_MODULE_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/mod_nbr_${variant})
