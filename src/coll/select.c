@@ -129,7 +129,9 @@ static int load_cached_model(struct selection_settings *s)
     if (rc == 0) {
         snprintf(s->cache, sizeof s->cache, "%s", path);
         s->cache_measured = s->model.nmeasured > 0;
-        load_learned(s, path);
+        /* STRATA_LEARN=0: the model's choice stands, and strata-info
+         * --explain shows the choice such a job makes. */
+        if (!cfg || cfg->learn) load_learned(s, path);
     }
     if (rc == 2)
         strata_warn("the cached cost model is not used: %s; strata uses its built-in cost model "
