@@ -187,11 +187,16 @@ int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_ou
 extern _Atomic int strata_nb_outstanding_count;
 
 /* Whether any operation is outstanding in this process (cheap: inline, one
- * load, for every intercepted call).  Relaxed: a hint; whoever acts on it
- * takes the lock. */
+ * load, for every intercepted call).  A non-zero count is a hint: whoever
+ * acts on it takes the lock. */
 static inline int strata_nb_outstanding(void)
 {
-    return atomic_load_explicit(&strata_nb_outstanding_count, memory_order_relaxed) != 0;
+    /* Acquire (a plain load on x86): a thread that sees zero sees every
+     * finished operation's writes, pairing with complete()'s release, so its
+     * next blocking call may reuse their plane without a drain.  The host's
+     * completion message orders them in time too, but sanitizers cannot see
+     * an uninstrumented MPI's synchronisation. */
+    return atomic_load_explicit(&strata_nb_outstanding_count, memory_order_acquire) != 0;
 }
 
 /* What the queue must tell the files above it (progress_thread.c,
