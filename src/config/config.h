@@ -71,12 +71,49 @@ struct strata_config {
     char cuda_plugin[512];       /* STRATA_CUDA_PLUGIN: "" beside libstrata, a path, or none */
 };
 
-/* One row of the documented variable table (strata-info prints it). */
+/* How strata_config_parse reads a variable into its member of struct
+ * strata_config. */
+enum strata_config_kind {
+    STRATA_VAR_INT,  /* an int member: one of the row's words, else a number in [min, max] */
+    STRATA_VAR_WORD, /* an int member: one of the row's words only */
+    STRATA_VAR_SIZE, /* a size_t member: bytes with an optional K, M or G suffix, in
+                        [least, most] */
+    STRATA_VAR_TEXT, /* a char array member: the value as given */
+    STRATA_VAR_OWN   /* the row's own parse function (lists, forms of several parts) */
+};
+
+/* A word a variable accepts and the value it stands for. */
+struct strata_config_word {
+    const char *word;
+    int value;
+};
+
+/* Row flag: an empty value means the variable is unset (else it is a value,
+ * and most kinds reject it). */
+#define STRATA_VAR_EMPTY_UNSET 1u
+
+struct strata_config_var;
+typedef int strata_config_parse_fn(struct strata_config *cfg, const char *value,
+                                   const struct strata_config_var *row, char *err,
+                                   size_t errlen);
+
+/* One row of the variable table: what strata-info documents, and how the
+ * value is parsed.  Unless the kind is STRATA_VAR_OWN, an unset variable
+ * takes its default_value, parsed like a value; a default in parentheses
+ * describes what a zero member means instead.  STRATA_VAR_OWN's parse gets
+ * NULL when the variable is unset. */
 struct strata_config_var {
     const char *name;
     const char *default_value;
     const char *accepts;
     const char *meaning;
+    enum strata_config_kind kind;
+    size_t member, member_size; /* offsetof and sizeof the member it sets */
+    long min, max;              /* STRATA_VAR_INT's numbers */
+    size_t least, most;         /* STRATA_VAR_SIZE's range */
+    const struct strata_config_word *words; /* ending with a NULL word */
+    strata_config_parse_fn *parse;          /* STRATA_VAR_OWN */
+    unsigned flags;                         /* STRATA_VAR_EMPTY_UNSET */
 };
 
 /* Parse the environment into *cfg.  On a bad value, writes a message naming
