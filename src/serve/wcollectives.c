@@ -51,9 +51,9 @@
 #else
 #define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
 #endif
+#define UNPAREN(...) __VA_ARGS__
 #define HOST_CALL(large, name, args, nb_call) \
     STRATA_HOST_CALL(large, (large) ? HOST_LARGE(name, UNPAREN args) : PMPI_##name args, nb_call)
-#define UNPAREN(...) __VA_ARGS__
 
 /* One side of a call: n blocks, each a piece of a stream (pc), with what
  * packing it needs. */
@@ -318,8 +318,10 @@ static int open_once(struct wcall *w)
     if (block && !s->pc[first].at) {
         s->tmp = malloc(block);
         if (!s->tmp) return MPI_ERR_NO_MEM;
-        strata_pack_user(s->user[first], s->count[first], s->type[first], s->tmp, w->comm, 0);
         s->run = s->tmp;
+        int rc = strata_pack_user(s->user[first], s->count[first], s->type[first], s->tmp,
+                                  w->comm, 0);
+        if (rc != MPI_SUCCESS) return rc;
     }
     const unsigned char *base;
     if (strata_wlayout_once_recv(r->pc, r->n, size, lay + 2 * size, lay + 3 * size, &base,
@@ -351,7 +353,8 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
     if (rc != MPI_SUCCESS) {
         /* The other ranks are about to wait for this one (the route is
          * settled): an error here would hang them. */
-        strata_error("%s: out of memory packing a side", strata_coll_name(coll));
+        strata_error("%s: packing a side failed (out of memory, or MPI error %d)",
+                     strata_coll_name(coll), rc);
         PMPI_Abort(w->comm, 1);
     }
     if (in_place) {
