@@ -5,7 +5,8 @@
 #   instr-count.sh BUILD_DIR COLL BYTES RANKS [CALLS] [--top N]
 # BUILD_DIR: a build of strata for Open MPI (its lib/libstrata.so is
 # preloaded; "none" for the host MPI alone).  COLL: reduce|allreduce|bcast|allgather|
-# gather|scatter|alltoall|barrier|gatherv|scatterv|allgatherv|alltoallv|scan|exscan
+# gather|scatter|alltoall|barrier|gatherv|scatterv|allgatherv|alltoallv|scan|exscan|
+# neighbor_allgather (a periodic ring of the ranks)
 # (bench/instr/colls.h; before s5-small any other name
 # silently ran bcast); reduce, allreduce and bcast also with i in front (MPI_I<coll> +
 # MPI_Wait) or p (MPI_Start + MPI_Wait of a persistent one).

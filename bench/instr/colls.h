@@ -10,11 +10,12 @@
 
 static const char *const instr_coll_names[] = {
     "reduce",  "allreduce", "bcast",      "allgather", "gather", "scatter", "alltoall",
-    "barrier", "gatherv",   "scatterv",   "allgatherv", "alltoallv", "scan",  "exscan"};
+    "barrier", "gatherv",   "scatterv",   "allgatherv", "alltoallv", "scan",  "exscan",
+    "neighbor_allgather"};
 #define INSTR_NCOLLS (int)(sizeof instr_coll_names / sizeof instr_coll_names[0])
 #define INSTR_USAGE                                                                        \
     "reduce|allreduce|bcast|allgather|gather|scatter|alltoall|barrier|gatherv|scatterv|"    \
-    "allgatherv|alltoallv|scan|exscan"
+    "allgatherv|alltoallv|scan|exscan|neighbor_allgather"
 
 /* The index of a name above, -1 if none. */
 static inline int instr_coll_parse(const char *name)
@@ -47,6 +48,20 @@ static inline void instr_v_layout(int count, int **counts, int **displs)
     *displs = d;
 }
 
+/* Neighbor_allgather's communicator: a periodic ring of the ranks (at 2
+ * ranks each rank's two neighbours are the other rank), made on first use;
+ * `out` holds its 2 blocks. */
+static inline MPI_Comm instr_ring(void)
+{
+    static MPI_Comm ring = MPI_COMM_NULL;
+    if (ring == MPI_COMM_NULL) {
+        int size, periods[1] = {1};
+        MPI_Comm_size(MPI_COMM_WORLD, &size);
+        PMPI_Cart_create(MPI_COMM_WORLD, 1, &size, periods, 0, &ring);
+    }
+    return ring;
+}
+
 #define INSTR_DEFINE_CALL(fname, P)                                                            \
     static inline int fname(int coll, double *in, double *out, int count, int root)          \
     {                                                                                        \
@@ -62,6 +77,9 @@ static inline void instr_v_layout(int count, int **counts, int **displs)
         case 7: return P##Barrier(w);                                                        \
         case 12: return P##Scan(in, out, count, MPI_DOUBLE, MPI_SUM, w);                     \
         case 13: return P##Exscan(in, out, count, MPI_DOUBLE, MPI_SUM, w);                   \
+        case 14:                                                                             \
+            return P##Neighbor_allgather(in, count, MPI_DOUBLE, out, count, MPI_DOUBLE,      \
+                                         instr_ring());                                      \
         }                                                                                    \
         int *c, *d;                                                                          \
         instr_v_layout(count, &c, &d);                                                       \

@@ -83,10 +83,18 @@ struct strata_vlayout {
 };
 
 /* The stream from rank q lands in pieces first[q] .. first[q + 1] - 1, in
- * stream order: piece k is len[k] bytes at recv + at[k]. */
+ * stream order: piece k is len[k] bytes at recv + at[k].
+ *
+ * once: every writer's stream is its one block, the same for all its
+ * readers (out_off 0 for each), and each piece from q is a copy of the
+ * start of q's block, not the next part of a stream (the neighbourhood
+ * allgathers: a block crosses once per reader, however many edges join
+ * the pair).  Set alike on every rank of a call: it decides what writers
+ * expose and publish. */
 struct strata_vpieces {
     const size_t *first; /* [size + 1] */
     const size_t *len, *at;
+    int once;
 };
 
 struct strata_algorithm;
@@ -127,6 +135,7 @@ struct strata_vblock_state {
      * the root's receive buffer) */
     size_t *from_addr, *from_stream;
     const struct strata_vpieces *pieces; /* the layout's (NULL: each stream one run) */
+    int once;        /* pieces->once: each writer's stream is its one block */
     /* This rank's own block, copied once peers can start on theirs. */
     const unsigned char *own_src;
     unsigned char *own_dst;

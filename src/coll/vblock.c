@@ -101,9 +101,14 @@ const char *strata_vblock_refusal_size(int size, size_t round)
     return NULL;
 }
 
-/* Gatherv and Allgatherv: a writer holds one block, the same for all its
- * readers.  Scatterv and Alltoallv: a piece per reader. */
-static int one_block(int coll) { return coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_ALLGATHERV; }
+/* Gatherv, Allgatherv and a layout of blocks sent once (block.h,
+ * strata_vpieces.once: the neighbourhood allgathers on Alltoallv's engine):
+ * a writer holds one block, the same for all its readers.  Scatterv and
+ * Alltoallv: a piece per reader. */
+static int one_block(const struct strata_vblock_state *v)
+{
+    return v->once || v->coll == STRATA_COLL_GATHERV || v->coll == STRATA_COLL_ALLGATHERV;
+}
 
 /* Whether rank r publishes a record with per-reader entries or a header. */
 static int has_record(const struct strata_block_op *o, int r)
@@ -132,10 +137,10 @@ static void own_header(struct strata_block_op *o, const struct strata_plane *p)
             longest += v->out_len[r];
         }
     }
-    if (coll == STRATA_COLL_ALLGATHERV) longest = agreed;
+    if (coll == STRATA_COLL_ALLGATHERV || v->once) longest = agreed;
     v->agreed = agreed;
     v->longest = longest;
-    o->mine = one_block(coll) ? agreed : longest;
+    o->mine = one_block(v) ? agreed : longest;
     if (coll == STRATA_COLL_GATHERV) o->mine = p->rank == o->a.root ? 0 : v->out_len[o->a.root];
 }
 
@@ -151,7 +156,7 @@ static void write_record(const struct strata_block_op *o, struct strata_plane *p
         for (int r = 0; r < p->size; r++) rec[REC_HEADER + 2 * r] = v->in_off[r];
         return;
     }
-    if (one_block(v->coll)) return;
+    if (one_block(v)) return;
     size_t pos = 0;
     for (int r = 0; r < p->size; r++) {
         rec[REC_HEADER + 2 * r] = v->out_off[r];
@@ -174,7 +179,7 @@ static void read_record(struct strata_block_op *o, const struct strata_plane *p,
     }
     if (v->coll == STRATA_COLL_GATHERV) {
         v->from_addr[q] = rec[REC_HEADER + 2 * p->rank];
-    } else if (!one_block(v->coll)) {
+    } else if (!one_block(v)) {
         v->from_addr[q] = rec[REC_HEADER + 2 * p->rank];
         v->from_stream[q] = rec[REC_HEADER + 2 * p->rank + 1];
     }
@@ -186,7 +191,7 @@ static void copy_stream(const struct strata_block_op *o, const struct strata_pla
                         size_t to, unsigned char *dst)
 {
     const struct strata_vblock_state *v = &o->v;
-    if (one_block(v->coll)) {
+    if (one_block(v)) {
         memcpy(dst, o->send + from, to - from);
         return;
     }
@@ -234,7 +239,8 @@ static int piece_of(const struct strata_block_op *o, const struct strata_plane *
 
 /* Bytes [from, from + n) of this rank's stream from q, found at src (q's
  * exposed memory when pull, else memory this rank reads itself), copied to
- * where they go: recv + in_off[q] + from, or across the layout's pieces. */
+ * where they go: recv + in_off[q] + from, or across the layout's pieces
+ * (once: into each of them, every piece a copy of the stream's start). */
 static void deliver(struct strata_block_op *o, struct strata_plane *p, int q,
                     const unsigned char *src, size_t from, size_t n, int pull)
 {
@@ -247,7 +253,7 @@ static void deliver(struct strata_block_op *o, struct strata_plane *p, int q,
         unsigned char *dst = o->a.recv + (pc ? pc->at[k] : v->in_off[q]) + (lo - pos);
         if (lo < hi && pull) strata_plane_pull(p, v->counted, q, src + (lo - from), dst, hi - lo);
         else if (lo < hi) memcpy(dst, src + (lo - from), hi - lo);
-        pos += len;
+        if (!pc || !pc->once) pos += len;
     }
 }
 
@@ -256,7 +262,7 @@ static void pull_piece(struct strata_block_op *o, struct strata_plane *p, int q)
 {
     const struct strata_vblock_state *v = &o->v;
     const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
-    size_t at = one_block(v->coll) ? 0 : v->from_addr[q]; /* a one-block writer's block starts it */
+    size_t at = one_block(v) ? 0 : v->from_addr[q]; /* a one-block writer's block starts it */
     deliver(o, p, q, src + at, 0, v->in_len[q], 1);
 }
 
@@ -440,7 +446,7 @@ static void uniform_layout(struct strata_vblock_state *v, const struct strata_pl
         if (v->coll == STRATA_COLL_GATHERV) sends = r == root, receives = me == root;
         if (v->coll == STRATA_COLL_SCATTERV) sends = me == root, receives = r == root;
         v->out_len[r] = sends ? b : 0;
-        v->out_off[r] = one_block(v->coll) ? 0 : (size_t)r * b;
+        v->out_off[r] = one_block(v) ? 0 : (size_t)r * b;
         v->in_len[r] = receives ? b : 0;
         v->in_off[r] = v->coll == STRATA_COLL_SCATTERV ? 0 : (size_t)r * b;
     }
@@ -482,6 +488,7 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
         memcpy(v->in_len, a->v->in_len, size * sizeof(size_t));
         memcpy(v->in_off, a->v->in_off, size * sizeof(size_t));
         v->pieces = a->v->pieces;
+        v->once = v->pieces && v->pieces->once;
     } else {
         uniform_layout(v, p, a);
     }
@@ -516,7 +523,7 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
     }
     v->in_len[me] = v->out_len[me] = 0;
     /* A writer of one block exposes that block (offset 0 for every reader). */
-    if (one_block(coll)) {
+    if (one_block(v)) {
         for (int r = 0; r < size; r++)
             if (v->out_len[r]) {
                 send += v->out_off[r];

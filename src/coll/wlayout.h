@@ -26,6 +26,7 @@ struct strata_wpiece {
 struct strata_wpieces {
     size_t *first, *len, *at;
     int used;
+    int once; /* block.h's strata_vpieces.once (strata_wlayout_once_recv) */
 };
 
 /* Lays out n pieces over `size` ranks: len[r] and off[r] (this side's
@@ -40,5 +41,27 @@ struct strata_wpieces {
 const unsigned char *strata_wlayout(struct strata_wpiece *pc, int n, int *order, int size,
                                     size_t *len, size_t *off, size_t *packed,
                                     struct strata_wpieces *lands);
+
+/* The neighbourhood allgathers inside a node (wlayout_once.c): each rank
+ * sends its one block once, whatever its edges, and reads each writer's
+ * block into every place an edge from it names (block.h,
+ * strata_vpieces.once).
+ *
+ * The send side: len[r] the block's bytes for every peer r of a piece
+ * (itself included: a self-loop), off[r] 0 (the run is the block).
+ * Returns the block's bytes, 0 when nothing is sent; *first the first
+ * piece that sends (-1: none): where the block lies, or what to pack. */
+size_t strata_wlayout_once_send(const struct strata_wpiece *pc, int n, int size, size_t *len,
+                                size_t *off, int *first);
+
+/* The receive side: len[r] the longest piece from r (off[r] 0: unused),
+ * lands filled with every piece, grouped by writer, lands->once set.
+ * Returns 1 when every piece is one run of the caller's memory: *base the
+ * lowest, each piece's pos its offset from there.  Else 0: the pieces are
+ * packed, each at pos in a buffer of *packed bytes that the caller
+ * allocates and unpacks from. */
+int strata_wlayout_once_recv(struct strata_wpiece *pc, int n, int size, size_t *len,
+                             size_t *off, const unsigned char **base, size_t *packed,
+                             struct strata_wpieces *lands);
 
 #endif

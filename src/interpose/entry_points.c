@@ -100,7 +100,7 @@
     int INIT_ENTRY(Name)(UNPAREN params, MPI_Info info, MPI_Request *request)          \
     {                                                                                  \
         const struct strata_wpersist_args recorded = {.coll = STRATA_COLL_##COLL,      \
-                                                      MAP(RECORD, args)};              \
+                                                      .large = LARGE, MAP(RECORD, args)}; \
         int host, rc = strata_wpersist_init(&recorded, request, &host);                \
         return host ? INIT_HOST(Name)(UNPAREN args, info, request) : rc;               \
     }
@@ -117,11 +117,11 @@
           strata(MAP(RECORDED, args), LARGE))
 #define STRATA_CCALL_NOCOUNT(Name, lower, COLL, strata, params, args) \
     FORMS(Name, lower, COLL, params, args, strata args, strata(MAP(RECORDED, args)))
-/* A _W row: the blocking and nonblocking forms as above without `large`,
- * the persistent form through wpersist.c. */
-#define STRATA_CCALL_W(Name, lower, COLL, strata, params, args) \
-    BLOCKING(Name, params, strata args)                         \
-    NONBLOCKING(lower, COLL, params, args, strata args)         \
+/* A _W row: the blocking and nonblocking forms as above, the persistent
+ * form through wpersist.c. */
+#define STRATA_CCALL_W(Name, lower, COLL, strata, params, args)      \
+    BLOCKING(Name, params, strata(UNPAREN args, LARGE))              \
+    NONBLOCKING(lower, COLL, params, args, strata(UNPAREN args, LARGE)) \
     WPERSISTENT_FORM(Name, lower, COLL, params, args)
 
 /* ---- int counts: MPI_<Name>, MPI_I<lower>, MPI_<Name>_init (MPI-4) or
@@ -161,11 +161,10 @@
 #undef PERSISTENT_FORM
 #undef WPERSISTENT_FORM
 #undef STRATA_CCALL_NOCOUNT
-#undef STRATA_CCALL_W
 
 /* ---- MPI-4 large counts: MPI_<Name>_c, MPI_I<lower>_c, MPI_<Name>_init_c
  * (Open MPI 4.1 has none of them, MPIX_ included).  A collective without
- * counts has no _c form, nor yet a _W row (the host serves those). */
+ * counts has no _c form. */
 #ifdef STRATA_HAVE_LARGE_COUNT
 #define COUNT MPI_Count
 #define DISPL MPI_Aint
@@ -177,11 +176,12 @@
 #define INIT_ENTRY(Name) MPI_##Name##_init_c
 #define INIT_HOST(Name) PMPI_##Name##_init_c
 #define PERSISTENT_FORM PERSISTENT
+#define WPERSISTENT_FORM WPERSISTENT
 #else
 #define PERSISTENT_FORM(...)
+#define WPERSISTENT_FORM(...)
 #endif
 #define STRATA_CCALL_NOCOUNT(...)
-#define STRATA_CCALL_W(...)
 
 #include "interpose/calls.def"
 #endif

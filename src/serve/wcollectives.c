@@ -44,8 +44,16 @@
 #include "route/run_view.h"
 #include "util/log.h"
 
-/* A call strata leaves (serve/host_call.h; int counts only). */
-#define HOST_CALL(call, nb_call) STRATA_HOST_CALL(0, call, nb_call)
+/* A call strata leaves (serve/host_call.h): the host's function of the
+ * form it came through, its large-count one (_c) for large. */
+#ifdef STRATA_HAVE_LARGE_COUNT
+#define HOST_LARGE(name, ...) PMPI_##name##_c(__VA_ARGS__)
+#else
+#define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
+#endif
+#define UNPAREN(...) __VA_ARGS__
+#define HOST_CALL(large, name, args, nb_call) \
+    STRATA_HOST_CALL(large, (large) ? HOST_LARGE(name, UNPAREN args) : PMPI_##name args, nb_call)
 
 /* One side of a call: n blocks, each a piece of a stream (pc), with what
  * packing it needs. */
@@ -155,25 +163,42 @@ enum wat {
 struct wdesc {
     const void *buf;
     enum wat at;
-    const int *counts;           /* NULL: `count` for every block */
+    const void *counts;          /* int, or MPI_Count if large; NULL: `count` for every block */
     long long count;
-    const void *displs;          /* AT_EXTENTS, AT_BYTES, AT_BYTES_AINT */
+    const void *displs;          /* AT_EXTENTS, AT_BYTES (int, or MPI_Aint if large), AT_BYTES_AINT */
     MPI_Datatype type;           /* when types is NULL */
     const MPI_Datatype *types;   /* the w forms */
+    int large;                   /* the large-count form (_c) */
 };
+
+/* Element i of a count array, and of a displacement array, as the form
+ * passed them. */
+static long long count_at(const struct wdesc *d, int i)
+{
+#ifdef STRATA_HAVE_LARGE_COUNT
+    if (d->large) return (long long)((const MPI_Count *)d->counts)[i];
+#endif
+    return ((const int *)d->counts)[i];
+}
+
+static MPI_Aint displ_at(const struct wdesc *d, int i)
+{
+    if (d->large || d->at == AT_BYTES_AINT) return ((const MPI_Aint *)d->displs)[i];
+    return ((const int *)d->displs)[i];
+}
 
 static void block_of(const struct wdesc *d, int i, const void **user, long long *count,
                             MPI_Datatype *type, MPI_Aint extent)
 {
-    *count = d->counts ? d->counts[i] : d->count;
+    *count = d->counts ? count_at(d, i) : d->count;
     *type = d->types ? d->types[i] : d->type;
     const char *b = d->buf;
     switch (d->at) {
     case AT_ONE: break;
     case AT_RUNS: b += (MPI_Aint)i * *count * extent; break;
-    case AT_EXTENTS: b += (MPI_Aint)((const int *)d->displs)[i] * extent; break;
-    case AT_BYTES: b += ((const int *)d->displs)[i]; break;
-    case AT_BYTES_AINT: b += ((const MPI_Aint *)d->displs)[i]; break;
+    case AT_EXTENTS: b += displ_at(d, i) * extent; break;
+    case AT_BYTES:
+    case AT_BYTES_AINT: b += displ_at(d, i); break;
     }
     *user = b;
 }
@@ -278,6 +303,37 @@ static int keep_types(struct wside *s)
     return MPI_SUCCESS;
 }
 
+/* The neighbourhood allgathers inside a node: this rank's one block sent
+ * once, each source's block read into every place its edges name
+ * (coll/wlayout.h, strata_wlayout_once_*); packed once where its type has
+ * holes.  Returns 0, or an MPI error. */
+static int open_once(struct wcall *w)
+{
+    struct wside *s = &w->send, *r = &w->recv;
+    size_t *lay = w->lay, packed;
+    int size = w->size, first;
+    static const unsigned char nothing; /* a run nobody reads (NULL would read as in place) */
+    size_t block = strata_wlayout_once_send(s->pc, s->n, size, lay, lay + size, &first);
+    s->run = (unsigned char *)(first < 0 ? &nothing : s->pc[first].at);
+    if (block && !s->pc[first].at) {
+        s->tmp = malloc(block);
+        if (!s->tmp) return MPI_ERR_NO_MEM;
+        s->run = s->tmp;
+        int rc = strata_pack_user(s->user[first], s->count[first], s->type[first], s->tmp,
+                                  w->comm, 0);
+        if (rc != MPI_SUCCESS) return rc;
+    }
+    const unsigned char *base;
+    if (strata_wlayout_once_recv(r->pc, r->n, size, lay + 2 * size, lay + 3 * size, &base,
+                                 &packed, &w->lands)) {
+        r->run = (unsigned char *)base;
+        return MPI_SUCCESS;
+    }
+    r->tmp = malloc(packed);
+    r->run = r->tmp;
+    return r->tmp ? MPI_SUCCESS : MPI_ERR_NO_MEM;
+}
+
 /* Runs a settled call (w is handed over). */
 static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, int in_place)
 {
@@ -287,23 +343,26 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
      * receive side is then the send side too), on several ranks (one rank:
      * vcollectives.c copies its one stream itself). */
     int pieces = !in_place && !ctx->net && size > 1;
-    if (!in_place) rc = side_open(&w->send, w, lay, lay + size, 1, NULL);
+    if (pieces && strata_coll_sends_once(coll)) rc = open_once(w);
+    else if (!in_place) rc = side_open(&w->send, w, lay, lay + size, 1, NULL);
     /* In place, the receive blocks are the outgoing ones too: packed in. */
-    if (rc == MPI_SUCCESS)
+    if (rc == MPI_SUCCESS && !w->recv.run)
         rc = side_open(&w->recv, w, lay + 2 * size, lay + 3 * size, in_place,
                        pieces ? &w->lands : NULL);
     if (rc == MPI_SUCCESS && w->recv.tmp && strata_nb_building()) rc = keep_types(&w->recv);
     if (rc != MPI_SUCCESS) {
         /* The other ranks are about to wait for this one (the route is
          * settled): an error here would hang them. */
-        strata_error("%s: out of memory packing a side", strata_coll_name(coll));
+        strata_error("%s: packing a side failed (out of memory, or MPI error %d)",
+                     strata_coll_name(coll), rc);
         PMPI_Abort(w->comm, 1);
     }
     if (in_place) {
         memcpy(lay, lay + 2 * size, (size_t)size * sizeof(size_t));
         memcpy(lay + size, lay + 3 * size, (size_t)size * sizeof(size_t));
     }
-    w->landing = (struct strata_vpieces){w->lands.first, w->lands.len, w->lands.at};
+    w->landing = (struct strata_vpieces){w->lands.first, w->lands.len, w->lands.at,
+                                         w->lands.once};
     struct strata_vlayout v = {lay, lay + size, lay + 2 * size, lay + 3 * size,
                                w->lands.used ? &w->landing : NULL};
     return strata_vcall_bytes(ctx, coll, in_place ? NULL : w->send.run, w->recv.run, &v,
@@ -365,18 +424,22 @@ static struct strata_ctx *wsettle(enum strata_coll coll, MPI_Comm comm, const st
 
 /* ---- MPI_Alltoallw */
 
-int strata_call_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                          const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                          const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+int strata_call_alltoallw(const void *sendbuf, const void *sendcounts, const void *sdispls,
+                          const MPI_Datatype sendtypes[], void *recvbuf, const void *recvcounts,
+                          const void *rdispls, const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          int large)
 {
     int in_place = sendbuf == MPI_IN_PLACE;
-    struct wdesc sd = {sendbuf, AT_BYTES, sendcounts, 0, sdispls, MPI_DATATYPE_NULL, sendtypes};
-    struct wdesc rd = {recvbuf, AT_BYTES, recvcounts, 0, rdispls, MPI_DATATYPE_NULL, recvtypes};
+    struct wdesc sd = {sendbuf, AT_BYTES, sendcounts, 0, sdispls, MPI_DATATYPE_NULL, sendtypes,
+                       large};
+    struct wdesc rd = {recvbuf, AT_BYTES, recvcounts, 0, rdispls, MPI_DATATYPE_NULL, recvtypes,
+                       large};
     struct wcall *w;
     struct strata_ctx *ctx = wsettle(STRATA_COLL_ALLTOALLW, comm, &sd, &rd, in_place, &w);
     if (!ctx)
-        return HOST_CALL(PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                        recvcounts, rdispls, recvtypes, comm),
+        return HOST_CALL(large, Alltoallw,
+                         (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm),
                          PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                          recvcounts, rdispls, recvtypes, comm,
                                          strata_nb_host_request()));
@@ -385,88 +448,93 @@ int strata_call_alltoallw(const void *sendbuf, const int sendcounts[], const int
 
 /* ---- The neighbourhood collectives (no MPI_IN_PLACE: the standard has none) */
 
-int strata_call_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm)
+int strata_call_neighbor_allgather(const void *sendbuf, long long sendcount,
+                                   MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                                   MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
-    struct wdesc sd = {sendbuf, AT_ONE, NULL, sendcount, NULL, sendtype, NULL};
-    struct wdesc rd = {recvbuf, AT_RUNS, NULL, recvcount, NULL, recvtype, NULL};
+    struct wdesc sd = {sendbuf, AT_ONE, NULL, sendcount, NULL, sendtype, NULL, large};
+    struct wdesc rd = {recvbuf, AT_RUNS, NULL, recvcount, NULL, recvtype, NULL, large};
     struct wcall *w;
     struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHER, comm, &sd, &rd, 0, &w);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                                 recvtype, comm),
-                         PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf,
-                                                  recvcount, recvtype, comm,
+        return HOST_CALL(large, Neighbor_allgather,
+                         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+                         PMPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf,
+                                                  (int)recvcount, recvtype, comm,
                                                   strata_nb_host_request()));
     return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHER, w, 0);
 }
 
-int strata_call_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, const int recvcounts[], const int displs[],
-                                    MPI_Datatype recvtype, MPI_Comm comm)
+int strata_call_neighbor_allgatherv(const void *sendbuf, long long sendcount,
+                                    MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                                    const void *displs, MPI_Datatype recvtype, MPI_Comm comm,
+                                    int large)
 {
-    struct wdesc sd = {sendbuf, AT_ONE, NULL, sendcount, NULL, sendtype, NULL};
-    struct wdesc rd = {recvbuf, AT_EXTENTS, recvcounts, 0, displs, recvtype, NULL};
+    struct wdesc sd = {sendbuf, AT_ONE, NULL, sendcount, NULL, sendtype, NULL, large};
+    struct wdesc rd = {recvbuf, AT_EXTENTS, recvcounts, 0, displs, recvtype, NULL, large};
     struct wcall *w;
     struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHERV, comm, &sd, &rd, 0, &w);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
-                                                  recvcounts, displs, recvtype, comm),
-                         PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+        return HOST_CALL(large, Neighbor_allgatherv,
+                         (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                          comm),
+                         PMPI_Ineighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
                                                    recvcounts, displs, recvtype, comm,
                                                    strata_nb_host_request()));
     return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHERV, w, 0);
 }
 
-int strata_call_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm)
+int strata_call_neighbor_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, int large)
 {
-    struct wdesc sd = {sendbuf, AT_RUNS, NULL, sendcount, NULL, sendtype, NULL};
-    struct wdesc rd = {recvbuf, AT_RUNS, NULL, recvcount, NULL, recvtype, NULL};
+    struct wdesc sd = {sendbuf, AT_RUNS, NULL, sendcount, NULL, sendtype, NULL, large};
+    struct wdesc rd = {recvbuf, AT_RUNS, NULL, recvcount, NULL, recvtype, NULL, large};
     struct wcall *w;
     struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALL, comm, &sd, &rd, 0, &w);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                                recvtype, comm),
-                         PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                                                 recvtype, comm, strata_nb_host_request()));
+        return HOST_CALL(large, Neighbor_alltoall,
+                         (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+                         PMPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf,
+                                                 (int)recvcount, recvtype, comm,
+                                                 strata_nb_host_request()));
     return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALL, w, 0);
 }
 
-int strata_call_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
-                                   const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                                   const int recvcounts[], const int rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm)
+int strata_call_neighbor_alltoallv(const void *sendbuf, const void *sendcounts,
+                                   const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
+                                   const void *recvcounts, const void *rdispls,
+                                   MPI_Datatype recvtype, MPI_Comm comm, int large)
 {
-    struct wdesc sd = {sendbuf, AT_EXTENTS, sendcounts, 0, sdispls, sendtype, NULL};
-    struct wdesc rd = {recvbuf, AT_EXTENTS, recvcounts, 0, rdispls, recvtype, NULL};
+    struct wdesc sd = {sendbuf, AT_EXTENTS, sendcounts, 0, sdispls, sendtype, NULL, large};
+    struct wdesc rd = {recvbuf, AT_EXTENTS, recvcounts, 0, rdispls, recvtype, NULL, large};
     struct wcall *w;
     struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLV, comm, &sd, &rd, 0, &w);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
-                                                 recvcounts, rdispls, recvtype, comm),
+        return HOST_CALL(large, Neighbor_alltoallv,
+                         (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
+                          recvtype, comm),
                          PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                                   recvcounts, rdispls, recvtype, comm,
                                                   strata_nb_host_request()));
     return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLV, w, 0);
 }
 
-int strata_call_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+int strata_call_neighbor_alltoallw(const void *sendbuf, const void *sendcounts,
                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                                   void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                   const MPI_Datatype recvtypes[], MPI_Comm comm)
+                                   void *recvbuf, const void *recvcounts, const MPI_Aint rdispls[],
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm, int large)
 {
     struct wdesc sd = {sendbuf, AT_BYTES_AINT, sendcounts, 0, sdispls, MPI_DATATYPE_NULL,
-                       sendtypes};
+                       sendtypes, large};
     struct wdesc rd = {recvbuf, AT_BYTES_AINT, recvcounts, 0, rdispls, MPI_DATATYPE_NULL,
-                       recvtypes};
+                       recvtypes, large};
     struct wcall *w;
     struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLW, comm, &sd, &rd, 0, &w);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
-                                                 recvcounts, rdispls, recvtypes, comm),
+        return HOST_CALL(large, Neighbor_alltoallw,
+                         (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                          recvtypes, comm),
                          PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
                                                   recvbuf, recvcounts, rdispls, recvtypes, comm,
                                                   strata_nb_host_request()));

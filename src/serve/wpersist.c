@@ -44,51 +44,60 @@ static int decide(const struct strata_persist_args *args)
     switch (a->coll) {
     case STRATA_COLL_ALLTOALLW:
         return strata_call_alltoallw(a->sendbuf, a->scounts, a->sdispls, a->stypes, a->recvbuf,
-                                     a->rcounts, a->rdispls, a->rtypes, a->comm);
+                                     a->rcounts, a->rdispls, a->rtypes, a->comm, a->large);
     case STRATA_COLL_NEIGHBOR_ALLGATHER:
         return strata_call_neighbor_allgather(a->sendbuf, a->scount, a->stype, a->recvbuf,
-                                              a->rcount, a->rtype, a->comm);
+                                              a->rcount, a->rtype, a->comm, a->large);
     case STRATA_COLL_NEIGHBOR_ALLGATHERV:
         return strata_call_neighbor_allgatherv(a->sendbuf, a->scount, a->stype, a->recvbuf,
-                                               a->rcounts, a->rdispls, a->rtype, a->comm);
+                                               a->rcounts, a->rdispls, a->rtype, a->comm,
+                                               a->large);
     case STRATA_COLL_NEIGHBOR_ALLTOALL:
         return strata_call_neighbor_alltoall(a->sendbuf, a->scount, a->stype, a->recvbuf,
-                                             a->rcount, a->rtype, a->comm);
+                                             a->rcount, a->rtype, a->comm, a->large);
     case STRATA_COLL_NEIGHBOR_ALLTOALLV:
         return strata_call_neighbor_alltoallv(a->sendbuf, a->scounts, a->sdispls, a->stype,
                                               a->recvbuf, a->rcounts, a->rdispls, a->rtype,
-                                              a->comm);
+                                              a->comm, a->large);
     case STRATA_COLL_NEIGHBOR_ALLTOALLW:
         return strata_call_neighbor_alltoallw(a->sendbuf, a->scounts, a->sdispls_a, a->stypes,
                                               a->recvbuf, a->rcounts, a->rdispls_a, a->rtypes,
-                                              a->comm);
+                                              a->comm, a->large);
     default: return MPI_ERR_INTERN;
     }
 }
+
+/* The host's nonblocking form of the request's call: its _c one for a
+ * request made by _init_c (the arguments as that form passed them). */
+#ifdef STRATA_HAVE_LARGE_COUNT
+#define HOST_NB(large, name, ...) \
+    ((large) ? PMPI_I##name##_c(__VA_ARGS__) : PMPI_I##name(__VA_ARGS__))
+#else
+#define HOST_NB(large, name, ...) PMPI_I##name(__VA_ARGS__)
+#endif
 
 static int host(const struct strata_persist_args *args, MPI_Request *r)
 {
     const struct strata_wpersist_args *a = &((const struct wargs *)args->kept)->a;
     switch (a->coll) {
     case STRATA_COLL_ALLTOALLW:
-        return PMPI_Ialltoallw(a->sendbuf, a->scounts, a->sdispls, a->stypes, a->recvbuf,
-                               a->rcounts, a->rdispls, a->rtypes, a->comm, r);
+        return HOST_NB(a->large, alltoallw, a->sendbuf, a->scounts, a->sdispls, a->stypes,
+                       a->recvbuf, a->rcounts, a->rdispls, a->rtypes, a->comm, r);
     case STRATA_COLL_NEIGHBOR_ALLGATHER:
-        return PMPI_Ineighbor_allgather(a->sendbuf, a->scount, a->stype, a->recvbuf, a->rcount,
-                                        a->rtype, a->comm, r);
+        return HOST_NB(a->large, neighbor_allgather, a->sendbuf, a->scount, a->stype,
+                       a->recvbuf, a->rcount, a->rtype, a->comm, r);
     case STRATA_COLL_NEIGHBOR_ALLGATHERV:
-        return PMPI_Ineighbor_allgatherv(a->sendbuf, a->scount, a->stype, a->recvbuf, a->rcounts,
-                                         a->rdispls, a->rtype, a->comm, r);
+        return HOST_NB(a->large, neighbor_allgatherv, a->sendbuf, a->scount, a->stype,
+                       a->recvbuf, a->rcounts, a->rdispls, a->rtype, a->comm, r);
     case STRATA_COLL_NEIGHBOR_ALLTOALL:
-        return PMPI_Ineighbor_alltoall(a->sendbuf, a->scount, a->stype, a->recvbuf, a->rcount,
-                                       a->rtype, a->comm, r);
+        return HOST_NB(a->large, neighbor_alltoall, a->sendbuf, a->scount, a->stype, a->recvbuf,
+                       a->rcount, a->rtype, a->comm, r);
     case STRATA_COLL_NEIGHBOR_ALLTOALLV:
-        return PMPI_Ineighbor_alltoallv(a->sendbuf, a->scounts, a->sdispls, a->stype, a->recvbuf,
-                                        a->rcounts, a->rdispls, a->rtype, a->comm, r);
+        return HOST_NB(a->large, neighbor_alltoallv, a->sendbuf, a->scounts, a->sdispls,
+                       a->stype, a->recvbuf, a->rcounts, a->rdispls, a->rtype, a->comm, r);
     case STRATA_COLL_NEIGHBOR_ALLTOALLW:
-        return PMPI_Ineighbor_alltoallw(a->sendbuf, a->scounts, a->sdispls_a, a->stypes,
-                                        a->recvbuf, a->rcounts, a->rdispls_a, a->rtypes, a->comm,
-                                        r);
+        return HOST_NB(a->large, neighbor_alltoallw, a->sendbuf, a->scounts, a->sdispls_a,
+                       a->stypes, a->recvbuf, a->rcounts, a->rdispls_a, a->rtypes, a->comm, r);
     default: return MPI_ERR_INTERN;
     }
 }
@@ -135,12 +144,17 @@ static struct wargs *copy_args(const struct strata_wpersist_args *given)
     } else if (strata_topo_degrees(given->comm, &nr, &ns) != MPI_SUCCESS) {
         return NULL; /* no topology: the host reports the erroneous call */
     }
-    /* The struct, then at most: counts, int and MPI_Aint displacements and
-     * types per side, and the owned flags of both sides' types. */
+    /* The struct, then at most: counts, displacements of the form's width
+     * and MPI_Aint ones, and types per side, and the owned flags of both
+     * sides' types. */
+    size_t count_w = sizeof(int), displ_w = sizeof(int);
+#ifdef STRATA_HAVE_LARGE_COUNT
+    if (given->large) count_w = sizeof(MPI_Count), displ_w = sizeof(MPI_Aint);
+#endif
     size_t bytes = room(sizeof(struct wargs), 1);
     for (int side = 0; side < 2; side++) {
         int n = side ? nr : ns;
-        bytes += 2 * room(sizeof(int), n) + room(sizeof(MPI_Aint), n) +
+        bytes += room(count_w, n) + room(displ_w, n) + room(sizeof(MPI_Aint), n) +
                  room(sizeof(MPI_Datatype), n);
     }
     bytes += room(sizeof(int), ns + nr);
@@ -157,12 +171,12 @@ static struct wargs *copy_args(const struct strata_wpersist_args *given)
     struct strata_wpersist_args *a = &w->a;
     int send_used = a->sendbuf != MPI_IN_PLACE;
     if (!send_used) a->scounts = NULL, a->sdispls = NULL, a->stypes = NULL;
-    own((const void **)&a->scounts, sizeof(int), ns, &at);
-    own((const void **)&a->sdispls, sizeof(int), ns, &at);
+    own(&a->scounts, count_w, ns, &at);
+    own(&a->sdispls, displ_w, ns, &at);
     own((const void **)&a->sdispls_a, sizeof(MPI_Aint), ns, &at);
     own((const void **)&a->stypes, sizeof(MPI_Datatype), ns, &at);
-    own((const void **)&a->rcounts, sizeof(int), nr, &at);
-    own((const void **)&a->rdispls, sizeof(int), nr, &at);
+    own(&a->rcounts, count_w, nr, &at);
+    own(&a->rdispls, displ_w, nr, &at);
     own((const void **)&a->rdispls_a, sizeof(MPI_Aint), nr, &at);
     own((const void **)&a->rtypes, sizeof(MPI_Datatype), nr, &at);
     w->owned = (int *)(void *)at;

@@ -55,6 +55,14 @@ static inline int strata_coll_is_neighbor(int coll)
     return coll >= STRATA_COLL_NEIGHBOR_ALLGATHER && coll <= STRATA_COLL_NEIGHBOR_ALLTOALLW;
 }
 
+/* Whether every rank of coll sends one block, the same to each of its
+ * neighbours (the neighbourhood allgathers): inside a node it is published
+ * once and read by each neighbour (coll/wlayout.h, strata_wlayout_once_*). */
+static inline int strata_coll_sends_once(int coll)
+{
+    return coll == STRATA_COLL_NEIGHBOR_ALLGATHER || coll == STRATA_COLL_NEIGHBOR_ALLGATHERV;
+}
+
 /* The collective whose engine, algorithms and selection serve coll:
  * Alltoallv's for Alltoallw and the neighbourhood collectives (each rank's
  * blocks, whatever their datatypes and places, become one byte stream per

@@ -13,8 +13,8 @@ table=$src/src/interpose/calls.def
 fail=0
 defined=$(nm -D --defined-only "$lib" | awk '$2 == "T" {print $3}' | sort -u)
 [ -n "$defined" ] || { echo "FAIL: no functions read from $lib"; exit 1; }
-# Name lower COLL kind, one line per row (kind: empty, _NOCOUNT or _W; the
-# last two have no large-count forms).
+# Name lower COLL kind, one line per row (kind: empty, _NOCOUNT or _W; a
+# _NOCOUNT row has no large-count forms).
 rows=$(perl -0pe 's{/\*.*?\*/}{}gs' "$table" | tr '\n' ' ' |
        grep -oE 'STRATA_CCALL(_NOCOUNT|_W)?\(\s*[A-Za-z_]+,\s*[a-z_]+,\s*[A-Z_]+' |
        sed -E 's/STRATA_CCALL(_NOCOUNT|_W)?\(\s*([A-Za-z_]+),\s*([a-z_]+),\s*([A-Z_]+)/\2 \3 \4 \1/')
@@ -33,7 +33,7 @@ while read -r name lower coll kind; do
   expect "MPI_I$lower" "$name"
   [ "$persist" = 1 ] && expect "MPI_${name}_init" "$name"
   [ "$persist" != 1 ] && [ "$mpix" = 1 ] && expect "MPIX_${name}_init" "$name"
-  if [ "$large" = 1 ] && [ -z "$kind" ]; then
+  if [ "$large" = 1 ] && [ "$kind" != _NOCOUNT ]; then
     expect "MPI_${name}_c" "$name"
     expect "MPI_I${lower}_c" "$name"
     [ "$persist" = 1 ] && expect "MPI_${name}_init_c" "$name"
