@@ -39,47 +39,14 @@
 #include "route/reduce_op.h"
 #include "route/run_view.h"
 #include "net/net.h"
+#include "route/build.h"
 #include "util/colls.h"
 
-/* What an operation starts once it reaches the head of its communicator's
- * queue. */
-enum strata_nb_kind {
-    STRATA_NB_NOTHING,      /* done at posting (no data, one rank) */
-    STRATA_NB_NODE_BLOCK,   /* a block algorithm (and Bcast) on the node's plane */
-    STRATA_NB_NODE_REDUCE,  /* Reduce / Allreduce on the node's plane */
-    STRATA_NB_NODE_BARRIER,
-    STRATA_NB_NET_BCAST,    /* the compositions across nodes */
-    STRATA_NB_NET_REDUCE,
-    STRATA_NB_NET_BLOCK,
-    STRATA_NB_NET_BARRIER,
-    STRATA_NB_HOST,         /* a persistent start the host MPI serves (host_req) */
-    STRATA_NB_OWNED         /* an operation its builder keeps (the owned_* fields) */
-};
-
 struct strata_nb {
-    int call;                   /* call id (util/colls.h): what STRATA_STATS counts */
-    int replay;                 /* a persistent start after the first: counted and decided before */
+    /* What the call decided (route/build.h); first, so that the memset of
+     * a reused one clears it. */
+    struct strata_build build;
     int kept;                   /* a persistent request's, reused by every start (not freed) */
-    int to_host;                /* building: strata left the call to the host MPI */
-    struct strata_choice choice;/* the algorithm (node plane), decided once */
-    int have_choice;
-
-    int kind;                   /* enum strata_nb_kind */
-    struct strata_ctx *ctx;
-    strata_block_start_fn block_start;
-    struct strata_block_args ba;
-    struct strata_reduce_args ra;
-    int coll;                   /* enum strata_coll (net block compositions) */
-    void *data;                 /* net Bcast */
-    size_t bytes;
-    int root;
-    char desc[320];             /* verbose description (across nodes) */
-    int has_desc;
-
-    /* Finishing: what the blocking form did after its algorithm returned. */
-    struct strata_run_view view[2];
-    struct strata_reduce_how how;
-    int has_how;
 
     union {
         struct strata_op op;
@@ -91,36 +58,18 @@ struct strata_nb {
         struct strata_net_block_op net_block;
         struct strata_net_barrier_op net_barrier;
     } u;
-    MPI_Request host_req;       /* STRATA_NB_HOST */
-    /* The agreement (coll/agree.h): this rank's signature, published when
-     * the operation reaches its plane (the communicator's order), which
-     * starts it only once every rank's agrees; a persistent request's, at
-     * every start. */
-    struct strata_sig_args sig;
-    int agree;                  /* the operation waits for the agreement */
+    MPI_Request host_req;       /* STRATA_BUILD_HOST */
+    /* The agreement (coll/agree.h): build.sig is published when the
+     * operation reaches its plane (the communicator's order), which starts
+     * it only once every rank's agrees; a persistent request's, at every
+     * start. */
     int agreeing;               /* started: 1 waiting for every rank's signature,
                                    2 for the v-collectives' pairs round */
     int attaching;              /* started on a persistent request's plane that
                                    this rank has not attached yet (context.h,
                                    strata_ctx_channel_ready) */
-    /* A v-collective's pairs (what it sends each rank, then what it
-     * expects from each: 2 * size bytes counts, malloc'ed; NULL otherwise)
-     * and the round's state. */
-    long long *vpairs;
+    /* A v-collective's pairs' round (build.vpairs). */
     struct strata_agree_vround vround;
-
-    /* STRATA_NB_OWNED: the newer collectives (Reduce_scatter, Scan, the
-     * v-collectives) keep their call's state in a struct of their own file
-     * (rs_scan_calls.c, vcollectives.c) instead of the union above, so that
-     * a collective or a composition across nodes plugs in without an edit
-     * here.  owned_start starts the operation and sets owned_op to it (the
-     * strata_op that progress steps); owned_finish (lock held, or at an
-     * abandoned build with finished 0) ends the call: the results to the
-     * application's buffers when finished, STRATA_STATS, then frees owned. */
-    void (*owned_start)(struct strata_nb *nb);
-    void (*owned_finish)(struct strata_nb *nb, int finished);
-    struct strata_op *owned_op;
-    void *owned;
 
     /* Completion: the empty message that completes the application's request. */
     int tag;
@@ -149,11 +98,11 @@ struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form f
  * or preloaded, never loaded by dlopen, so the variable sits at a fixed
  * offset from the thread pointer; the default model called
  * __tls_get_addr at every read. */
-extern _Thread_local struct strata_nb *strata_nb_building_now
+extern _Thread_local struct strata_build *strata_nb_building_now
     __attribute__((tls_model("initial-exec")));
 
 /* The operation this thread is building, or NULL (a blocking call). */
-static inline struct strata_nb *strata_nb_building(void) { return strata_nb_building_now; }
+static inline struct strata_build *strata_nb_building(void) { return strata_nb_building_now; }
 
 /* The form of the call this thread is in: STRATA_FORM_BLOCKING unless it is
  * building an operation. */

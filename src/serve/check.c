@@ -131,7 +131,7 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
                                                         char *why, size_t whylen)
 {
     int m = mode();
-    struct strata_nb *building = strata_nb_building();
+    struct strata_build *building = strata_nb_building();
     if (m == STRATA_CHECK_OFF || ctx->size == 1 || (!ctx->plane && !ctx->net) ||
         (ctx->net && m != STRATA_CHECK_EVERY))
         return sig->host ? STRATA_CHECK_TO_HOST : STRATA_CHECK_RUN;
@@ -184,7 +184,7 @@ enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
                                                const long long *to, const long long *from,
                                                int receives)
 {
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     if (nb) {
         if (!nb->agree) return STRATA_CHECK_RUN;
         size_t n = (size_t)ctx->size;
@@ -192,7 +192,7 @@ enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
         if (!nb->vpairs) return STRATA_CHECK_RUN; /* the call and root are still agreed */
         memcpy(nb->vpairs, to, n * sizeof *to);
         memcpy(nb->vpairs + n, from, n * sizeof *from);
-        nb->vround.receives = receives;
+        nb->vreceives = receives;
         return STRATA_CHECK_RUN;
     }
     struct strata_plane *p = open_call(ctx);

@@ -47,7 +47,7 @@
  * MPI_<coll>_init once, not every start. */
 STRATA_HOT static int counted(void)
 {
-    const struct strata_nb *nb = strata_nb_building();
+    const struct strata_build *nb = strata_nb_building();
     return strata_stats_enabled() && !(nb && nb->replay);
 }
 
@@ -65,7 +65,7 @@ STRATA_HOT static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll 
     const char *refusal = ctx ? strata_route_refusal(ctx, coll) : strata_reason_no_context(comm);
     if (!refusal) {
         if (counted()) strata_stats_call(CALL(coll), 1);
-        struct strata_nb *nb = strata_nb_building();
+        struct strata_build *nb = strata_nb_building();
         if (nb) nb->ctx = ctx;
         else if (strata_nb_outstanding()) strata_nb_drain(ctx);
         return ctx;
@@ -177,7 +177,7 @@ STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size
                              struct strata_choice *ch, int *rc)
 {
     /* A persistent operation decides once, at its first start. */
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     if (nb && nb->have_choice) {
         *ch = nb->choice;
         return 0;
@@ -223,10 +223,10 @@ STRATA_HOT static int run_choice(struct strata_ctx *ctx, const struct strata_cho
 }
 
 /* The same, recorded in the operation being built. */
-static int defer_choice(struct strata_ctx *ctx, struct strata_nb *nb, const struct strata_choice *ch,
+static int defer_choice(struct strata_ctx *ctx, struct strata_build *nb, const struct strata_choice *ch,
                         const unsigned char *send, unsigned char *recv, size_t block, int root)
 {
-    nb->kind = STRATA_NB_NODE_BLOCK;
+    nb->kind = STRATA_BUILD_NODE_BLOCK;
     nb->block_start = strata_block_starter(ch->al->id);
     nb->ba = (struct strata_block_args){send, recv, block, root, ch->k, NULL};
     nb->bytes = block;
@@ -262,10 +262,10 @@ static int across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t byt
  * decides between the two. */
 STRATA_HOT static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
 {
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     if (ctx->net && nb) {
         nb->has_desc = across_start(STRATA_COLL_BCAST, nb->desc) != NULL;
-        nb->kind = STRATA_NB_NET_BCAST;
+        nb->kind = STRATA_BUILD_NET_BCAST;
         nb->data = data;
         nb->bytes = bytes;
         nb->root = root;
@@ -317,7 +317,7 @@ STRATA_HOT static int bcast_served(struct strata_ctx *ctx, void *buffer, long lo
     }
     void *run = strata_contiguous_run(buffer, count, datatype, (size_t)bytes);
     if (run) return bcast_run(ctx, run, (size_t)bytes, root);
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     if (nb) {
         /* Packed at the root now, unpacked elsewhere when it completes. */
         strata_view_open(&nb->view[0], comm, buffer, count, datatype, (size_t)bytes,
@@ -380,7 +380,7 @@ STRATA_HOT static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
                                  const struct strata_reduce_args *a)
 {
     size_t bytes = a->count * a->extent;
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     if (ctx->size == 1) {
         /* The result is the operand: copied unless in place.  (A datatype
          * with holes was staged: the copy back writes only its data.) */
@@ -396,13 +396,13 @@ STRATA_HOT static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
         nb->bytes = bytes;
         if (ctx->net) {
             nb->has_desc = across_start(coll, nb->desc) != NULL;
-            nb->kind = STRATA_NB_NET_REDUCE;
+            nb->kind = STRATA_BUILD_NET_REDUCE;
             return MPI_SUCCESS;
         }
         const char *path = strata_route_path(ctx->plane, bytes);
         count_algorithm(coll, path);
         strata_route_served(ctx, CALL(coll), path, bytes);
-        nb->kind = STRATA_NB_NODE_REDUCE;
+        nb->kind = STRATA_BUILD_NODE_REDUCE;
         return MPI_SUCCESS;
     }
     if (ctx->net) {
@@ -424,7 +424,7 @@ STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long 
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
     struct strata_reduce_args a;
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     struct strata_reduce_how mine, *r = nb ? &nb->how : &mine; /* an operation's outlives the call */
     char reason[400];
     if (ctx) {
@@ -452,7 +452,7 @@ STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long lo
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
     struct strata_reduce_args a;
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     struct strata_reduce_how mine, *r = nb ? &nb->how : &mine; /* an operation's outlives the call */
     char reason[400];
     if (ctx) {
@@ -552,7 +552,7 @@ int strata_call_barrier(MPI_Comm comm)
                : strata_nb_outstanding() ? strata_nb_host_wait(
                                                PMPI_Ibarrier(comm, strata_nb_host_request()))
                                          : PMPI_Barrier(comm);
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     if (ctx->size == 1) {
         count_algorithm(STRATA_COLL_BARRIER, "one rank: nothing to wait for");
         strata_route_served(ctx, CALL(STRATA_COLL_BARRIER), "one rank: nothing to wait for", 0);
@@ -565,7 +565,7 @@ int strata_call_barrier(MPI_Comm comm)
                      "leaders, node barrier", ctx->net->nnodes);
         if (nb) {
             nb->has_desc = desc != NULL;
-            nb->kind = STRATA_NB_NET_BARRIER;
+            nb->kind = STRATA_BUILD_NET_BARRIER;
             return MPI_SUCCESS;
         }
         return across_done(ctx, STRATA_COLL_BARRIER, 0, desc, strata_net_barrier(ctx->net));
@@ -573,7 +573,7 @@ int strata_call_barrier(MPI_Comm comm)
     count_algorithm(STRATA_COLL_BARRIER, "flag waves");
     strata_route_served(ctx, CALL(STRATA_COLL_BARRIER), "flag waves", 0);
     if (nb) {
-        nb->kind = STRATA_NB_NODE_BARRIER;
+        nb->kind = STRATA_BUILD_NODE_BARRIER;
         return MPI_SUCCESS;
     }
     return strata_check_end(ctx, CALL(STRATA_COLL_BARRIER), strata_barrier(ctx->plane));
@@ -606,7 +606,7 @@ STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call 
         return MPI_SUCCESS;
     }
     struct strata_choice ch;
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     struct strata_run_view own[2] = {{0}, {0}};
     /* An operation's views stay open until it completes. */
     struct strata_run_view *views = nb ? nb->view : own, *sv_ = &views[0], *rv_ = &views[1];
@@ -639,7 +639,7 @@ STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call 
         rc = MPI_SUCCESS;
     } else if (nb && ctx->net) {
         nb->has_desc = across_start(c->coll, nb->desc) != NULL;
-        nb->kind = STRATA_NB_NET_BLOCK;
+        nb->kind = STRATA_BUILD_NET_BLOCK;
         nb->coll = c->coll;
         nb->ba = (struct strata_block_args){sv.run, rv.run, b, c->root, 1, NULL};
         nb->bytes = b;

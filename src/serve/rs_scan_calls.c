@@ -106,7 +106,7 @@ struct rs_nb {
 
 /* At the head of its communicator's queue: the algorithm the blocking form
  * runs (node plane, or the composition across nodes), started. */
-static void rs_nb_start(struct strata_nb *nb)
+static void rs_nb_start(struct strata_build *nb)
 {
     struct rs_nb *s = nb->owned;
     struct strata_ctx *ctx = nb->ctx;
@@ -122,7 +122,7 @@ static void rs_nb_start(struct strata_nb *nb)
     nb->owned_op = &s->u.op;
 }
 
-static void rs_nb_finish(struct strata_nb *nb, int finished)
+static void rs_nb_finish(struct strata_build *nb, int finished)
 {
     struct rs_nb *s = nb->owned;
     (void)finished; /* the results are in place; reduce_op's end (nb->how) unpacks */
@@ -138,7 +138,7 @@ static void rs_nb_finish(struct strata_nb *nb, int finished)
 
 /* Records a call in the operation being built instead of running it: rs
  * (Reduce_scatter; counts handed over) or a (Scan, Exscan). */
-static int rs_defer(struct strata_nb *nb, struct strata_ctx *ctx, const struct strata_rs_args *rs,
+static int rs_defer(struct strata_build *nb, struct strata_ctx *ctx, const struct strata_rs_args *rs,
                     const struct strata_reduce_args *a, int exclusive, size_t bytes)
 {
     struct rs_nb *s = calloc(1, sizeof *s);
@@ -154,7 +154,7 @@ static int rs_defer(struct strata_nb *nb, struct strata_ctx *ctx, const struct s
         s->exclusive = exclusive;
         s->a = *a;
     }
-    nb->kind = STRATA_NB_OWNED;
+    nb->kind = STRATA_BUILD_OWNED;
     nb->owned = s;
     nb->owned_start = rs_nb_start;
     nb->owned_finish = rs_nb_finish;
@@ -184,7 +184,7 @@ static int rs_run(struct strata_ctx *ctx, enum strata_coll coll, struct strata_r
         return MPI_SUCCESS;
     }
     struct strata_rs_args rs = {*a, counts, (int)coll};
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     if (nb) return rs_defer(nb, ctx, &rs, NULL, 0, bytes);
     if (ctx->net) {
         char buf[320], *desc = strata_entry_across_start(coll, buf);
@@ -203,7 +203,7 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
     enum strata_coll coll = block ? STRATA_COLL_REDUCE_SCATTER_BLOCK : STRATA_COLL_REDUCE_SCATTER;
     struct strata_ctx *ctx = strata_entry_served(comm, coll);
     struct strata_reduce_args a;
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     /* An operation's reduce_how outlives the call (ended when it completes). */
     struct strata_reduce_how own_how = {0}, *rp = nb ? &nb->how : &own_how;
     size_t *counts = NULL;
@@ -267,7 +267,7 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
                               rs_run(ctx, coll, &a, counts));
     if (nb) {
         nb->has_how = 1;
-        if (nb->kind != STRATA_NB_OWNED) free(counts); /* done at posting */
+        if (nb->kind != STRATA_BUILD_OWNED) free(counts); /* done at posting */
         return rc;
     }
     strata_reduce_op_end(rp);
@@ -283,7 +283,7 @@ int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
     enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
     struct strata_ctx *ctx = strata_entry_served(comm, coll);
     struct strata_reduce_args a;
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     /* An operation's reduce_how outlives the call (ended when it completes). */
     struct strata_reduce_how own_how = {0}, *rp = nb ? &nb->how : &own_how;
     char reason[400];

@@ -300,7 +300,7 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
     int rc = strata_op_run(&c->o.op);
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     report(ctx, strata_call_id(c->coll, strata_nb_form()), &c->o, !(nb && nb->replay));
     return rc;
 }
@@ -347,7 +347,7 @@ static void vcall_end(struct vcall *c, int unpack)
 
 /* At the head of its communicator's queue: the blocking form's operation,
  * started (the composition across nodes, or the node operation). */
-static void v_nb_start(struct strata_nb *nb)
+static void v_nb_start(struct strata_build *nb)
 {
     struct vcall *c = nb->owned;
     struct strata_ctx *ctx = nb->ctx;
@@ -361,7 +361,7 @@ static void v_nb_start(struct strata_nb *nb)
     nb->owned_op = &c->o.op;
 }
 
-static void v_nb_finish(struct strata_nb *nb, int finished)
+static void v_nb_finish(struct strata_build *nb, int finished)
 {
     struct vcall *c = nb->owned;
     if (nb->owned_op && nb->ctx->net)
@@ -376,10 +376,10 @@ static void v_nb_finish(struct strata_nb *nb, int finished)
  * operation, hands the call to it. */
 static int vfinish(struct strata_ctx *ctx, struct vcall *c)
 {
-    struct strata_nb *nb = strata_nb_building();
+    struct strata_build *nb = strata_nb_building();
     if (nb && ctx->size > 1) {
         vargs(c);
-        nb->kind = STRATA_NB_OWNED;
+        nb->kind = STRATA_BUILD_OWNED;
         nb->owned = c;
         nb->owned_start = v_nb_start;
         nb->owned_finish = v_nb_finish;
