@@ -31,15 +31,15 @@ static struct strata_nb *all;    /* every outstanding operation */
  * (the fast path when there are none); changed under it. */
 _Atomic int strata_nb_outstanding_count;
 
-_Thread_local struct strata_build *strata_nb_building_now __attribute__((tls_model("initial-exec")));
 _Thread_local int strata_nb_deferred_mine __attribute__((tls_model("initial-exec")));
 
-/* This thread's held-back persistent starts queued (nonblocking.h), unless
- * it is building an operation: a persistent start's build runs the
- * collective's entry point, whose progress must not split its batch. */
+/* This thread's held-back persistent starts queued (nonblocking.h).  Not
+ * while a call is built: a persistent start's build runs the collective's
+ * entry point, whose progress must not split its batch, so a build
+ * progresses with strata_nb_progress_queued (serve/collectives.c). */
 static inline void flush_mine(void)
 {
-    if (strata_nb_deferred_mine && !strata_nb_building_now && strata_nb_upcalls.flush_deferred)
+    if (strata_nb_deferred_mine && strata_nb_upcalls.flush_deferred)
         strata_nb_upcalls.flush_deferred();
 }
 static _Thread_local MPI_Request host_request = MPI_REQUEST_NULL;
@@ -165,19 +165,7 @@ struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form f
     nb->build.call = strata_call_id(coll, form);
     nb->tag = -1;
     nb->host_req = MPI_REQUEST_NULL;
-    strata_nb_building_now = &nb->build;
     return nb;
-}
-
-enum strata_coll_form strata_nb_form(void)
-{
-    return strata_nb_building_now ? strata_call_form(strata_nb_building_now->call) : STRATA_FORM_BLOCKING;
-}
-
-int strata_nb_to_host(void)
-{
-    strata_nb_building_now->to_host = 1;
-    return MPI_SUCCESS;
 }
 
 /* Frees what a built operation holds; unpack: its results go to the
@@ -185,16 +173,17 @@ int strata_nb_to_host(void)
 static void release(struct strata_nb *nb, int unpack)
 {
     if (nb->kept) return; /* its request's, until the request is freed */
-    if (nb->build.owned_finish) nb->build.owned_finish(&nb->build, unpack);
+    struct strata_build *b = &nb->build;
+    if (b->owned_finish) b->owned_finish(b, unpack);
     for (int i = 0; i < 2; i++) {
-        if (!unpack) nb->build.view[i].unpack_out = 0;
-        strata_run_view_close(&nb->build.view[i], nb->build.ctx ? nb->build.ctx->comm : MPI_COMM_SELF);
+        if (!unpack) b->view[i].unpack_out = 0;
+        strata_run_view_close(&b->view[i], b->ctx ? b->ctx->comm : MPI_COMM_SELF);
     }
-    if (nb->build.has_how) {
-        if (!unpack) nb->build.how.user_recv = NULL;
-        strata_reduce_op_end(&nb->build.how);
+    if (b->has_how) {
+        if (!unpack) b->how.user_recv = NULL;
+        strata_reduce_op_end(&b->how);
     }
-    free(nb->build.vpairs);
+    free(b->vpairs);
     nb_free(nb);
 }
 
@@ -273,30 +262,30 @@ static void start(struct strata_nb *nb)
 
 static void start_operation(struct strata_nb *nb)
 {
-    struct strata_ctx *ctx = nb->build.ctx;
-    int was = strata_stats_serve_as(nb->build.call);
-    char *desc = nb->build.has_desc ? nb->build.desc : NULL;
-    switch (nb->build.kind) {
-    case STRATA_BUILD_NODE_BLOCK: nb->build.block_start(&nb->u.block, ctx->plane, &nb->build.ba); break;
-    case STRATA_BUILD_NODE_REDUCE: strata_reduce_start(&nb->u.reduce, ctx->plane, &nb->build.ra); break;
+    struct strata_build *b = &nb->build;
+    struct strata_ctx *ctx = b->ctx;
+    int was = strata_stats_serve_as(b->call);
+    char *desc = b->has_desc ? b->desc : NULL;
+    switch (b->kind) {
+    case STRATA_BUILD_NODE_BLOCK: b->block_start(&nb->u.block, ctx->plane, &b->ba); break;
+    case STRATA_BUILD_NODE_REDUCE: strata_reduce_start(&nb->u.reduce, ctx->plane, &b->ra); break;
     case STRATA_BUILD_NODE_BARRIER: strata_barrier_start(&nb->u.barrier, ctx->plane); break;
     case STRATA_BUILD_NET_BCAST:
-        strata_net_bcast_start(&nb->u.net_bcast, ctx->net, nb->build.data, nb->build.bytes, nb->build.root, desc,
-                               sizeof nb->build.desc);
+        strata_net_bcast_start(&nb->u.net_bcast, ctx->net, b->data, b->bytes, b->root, desc,
+                               sizeof b->desc);
         break;
     case STRATA_BUILD_NET_REDUCE:
-        strata_net_reduce_start(&nb->u.net_reduce, ctx->net, &nb->build.ra, desc, sizeof nb->build.desc);
+        strata_net_reduce_start(&nb->u.net_reduce, ctx->net, &b->ra, desc, sizeof b->desc);
         break;
     case STRATA_BUILD_NET_BLOCK:
-        strata_net_block_start(&nb->u.net_block, ctx->net, nb->build.coll, &nb->build.ba, desc,
-                               sizeof nb->build.desc);
+        strata_net_block_start(&nb->u.net_block, ctx->net, b->coll, &b->ba, desc, sizeof b->desc);
         break;
     case STRATA_BUILD_NET_BARRIER: strata_net_barrier_start(&nb->u.net_barrier, ctx->net); break;
-    case STRATA_BUILD_OWNED: nb->build.owned_start(&nb->build); break;
+    case STRATA_BUILD_OWNED: b->owned_start(b); break;
     default: break;
     }
     strata_stats_serve_as(was);
-    if (desc) strata_route_served(ctx, nb->build.call, desc, nb->build.bytes);
+    if (desc) strata_route_served(ctx, b->call, desc, b->bytes);
 }
 
 static int step(struct strata_nb *nb)
@@ -443,7 +432,8 @@ void strata_nb_idle(unsigned long round)
     if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;
     for (struct strata_nb *nb = active; nb; nb = nb->next_active)
         if (nb->attaching)
-            strata_peer_check_alive(nb->build.ctx->channel_of->plane->pid[0]); /* who publishes it */
+            /* the rank that publishes the channel */
+            strata_peer_check_alive(nb->build.ctx->channel_of->plane->pid[0]);
         else if (nb->agreeing)
             strata_agree_check_alive(nb->build.ctx->plane); /* the ranks not yet stamped */
         else if (nb->build.kind != STRATA_BUILD_NOTHING && nb->build.kind != STRATA_BUILD_HOST)
@@ -486,7 +476,9 @@ static void enqueue(struct strata_nb *nb, int counted)
     struct strata_ctx *ctx = nb->build.ctx;
     /* An operation that moves nothing still takes its turn when it agrees
      * with the others first (its signature is in the communicator's order). */
-    int queued = ctx && nb->build.kind != STRATA_BUILD_HOST && (nb->build.kind != STRATA_BUILD_NOTHING || nb->build.agree);
+    int kind = nb->build.kind;
+    int queued =
+        ctx && kind != STRATA_BUILD_HOST && (kind != STRATA_BUILD_NOTHING || nb->build.agree);
     if (queued && ctx->nb_tail) {
         ((struct strata_nb *)ctx->nb_tail)->next_in_comm = nb;
     } else {
@@ -499,7 +491,6 @@ static void enqueue(struct strata_nb *nb, int counted)
 
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out)
 {
-    strata_nb_building_now = NULL;
     /* Held-back persistent starts come first, whether this call is queued
      * here or handed to the host's nonblocking form. */
     flush_mine();
@@ -542,7 +533,6 @@ int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_ou
 
 void strata_nb_defer(void)
 {
-    strata_nb_building_now = NULL;
     pthread_once(&setup_once, setup);
     count_outstanding();
 }
@@ -558,13 +548,11 @@ int strata_nb_post_persistent(struct strata_nb *nb)
 
 void strata_nb_abandon(struct strata_nb *nb)
 {
-    strata_nb_building_now = NULL;
     release(nb, 0);
 }
 
 struct strata_nb *strata_nb_keep(struct strata_nb *nb)
 {
-    strata_nb_building_now = NULL;
     /* The kinds whose whole state is the arguments (a kind added later is
      * built at each start until it is listed here). */
     int kind_ok = 0;
@@ -578,9 +566,10 @@ struct strata_nb *strata_nb_keep(struct strata_nb *nb)
     case STRATA_BUILD_NET_BARRIER: kind_ok = 1; break;
     default: break; /* nothing (one rank: data moved while building), the host's */
     }
+    const struct strata_build *b = &nb->build;
     int views_ok = 1;
-    for (int i = 0; i < 2; i++) views_ok &= !nb->build.view[i].tmp && !nb->build.view[i].dup;
-    int how_ok = !nb->build.has_how || (!nb->build.how.staged && !nb->build.how.stage && !nb->build.how.user.tmp);
+    for (int i = 0; i < 2; i++) views_ok &= !b->view[i].tmp && !b->view[i].dup;
+    int how_ok = !b->has_how || (!b->how.staged && !b->how.stage && !b->how.user.tmp);
     if (!(kind_ok && views_ok && how_ok)) {
         release(nb, 0);
         return NULL;

@@ -118,7 +118,7 @@ static _Atomic unsigned long free_epoch;
 
 /* The last request this thread looked up (MPI_Start then MPI_Wait on the
  * same one is the common case): no lock then.  initial-exec as
- * strata_nb_building_now (nonblocking.h). */
+ * strata_nb_deferred_mine (nonblocking.h). */
 static _Thread_local struct {
     MPI_Request req;
     struct strata_persist *ps;
@@ -457,7 +457,7 @@ static int start_one(struct strata_persist *ps)
     nb->build.replay = ps->started;
     nb->build.choice = ps->choice;
     nb->build.have_choice = ps->have_choice;
-    int rc = ps->calls->decide(&ps->a);
+    int rc = ps->calls->decide(&ps->a, strata_nb_build(nb));
     if (rc == MPI_SUCCESS && nb->build.to_host) {
         /* A rebuild the host serves after all (a v-collective's layouts):
          * its nonblocking form, called when the batch is queued, in _init
@@ -601,7 +601,7 @@ static void decide(struct strata_persist *ps)
 {
     struct strata_nb *nb = strata_nb_begin(ps->a.coll, STRATA_FORM_PERSISTENT);
     if (!nb) return; /* each start tries again */
-    int rc = ps->calls->decide(&ps->a);
+    int rc = ps->calls->decide(&ps->a, strata_nb_build(nb));
     ps->started = 1; /* counted under MPI_<coll>_init now */
     if (rc == MPI_SUCCESS && nb->build.to_host) {
         ps->host = 1;

@@ -14,6 +14,7 @@
 #ifndef STRATA_ROUTE_BUILD_H
 #define STRATA_ROUTE_BUILD_H
 
+#include <mpi.h>
 #include <stddef.h>
 
 #include "coll/agree.h"
@@ -90,5 +91,25 @@ struct strata_build {
     struct strata_op *owned_op;
     void *owned;
 };
+
+/* The call id (util/colls.h) STRATA_STATS and verbose output name a call
+ * of coll by: its blocking form's without a build (MPI_Bcast), else the
+ * form of the build's call (MPI_Ibcast, MPI_Bcast_init). */
+static inline int strata_build_call_id(const struct strata_build *b, enum strata_coll coll)
+{
+    return strata_call_id(coll, b ? strata_call_form(b->call) : STRATA_FORM_BLOCKING);
+}
+
+/* Whether a call counts in STRATA_STATS: a persistent request counts its
+ * MPI_<coll>_init once, not every start. */
+static inline int strata_build_counts(const struct strata_build *b) { return !(b && b->replay); }
+
+/* The host MPI takes the call: the build only says so (its entry point
+ * calls the host's nonblocking or persistent form).  MPI_SUCCESS. */
+static inline int strata_build_to_host(struct strata_build *b)
+{
+    b->to_host = 1;
+    return MPI_SUCCESS;
+}
 
 #endif

@@ -45,7 +45,7 @@
 #include "util/log.h"
 
 /* A call strata leaves (serve/host_call.h; int counts only). */
-#define HOST_CALL(call, nb_call) STRATA_HOST_CALL(0, call, nb_call)
+#define HOST_CALL(build, call, nb_call) STRATA_HOST_CALL(build, 0, call, nb_call)
 
 /* One side of a call: n blocks, each a piece of a stream (pc), with what
  * packing it needs. */
@@ -279,7 +279,8 @@ static int keep_types(struct wside *s)
 }
 
 /* Runs a settled call (w is handed over). */
-static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, int in_place)
+static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, int in_place,
+                struct strata_build *build)
 {
     int size = w->size, rc = MPI_SUCCESS;
     size_t *lay = w->lay;
@@ -292,7 +293,7 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
     if (rc == MPI_SUCCESS)
         rc = side_open(&w->recv, w, lay + 2 * size, lay + 3 * size, in_place,
                        pieces ? &w->lands : NULL);
-    if (rc == MPI_SUCCESS && w->recv.tmp && strata_nb_building()) rc = keep_types(&w->recv);
+    if (rc == MPI_SUCCESS && w->recv.tmp && build) rc = keep_types(&w->recv);
     if (rc != MPI_SUCCESS) {
         /* The other ranks are about to wait for this one (the route is
          * settled): an error here would hang them. */
@@ -307,16 +308,17 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
     struct strata_vlayout v = {lay, lay + size, lay + 2 * size, lay + 3 * size,
                                w->lands.used ? &w->landing : NULL};
     return strata_vcall_bytes(ctx, coll, in_place ? NULL : w->send.run, w->recv.run, &v,
-                              wcall_end, w);
+                              wcall_end, w, build);
 }
 
 /* Reads a call's sides and settles its route: the context to run it on
  * (*wp the call), or NULL for the host MPI (or a refusal: the caller's
  * HOST_CALL returns its error). */
 static struct strata_ctx *wsettle(enum strata_coll coll, MPI_Comm comm, const struct wdesc *sd,
-                                  const struct wdesc *rd, int in_place, struct wcall **wp)
+                                  const struct wdesc *rd, int in_place, struct wcall **wp,
+                                  struct strata_build *build)
 {
-    struct strata_ctx *ctx = strata_entry_served(comm, coll);
+    struct strata_ctx *ctx = strata_entry_served(comm, coll, build);
     *wp = NULL;
     if (!ctx) return NULL;
     const char *why = NULL;
@@ -351,9 +353,9 @@ static struct strata_ctx *wsettle(enum strata_coll coll, MPI_Comm comm, const st
         if (w->pairs[ctx->size + r] > 0) expected += w->pairs[ctx->size + r];
     }
     ctx = strata_entry_settle_v(ctx, coll, -1, why ? STRATA_SIG_UNUSED : sent,
-                                why ? STRATA_SIG_UNUSED : expected, why);
-    if (ctx && strata_check_vcounts(ctx, strata_call_id(coll, strata_nb_form()), w->pairs,
-                                    w->pairs + ctx->size, 1) != STRATA_CHECK_RUN)
+                                why ? STRATA_SIG_UNUSED : expected, why, build);
+    if (ctx && strata_check_vcounts(ctx, strata_build_call_id(build, coll), w->pairs,
+                                    w->pairs + ctx->size, 1, build) != STRATA_CHECK_RUN)
         ctx = NULL;
     if (!ctx) {
         wcall_free(w);
@@ -367,108 +369,118 @@ static struct strata_ctx *wsettle(enum strata_coll coll, MPI_Comm comm, const st
 
 int strata_call_alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                           const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                          const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+                          const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                          struct strata_build *build)
 {
     int in_place = sendbuf == MPI_IN_PLACE;
     struct wdesc sd = {sendbuf, AT_BYTES, sendcounts, 0, sdispls, MPI_DATATYPE_NULL, sendtypes};
     struct wdesc rd = {recvbuf, AT_BYTES, recvcounts, 0, rdispls, MPI_DATATYPE_NULL, recvtypes};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_ALLTOALLW, comm, &sd, &rd, in_place, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_ALLTOALLW, comm, &sd, &rd, in_place, &w, build);
     if (!ctx)
-        return HOST_CALL(PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+        return HOST_CALL(build,
+                         PMPI_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                         recvcounts, rdispls, recvtypes, comm),
                          PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                          recvcounts, rdispls, recvtypes, comm,
                                          strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_ALLTOALLW, w, in_place);
+    return wrun(ctx, STRATA_COLL_ALLTOALLW, w, in_place, build);
 }
 
 /* ---- The neighbourhood collectives (no MPI_IN_PLACE: the standard has none) */
 
 int strata_call_neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                   MPI_Comm comm)
+                                   MPI_Comm comm, struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_ONE, NULL, sendcount, NULL, sendtype, NULL};
     struct wdesc rd = {recvbuf, AT_RUNS, NULL, recvcount, NULL, recvtype, NULL};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHER, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHER, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+        return HOST_CALL(build,
+                         PMPI_Neighbor_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                  recvtype, comm),
                          PMPI_Ineighbor_allgather(sendbuf, sendcount, sendtype, recvbuf,
                                                   recvcount, recvtype, comm,
                                                   strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHER, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHER, w, 0, build);
 }
 
 int strata_call_neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                     void *recvbuf, const int recvcounts[], const int displs[],
-                                    MPI_Datatype recvtype, MPI_Comm comm)
+                                    MPI_Datatype recvtype, MPI_Comm comm,
+                                    struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_ONE, NULL, sendcount, NULL, sendtype, NULL};
     struct wdesc rd = {recvbuf, AT_EXTENTS, recvcounts, 0, displs, recvtype, NULL};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHERV, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHERV, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
+        return HOST_CALL(build,
+                         PMPI_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
                                                   recvcounts, displs, recvtype, comm),
                          PMPI_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf,
                                                    recvcounts, displs, recvtype, comm,
                                                    strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHERV, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHERV, w, 0, build);
 }
 
 int strata_call_neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm)
+                                  MPI_Comm comm, struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_RUNS, NULL, sendcount, NULL, sendtype, NULL};
     struct wdesc rd = {recvbuf, AT_RUNS, NULL, recvcount, NULL, recvtype, NULL};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALL, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALL, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
+        return HOST_CALL(build,
+                         PMPI_Neighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                 recvtype, comm),
                          PMPI_Ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                  recvtype, comm, strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALL, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALL, w, 0, build);
 }
 
 int strata_call_neighbor_alltoallv(const void *sendbuf, const int sendcounts[],
                                    const int sdispls[], MPI_Datatype sendtype, void *recvbuf,
                                    const int recvcounts[], const int rdispls[],
-                                   MPI_Datatype recvtype, MPI_Comm comm)
+                                   MPI_Datatype recvtype, MPI_Comm comm,
+                                   struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_EXTENTS, sendcounts, 0, sdispls, sendtype, NULL};
     struct wdesc rd = {recvbuf, AT_EXTENTS, recvcounts, 0, rdispls, recvtype, NULL};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLV, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLV, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+        return HOST_CALL(build,
+                         PMPI_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                                  recvcounts, rdispls, recvtype, comm),
                          PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                                   recvcounts, rdispls, recvtype, comm,
                                                   strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLV, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLV, w, 0, build);
 }
 
 int strata_call_neighbor_alltoallw(const void *sendbuf, const int sendcounts[],
                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                    void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                                   const MPI_Datatype recvtypes[], MPI_Comm comm)
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                   struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_BYTES_AINT, sendcounts, 0, sdispls, MPI_DATATYPE_NULL,
                        sendtypes};
     struct wdesc rd = {recvbuf, AT_BYTES_AINT, recvcounts, 0, rdispls, MPI_DATATYPE_NULL,
                        recvtypes};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLW, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLW, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+        return HOST_CALL(build,
+                         PMPI_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                                  recvcounts, rdispls, recvtypes, comm),
                          PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
                                                   recvbuf, recvcounts, rdispls, recvtypes, comm,
                                                   strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLW, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLW, w, 0, build);
 }
