@@ -33,7 +33,6 @@
 #include "device/calls.h"
 #include "route/run_view.h"
 #include "serve/collectives.h"
-#include "request/nonblocking.h"
 #include "device/device_comm.h"
 #include "transport/device.h"
 #include "util/log.h"
@@ -126,10 +125,10 @@ static int unstageable(MPI_Comm comm, const char *coll, const char *why)
 
 /* The refusal, under the name the application called (MPI_Ibcast,
  * MPI_Bcast_init, ...), not the blocking form's. */
-static int refuse_nonblocking(MPI_Comm comm, enum strata_coll coll)
+static int refuse_nonblocking(MPI_Comm comm, enum strata_coll coll,
+                              const struct strata_build *build)
 {
-    return unstageable(comm, strata_call_name(strata_call_id(coll, strata_nb_form())),
-                       NB_DEVICE_WHY);
+    return unstageable(comm, strata_call_name(strata_build_call_id(build, coll)), NB_DEVICE_WHY);
 }
 
 /* The runtime when device buffers may take part in this call, else NULL
@@ -217,7 +216,7 @@ static int bcast_pieces(void *buffer, long long count, MPI_Datatype type, int ro
             }
             strata_device_wait(lane, (int)(i % STRATA_DEVICE_EVENTS));
         }
-        rc = strata_host_bcast(view + off, (long long)len, MPI_BYTE, root, comm, large);
+        rc = strata_host_bcast(view + off, (long long)len, MPI_BYTE, root, comm, large, NULL);
         if (dev_run && rank != root) strata_device_from_host(lane, dev_run + off, view + off, len);
     }
     if (rank != root && rc == MPI_SUCCESS) {
@@ -236,15 +235,22 @@ static int bcast_pieces(void *buffer, long long count, MPI_Datatype type, int ro
     return rc;
 }
 
+/* One blocking broadcast on host memory: strata's, or the host MPI's alone
+ * (host_only). */
+static int bcast_one(void *buffer, long long count, MPI_Datatype datatype, int root,
+                     MPI_Comm comm, int large, int host_only)
+{
+    return host_only ? strata_host_mpi_bcast(buffer, count, datatype, root, comm, large)
+                     : strata_host_bcast(buffer, count, datatype, root, comm, large, NULL);
+}
+
 /* The whole broadcast in one call, its device buffer staged whole: through
  * strata (host_only 0), or to the host MPI alone (1: another rank left the
  * call there, strata_host_agree_whole). */
 static int bcast_whole(struct side *s, int bad, void *buffer, long long count,
                        MPI_Datatype datatype, int root, MPI_Comm comm, int large, int host_only)
 {
-    int (*call)(void *, long long, MPI_Datatype, int, MPI_Comm, int) =
-        host_only ? strata_host_mpi_bcast : strata_host_bcast;
-    if (!s->device) return call(buffer, count, datatype, root, comm, large);
+    if (!s->device) return bcast_one(buffer, count, datatype, root, comm, large, host_only);
     if (bad) return unstageable(comm, "MPI_Bcast", "negative extent");
     say_staging();
     int rank;
@@ -252,7 +258,7 @@ static int bcast_whole(struct side *s, int bad, void *buffer, long long count,
     struct strata_device_lane *lane = enter(comm, s->user + s->true_lb);
     stage_in(lane, s, 0, rank == root);
     strata_device_sync(lane);
-    int rc = call(host_view(s), count, datatype, root, comm, large);
+    int rc = bcast_one(host_view(s), count, datatype, root, comm, large, host_only);
     if (rank != root && rc == MPI_SUCCESS) stage_out(lane, s);
     strata_device_sync(lane);
     strata_device_leave(lane);
@@ -260,20 +266,21 @@ static int bcast_whole(struct side *s, int bad, void *buffer, long long count,
 }
 
 STRATA_HOT int strata_call_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
-                                 MPI_Comm comm, int large)
+                                 MPI_Comm comm, int large, struct strata_build *build)
 {
-    if (!device_job(comm)) return strata_host_bcast(buffer, count, datatype, root, comm, large);
+    if (!device_job(comm))
+        return strata_host_bcast(buffer, count, datatype, root, comm, large, build);
     struct side s;
     int bad = describe(&s, buffer, count, datatype);
     if (is_inter(comm)) {
         if (s.device)
             return unstageable(comm, "MPI_Bcast", "device buffers on intercommunicators are not "
                                                   "supported");
-        return strata_host_bcast(buffer, count, datatype, root, comm, large);
+        return strata_host_bcast(buffer, count, datatype, root, comm, large, build);
     }
-    if (strata_nb_building())
-        return s.device ? refuse_nonblocking(comm, STRATA_COLL_BCAST)
-                        : strata_host_bcast(buffer, count, datatype, root, comm, large);
+    if (build)
+        return s.device ? refuse_nonblocking(comm, STRATA_COLL_BCAST, build)
+                        : strata_host_bcast(buffer, count, datatype, root, comm, large, build);
     int size;
     long long bytes = count;
     if (count < 0 || datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &size) ||
@@ -294,16 +301,16 @@ STRATA_HOT int strata_call_bcast(void *buffer, long long count, MPI_Datatype dat
 
 /* ---- Reduce and Allreduce ---- */
 
-/* One call of a reduction (or of a piece): strata's, or the host MPI's
- * alone (host_only: another rank left the call there). */
+/* One blocking call of a reduction (or of a piece): strata's, or the host
+ * MPI's alone (host_only: another rank left the call there). */
 static int reduce_one(int all, int host_only, const void *s, void *r, long long n,
                       MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, int large)
 {
     if (host_only)
         return all ? strata_host_mpi_allreduce(s, r, n, type, op, comm, large)
                    : strata_host_mpi_reduce(s, r, n, type, op, root, comm, large);
-    return all ? strata_host_allreduce(s, r, n, type, op, comm, large)
-               : strata_host_reduce(s, r, n, type, op, root, comm, large);
+    return all ? strata_host_allreduce(s, r, n, type, op, comm, large, NULL)
+               : strata_host_reduce(s, r, n, type, op, root, comm, large, NULL);
 }
 
 /* Whether the whole-call agreement (collectives.h) was taken before
@@ -316,7 +323,7 @@ enum asked { NOT_ASKED, AGREED, HOST_ONLY };
  * same count and type everywhere). */
 static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long count,
                          MPI_Datatype type, MPI_Op op, int root, MPI_Comm comm, int large,
-                         enum asked asked)
+                         enum asked asked, struct strata_build *build)
 {
     int rank = 0, size = 0, has_recv = 1;
     if (!all) {
@@ -331,14 +338,17 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
     if (is_inter(comm)) {
         if (snd.device || rcv.device)
             return unstageable(comm, name, "device buffers on intercommunicators are not supported");
-        return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large)
-                   : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large);
+        return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large, build)
+                   : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large,
+                                        build);
     }
-    if (strata_nb_building()) {
+    if (build) {
         if (snd.device || rcv.device)
-            return refuse_nonblocking(comm, all ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE);
-        return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large)
-                   : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large);
+            return refuse_nonblocking(comm, all ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE,
+                                      build);
+        return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large, build)
+                   : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large,
+                                        build);
     }
     MPI_Aint lb, extent = 0, true_lb = 0, true_extent = 0;
     long long per = count > 0 ? count : 1;
@@ -416,40 +426,44 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
 
 STRATA_HOT int strata_call_reduce(const void *sendbuf, void *recvbuf, long long count,
                                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                                  int large)
+                                  int large, struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, large);
-    return reduce_staged(0, sendbuf, recvbuf, count, datatype, op, root, comm, large, NOT_ASKED);
+        return strata_host_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, large, build);
+    return reduce_staged(0, sendbuf, recvbuf, count, datatype, op, root, comm, large, NOT_ASKED,
+                         build);
 }
 
 STRATA_HOT int strata_call_allreduce(const void *sendbuf, void *recvbuf, long long count,
-                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
+                                     struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_allreduce(sendbuf, recvbuf, count, datatype, op, comm, large);
+        return strata_host_allreduce(sendbuf, recvbuf, count, datatype, op, comm, large, build);
     /* Above one piece, on an intracommunicator, blocking: the reduction on
      * the device through CUDA IPC when every rank qualifies (every rank
      * passes the same count, type and form, so all of them ask: the
      * whole-call agreement makes sure of it first, collectives.h). */
     int size, rc;
     long long bytes = count;
-    if (!is_inter(comm) && !strata_nb_building() && count > 0 &&
+    if (!is_inter(comm) && !build && count > 0 &&
         datatype != MPI_DATATYPE_NULL && PMPI_Type_size(datatype, &size) == MPI_SUCCESS &&
         (bytes *= size) > (long long)chunk_bytes()) {
         switch (strata_host_agree_whole(STRATA_COLL_ALLREDUCE, count, datatype, -1, comm, &rc)) {
         case STRATA_WHOLE_REFUSED: return rc;
         case STRATA_WHOLE_TO_HOST:
             return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large,
-                                 HOST_ONLY);
+                                 HOST_ONLY, NULL);
         case STRATA_WHOLE_GO_ON: break;
         }
         if (strata_device_allreduce_ipc(sendbuf, recvbuf, count, datatype, op, comm,
                                         (size_t)bytes, &rc))
             return rc;
-        return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large, AGREED);
+        return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large, AGREED,
+                             NULL);
     }
-    return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large, NOT_ASKED);
+    return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large, NOT_ASKED,
+                         build);
 }
 
 /* ---- Gather, Scatter, Allgather, Alltoall: whole buffers staged ---- */
@@ -462,20 +476,20 @@ static const enum strata_coll block_colls[] = {STRATA_COLL_GATHER, STRATA_COLL_S
 
 STRATA_HOT static int block_host(enum block_coll c, const void *sb, long long sc, MPI_Datatype st,
                                  void *rb, long long rc, MPI_Datatype rt, int root, MPI_Comm comm,
-                                 int large)
+                                 int large, struct strata_build *build)
 {
     switch (c) {
-    case GATHER: return strata_host_gather(sb, sc, st, rb, rc, rt, root, comm, large);
-    case SCATTER: return strata_host_scatter(sb, sc, st, rb, rc, rt, root, comm, large);
-    case ALLGATHER: return strata_host_allgather(sb, sc, st, rb, rc, rt, comm, large);
-    default: return strata_host_alltoall(sb, sc, st, rb, rc, rt, comm, large);
+    case GATHER: return strata_host_gather(sb, sc, st, rb, rc, rt, root, comm, large, build);
+    case SCATTER: return strata_host_scatter(sb, sc, st, rb, rc, rt, root, comm, large, build);
+    case ALLGATHER: return strata_host_allgather(sb, sc, st, rb, rc, rt, comm, large, build);
+    default: return strata_host_alltoall(sb, sc, st, rb, rc, rt, comm, large, build);
     }
 }
 
 /* The call in a job with devices (device_job): device buffers staged. */
 static int block_staged(enum block_coll c, const void *sendbuf, long long scount,
                         MPI_Datatype stype, void *recvbuf, long long rcount, MPI_Datatype rtype,
-                        int root, MPI_Comm comm, int large)
+                        int root, MPI_Comm comm, int large, struct strata_build *build)
 {
     int rank = 0, size = 1, inter = is_inter(comm);
     PMPI_Comm_rank(comm, &rank);
@@ -506,9 +520,10 @@ static int block_staged(enum block_coll c, const void *sendbuf, long long scount
         /* An argument this rank does not use may still be device memory. */
         if (!send_used && strata_device_is_device(sendbuf)) sendbuf = NULL;
         if (!recv_used && strata_device_is_device(recvbuf)) recvbuf = NULL;
-        return block_host(c, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, large);
+        return block_host(c, sendbuf, scount, stype, recvbuf, rcount, rtype, root, comm, large,
+                          build);
     }
-    if (strata_nb_building()) return refuse_nonblocking(comm, block_colls[c]);
+    if (build) return refuse_nonblocking(comm, block_colls[c], build);
     if (bad) return unstageable(comm, block_names[c], "negative extent");
     say_staging();
     struct strata_device_lane *lane =
@@ -522,7 +537,7 @@ static int block_staged(enum block_coll c, const void *sendbuf, long long scount
     void *rb = recvbuf == MPI_IN_PLACE ? MPI_IN_PLACE : recv_used ? host_view(&rcv) : NULL;
     if (!send_used && !strata_device_is_device(sendbuf)) sb = sendbuf;
     if (!recv_used && !strata_device_is_device(recvbuf)) rb = recvbuf;
-    int rc = block_host(c, sb, scount, stype, rb, rcount, rtype, root, comm, large);
+    int rc = block_host(c, sb, scount, stype, rb, rcount, rtype, root, comm, large, NULL);
     if (rc == MPI_SUCCESS && recv_used && recvbuf != MPI_IN_PLACE) stage_out(lane, &rcv);
     strata_device_sync(lane);
     strata_device_leave(lane);
@@ -533,44 +548,45 @@ static int block_staged(enum block_coll c, const void *sendbuf, long long scount
  * staging detour on a small call's entry. */
 STRATA_HOT int strata_call_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                  int root, MPI_Comm comm, int large)
+                                  int root, MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  root, comm, large);
+                                  root, comm, large, build);
     return block_staged(GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, large);
+                        comm, large, build);
 }
 
 STRATA_HOT int strata_call_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                   int root, MPI_Comm comm, int large)
+                                   int root, MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                   root, comm, large);
+                                   root, comm, large, build);
     return block_staged(SCATTER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
-                        comm, large);
+                        comm, large, build);
 }
 
 STRATA_HOT int strata_call_allgather(const void *sendbuf, long long sendcount,
                                      MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                                     MPI_Datatype recvtype, MPI_Comm comm, int large)
+                                     MPI_Datatype recvtype, MPI_Comm comm, int large,
+                                     struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm, large);
+                                     comm, large, build);
     return block_staged(ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
-                        comm, large);
+                        comm, large, build);
 }
 
 STRATA_HOT int strata_call_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                                     void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, int large)
+                                    MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, large);
+                                    comm, large, build);
     return block_staged(ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
-                        comm, large);
+                        comm, large, build);
 }

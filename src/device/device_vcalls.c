@@ -28,7 +28,6 @@
 #include "device/calls.h"
 #include "serve/collectives.h"
 #include "device/device_comm.h"
-#include "request/nonblocking.h"
 #include "serve/rs_scan_calls.h"
 #include "transport/device.h"
 #include "util/colls.h"
@@ -125,7 +124,8 @@ static int failed_call(MPI_Comm comm, const char *coll, const char *why)
  * and the lane entered (finish with stage_end); an MPI error in *rc when
  * it is refused. */
 static int stage_begin(MPI_Comm comm, enum strata_coll coll, struct region *s, struct region *r,
-                       struct strata_device_lane **lane, int *rc)
+                       struct strata_device_lane **lane, int *rc,
+                       const struct strata_build *build)
 {
     const char *name = strata_call_name(strata_call_id(coll, STRATA_FORM_BLOCKING));
     region_settle(s);
@@ -137,8 +137,8 @@ static int stage_begin(MPI_Comm comm, enum strata_coll coll, struct region *s, s
         *rc = failed_call(comm, name, "device buffers on intercommunicators are not supported");
         return 0;
     }
-    if (strata_nb_building()) {
-        *rc = failed_call(comm, strata_call_name(strata_call_id(coll, strata_nb_form())),
+    if (build) {
+        *rc = failed_call(comm, strata_call_name(strata_build_call_id(build, coll)),
                           "nonblocking and persistent collectives on device buffers are not "
                           "supported yet");
         return 0;
@@ -205,11 +205,11 @@ static const void *unused(const void *p)
  * more cost 6 instructions per Scan). */
 static inline __attribute__((always_inline)) int call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
                                long long blockcount, MPI_Datatype datatype, MPI_Op op,
-                               MPI_Comm comm, int large)
+                               MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_reduce_scatter(sendbuf, recvbuf, recvcounts, blockcount, datatype, op,
-                                          comm, large);
+                                          comm, large, build);
     int rank, n = comm_rank_size(comm, &rank);
     long long total = 0, mine = 0;
     for (int q = 0; q < n; q++) {
@@ -229,22 +229,24 @@ static inline __attribute__((always_inline)) int call_reduce_scatter(const void 
     int rc = MPI_SUCCESS;
     enum strata_coll coll = recvcounts ? STRATA_COLL_REDUCE_SCATTER
                                        : STRATA_COLL_REDUCE_SCATTER_BLOCK;
-    if (stage_begin(comm, coll, &s, &r, &lane, &rc))
+    if (stage_begin(comm, coll, &s, &r, &lane, &rc, build))
         return strata_host_reduce_scatter(sendbuf, recvbuf, recvcounts, blockcount, datatype, op,
-                                          comm, large);
+                                          comm, large, build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
     rc = strata_host_reduce_scatter(sb, view(&r), recvcounts, blockcount, datatype, op, comm,
-                                    large);
+                                    large, build);
     return stage_end(lane, &r, rc);
 }
 
 /* exclusive: Exscan.  Inlined as call_reduce_scatter. */
 static inline __attribute__((always_inline)) int call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int exclusive, int large)
+                     MPI_Op op, MPI_Comm comm, int exclusive, int large,
+                     struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_scan(sendbuf, recvbuf, count, datatype, op, comm, exclusive, large);
+        return strata_host_scan(sendbuf, recvbuf, count, datatype, op, comm, exclusive, large,
+                                build);
     struct layout l = layout_of(datatype);
     struct region s, r;
     region_start(&s, sendbuf);
@@ -253,47 +255,54 @@ static inline __attribute__((always_inline)) int call_scan(const void *sendbuf, 
     region_add(&r, &l, 0, count);
     struct strata_device_lane *lane = NULL;
     int rc = MPI_SUCCESS;
-    if (stage_begin(comm, exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN, &s, &r, &lane, &rc))
-        return strata_host_scan(sendbuf, recvbuf, count, datatype, op, comm, exclusive, large);
+    enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
+    if (stage_begin(comm, coll, &s, &r, &lane, &rc, build))
+        return strata_host_scan(sendbuf, recvbuf, count, datatype, op, comm, exclusive, large,
+                                build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
-    rc = strata_host_scan(sb, view(&r), count, datatype, op, comm, exclusive, large);
+    rc = strata_host_scan(sb, view(&r), count, datatype, op, comm, exclusive, large, build);
     return stage_end(lane, &r, rc);
 }
 
 int strata_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, long long recvcount,
-                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
+                                     struct strata_build *build)
 {
-    return call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, large);
+    return call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, large, build);
 }
 
 int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
-                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
+                               struct strata_build *build)
 {
-    return call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, large);
+    return call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, large, build);
 }
 
 int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int large)
+                     MPI_Op op, MPI_Comm comm, int large,
+                     struct strata_build *build)
 {
-    return call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, large);
+    return call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, large, build);
 }
 
 int strata_call_exscan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                       MPI_Op op, MPI_Comm comm, int large)
+                       MPI_Op op, MPI_Comm comm, int large,
+                       struct strata_build *build)
 {
-    return call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, large);
+    return call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, large, build);
 }
 
 /* ---- the v-collectives ---- */
 
 int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, const void *recvcounts, const void *displs,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
+                        struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                   recvtype, root, comm, large);
+                                   recvtype, root, comm, large, build);
     int rank, n = comm_rank_size(comm, &rank), is_root = rank == root;
     struct layout sl = layout_of(sendtype), rl = layout_of(recvtype);
     struct region s, r;
@@ -304,23 +313,24 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
     struct strata_device_lane *lane = NULL;
     int rc = MPI_SUCCESS;
     void *rb = is_root ? recvbuf : (void *)unused(recvbuf);
-    if (stage_begin(comm, STRATA_COLL_GATHERV, &s, &r, &lane, &rc))
+    if (stage_begin(comm, STRATA_COLL_GATHERV, &s, &r, &lane, &rc, build))
         return strata_host_gatherv(sendbuf, sendcount, sendtype, rb, recvcounts, displs,
-                                   recvtype, root, comm, large);
+                                   recvtype, root, comm, large, build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
     rc = strata_host_gatherv(sb, sendcount, sendtype, is_root ? view(&r) : rb, recvcounts, displs,
-                             recvtype, root, comm, large);
+                             recvtype, root, comm, large, build);
     return stage_end(lane, &r, rc);
 }
 
 int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
                          MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
+                         struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                    recvtype, root, comm, large);
+                                    recvtype, root, comm, large, build);
     int rank, n = comm_rank_size(comm, &rank), is_root = rank == root;
     struct layout sl = layout_of(sendtype), rl = layout_of(recvtype);
     struct region s, r;
@@ -331,23 +341,24 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
     struct strata_device_lane *lane = NULL;
     int rc = MPI_SUCCESS;
     const void *sb = is_root ? sendbuf : unused(sendbuf);
-    if (stage_begin(comm, STRATA_COLL_SCATTERV, &s, &r, &lane, &rc))
+    if (stage_begin(comm, STRATA_COLL_SCATTERV, &s, &r, &lane, &rc, build))
         return strata_host_scatterv(sb, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                    recvtype, root, comm, large);
+                                    recvtype, root, comm, large, build);
     if (!lane) return rc;
     void *rb = recvbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&r);
     rc = strata_host_scatterv(is_root ? view(&s) : sb, sendcounts, displs, sendtype, rb,
-                              recvcount, recvtype, root, comm, large);
+                              recvcount, recvtype, root, comm, large, build);
     return stage_end(lane, &r, rc);
 }
 
 int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                            void *recvbuf, const void *recvcounts, const void *displs,
-                           MPI_Datatype recvtype, MPI_Comm comm, int large)
+                           MPI_Datatype recvtype, MPI_Comm comm, int large,
+                           struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                      recvtype, comm, large);
+                                      recvtype, comm, large, build);
     int rank, n = comm_rank_size(comm, &rank);
     struct layout sl = layout_of(sendtype), rl = layout_of(recvtype);
     struct region s, r;
@@ -357,23 +368,24 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
     region_v(&r, &rl, recvcounts, displs, n, large);
     struct strata_device_lane *lane = NULL;
     int rc = MPI_SUCCESS;
-    if (stage_begin(comm, STRATA_COLL_ALLGATHERV, &s, &r, &lane, &rc))
+    if (stage_begin(comm, STRATA_COLL_ALLGATHERV, &s, &r, &lane, &rc, build))
         return strata_host_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                      recvtype, comm, large);
+                                      recvtype, comm, large, build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
     rc = strata_host_allgatherv(sb, sendcount, sendtype, view(&r), recvcounts, displs, recvtype,
-                                comm, large);
+                                comm, large, build);
     return stage_end(lane, &r, rc);
 }
 
 int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
-                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large)
+                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large,
+                          struct strata_build *build)
 {
     if (!device_job(comm))
         return strata_host_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, large);
+                                     rdispls, recvtype, comm, large, build);
     int rank, n = comm_rank_size(comm, &rank);
     struct layout sl = layout_of(sendtype), rl = layout_of(recvtype);
     struct region s, r;
@@ -383,12 +395,12 @@ int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const voi
     region_v(&r, &rl, recvcounts, rdispls, n, large);
     struct strata_device_lane *lane = NULL;
     int rc = MPI_SUCCESS;
-    if (stage_begin(comm, STRATA_COLL_ALLTOALLV, &s, &r, &lane, &rc))
+    if (stage_begin(comm, STRATA_COLL_ALLTOALLV, &s, &r, &lane, &rc, build))
         return strata_host_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, large);
+                                     rdispls, recvtype, comm, large, build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
     rc = strata_host_alltoallv(sb, sendcounts, sdispls, sendtype, view(&r), recvcounts, rdispls,
-                               recvtype, comm, large);
+                               recvtype, comm, large, build);
     return stage_end(lane, &r, rc);
 }

@@ -4,14 +4,16 @@
  * with MPI-4 large counts (_c).  Adding a collective is a row there; adding
  * a form is one generator here.
  *
- * Every form takes the blocking form's path (strata_call_<coll>):
- *  - blocking: that call;
- *  - nonblocking (MPI_I<coll>): the same decisions, recorded as an
- *    operation instead of run (nonblocking.h, STRATA_NB_ENTRY); the host's
- *    PMPI_I<coll> for a call strata leaves;
+ * Every form takes the blocking form's path (strata_call_<coll>), whose
+ * last argument says what to do with the decision (route/build.h):
+ *  - blocking: NULL, run it to completion;
+ *  - nonblocking (MPI_I<coll>): the build of an operation (nonblocking.h),
+ *    which the call fills instead of running and the queue then starts; the
+ *    host's PMPI_I<coll> for a call strata leaves;
  *  - persistent (MPI_<Coll>_init; MPIX_ on Open MPI 4.1): the arguments
- *    recorded in a request (persistent.h), whose every start makes the same
- *    decision; the host's own _init for a call strata leaves at _init.
+ *    recorded in a request (persistent.h), whose every start passes the
+ *    same call its build; the host's own _init for a call strata leaves at
+ *    _init.
  * A large-count form (STRATA_HAVE_LARGE_COUNT: MPICH 4.0 has them, Open MPI
  * 4.1 does not; mpi4py 4 calls these and nothing else when its MPI has them)
  * passes large 1, so that a call strata leaves reaches the host's _c
@@ -62,22 +64,31 @@
 /* ---- The generators.  Each pass below defines the names of its form
  * (ENTRY, I_ENTRY, INIT_ENTRY and their host functions) and LARGE. */
 
-#define BLOCKING(Name, params, strata_call) \
-    STRATA_HOT int ENTRY(Name) params { return strata_call; }
+/* strata is the row's strata_call_<coll>, call_args its arguments but the
+ * build (a parenthesized list), which each form appends. */
+#define BLOCKING(Name, params, strata, call_args) \
+    STRATA_HOT int ENTRY(Name) params { return strata(UNPAREN call_args, NULL); }
 
-#define NONBLOCKING(lower, COLL, params, args, strata_call)                          \
+/* Begin an operation, fill its build, queue it (nonblocking.h); the host's
+ * nonblocking form where strata leaves the call. */
+#define NONBLOCKING(lower, COLL, params, args, strata, call_args)                      \
     int I_ENTRY(lower)(UNPAREN params, MPI_Request *request)                           \
     {                                                                                  \
-        STRATA_NB_ENTRY(STRATA_COLL_##COLL, strata_call,                               \
-                        I_HOST(lower)(UNPAREN args, request));                         \
+        struct strata_nb *nb = strata_nb_begin(STRATA_COLL_##COLL,                     \
+                                               STRATA_FORM_NONBLOCKING);               \
+        if (!nb) return I_HOST(lower)(UNPAREN args, request);                          \
+        int out, rc = strata(UNPAREN call_args, strata_nb_build(nb));                  \
+        return strata_nb_end(nb, rc, request, &out) ? I_HOST(lower)(UNPAREN args, request) \
+                                                    : out;                             \
     }
 
 /* The request's two calls (its start's decision, the host's nonblocking
  * form) and its _init. */
-#define PERSISTENT(Name, lower, COLL, params, args, strata_recorded)                   \
-    static int CAT(decide_, INIT_ENTRY(Name))(const struct strata_persist_args *a)     \
+#define PERSISTENT(Name, lower, COLL, params, args, strata, recorded_args)             \
+    static int CAT(decide_, INIT_ENTRY(Name))(const struct strata_persist_args *a,     \
+                                              struct strata_build *build)              \
     {                                                                                  \
-        return strata_recorded;                                                        \
+        return strata(UNPAREN recorded_args, build);                                   \
     }                                                                                  \
     static int CAT(host_, INIT_ENTRY(Name))(const struct strata_persist_args *a,       \
                                             MPI_Request *request)                      \
@@ -105,23 +116,23 @@
         return host ? INIT_HOST(Name)(UNPAREN args, info, request) : rc;               \
     }
 
-#define FORMS(Name, lower, COLL, params, args, strata_call, strata_recorded) \
-    BLOCKING(Name, params, strata_call)                                     \
-    NONBLOCKING(lower, COLL, params, args, strata_call)                     \
-    PERSISTENT_FORM(Name, lower, COLL, params, args, strata_recorded)
+#define FORMS(Name, lower, COLL, params, args, strata, call_args, recorded_args) \
+    BLOCKING(Name, params, strata, call_args)                                   \
+    NONBLOCKING(lower, COLL, params, args, strata, call_args)                   \
+    PERSISTENT_FORM(Name, lower, COLL, params, args, strata, recorded_args)
 
 /* A row: the forms with strata's call on the arguments as given, and as a
  * request recorded them; a collective without counts has no `large`. */
-#define STRATA_CCALL(Name, lower, COLL, strata, params, args)               \
-    FORMS(Name, lower, COLL, params, args, strata(UNPAREN args, LARGE), \
-          strata(MAP(RECORDED, args), LARGE))
+#define STRATA_CCALL(Name, lower, COLL, strata, params, args)          \
+    FORMS(Name, lower, COLL, params, args, strata, (UNPAREN args, LARGE), \
+          (MAP(RECORDED, args), LARGE))
 #define STRATA_CCALL_NOCOUNT(Name, lower, COLL, strata, params, args) \
-    FORMS(Name, lower, COLL, params, args, strata args, strata(MAP(RECORDED, args)))
+    FORMS(Name, lower, COLL, params, args, strata, args, (MAP(RECORDED, args)))
 /* A _W row: the blocking and nonblocking forms as above, the persistent
  * form through wpersist.c. */
-#define STRATA_CCALL_W(Name, lower, COLL, strata, params, args)      \
-    BLOCKING(Name, params, strata(UNPAREN args, LARGE))              \
-    NONBLOCKING(lower, COLL, params, args, strata(UNPAREN args, LARGE)) \
+#define STRATA_CCALL_W(Name, lower, COLL, strata, params, args)               \
+    BLOCKING(Name, params, strata, (UNPAREN args, LARGE))                     \
+    NONBLOCKING(lower, COLL, params, args, strata, (UNPAREN args, LARGE))     \
     WPERSISTENT_FORM(Name, lower, COLL, params, args)
 
 /* ---- int counts: MPI_<Name>, MPI_I<lower>, MPI_<Name>_init (MPI-4) or

@@ -31,15 +31,15 @@ static struct strata_nb *all;    /* every outstanding operation */
  * (the fast path when there are none); changed under it. */
 _Atomic int strata_nb_outstanding_count;
 
-_Thread_local struct strata_nb *strata_nb_building_now __attribute__((tls_model("initial-exec")));
 _Thread_local int strata_nb_deferred_mine __attribute__((tls_model("initial-exec")));
 
-/* This thread's held-back persistent starts queued (nonblocking.h), unless
- * it is building an operation: a persistent start's build runs the
- * collective's entry point, whose progress must not split its batch. */
+/* This thread's held-back persistent starts queued (nonblocking.h).  Not
+ * while a call is built: a persistent start's build runs the collective's
+ * entry point, whose progress must not split its batch, so a build
+ * progresses with strata_nb_progress_queued (serve/collectives.c). */
 static inline void flush_mine(void)
 {
-    if (strata_nb_deferred_mine && !strata_nb_building_now && strata_nb_upcalls.flush_deferred)
+    if (strata_nb_deferred_mine && strata_nb_upcalls.flush_deferred)
         strata_nb_upcalls.flush_deferred();
 }
 static _Thread_local MPI_Request host_request = MPI_REQUEST_NULL;
@@ -162,22 +162,10 @@ struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form f
     if (!rt->ready || rt->disabled) return NULL;
     struct strata_nb *nb = nb_alloc();
     if (!nb) return NULL; /* the host MPI serves it: nothing was decided yet */
-    nb->call = strata_call_id(coll, form);
+    nb->build.call = strata_call_id(coll, form);
     nb->tag = -1;
     nb->host_req = MPI_REQUEST_NULL;
-    strata_nb_building_now = nb;
     return nb;
-}
-
-enum strata_coll_form strata_nb_form(void)
-{
-    return strata_nb_building_now ? strata_call_form(strata_nb_building_now->call) : STRATA_FORM_BLOCKING;
-}
-
-int strata_nb_to_host(void)
-{
-    strata_nb_building_now->to_host = 1;
-    return MPI_SUCCESS;
 }
 
 /* Frees what a built operation holds; unpack: its results go to the
@@ -185,16 +173,17 @@ int strata_nb_to_host(void)
 static void release(struct strata_nb *nb, int unpack)
 {
     if (nb->kept) return; /* its request's, until the request is freed */
-    if (nb->owned_finish) nb->owned_finish(nb, unpack);
+    struct strata_build *b = &nb->build;
+    if (b->owned_finish) b->owned_finish(b, unpack);
     for (int i = 0; i < 2; i++) {
-        if (!unpack) nb->view[i].unpack_out = 0;
-        strata_run_view_close(&nb->view[i], nb->ctx ? nb->ctx->comm : MPI_COMM_SELF);
+        if (!unpack) b->view[i].unpack_out = 0;
+        strata_run_view_close(&b->view[i], b->ctx ? b->ctx->comm : MPI_COMM_SELF);
     }
-    if (nb->has_how) {
-        if (!unpack) nb->how.user_recv = NULL;
-        strata_reduce_op_end(&nb->how);
+    if (b->has_how) {
+        if (!unpack) b->how.user_recv = NULL;
+        strata_reduce_op_end(&b->how);
     }
-    free(nb->vpairs);
+    free(b->vpairs);
     nb_free(nb);
 }
 
@@ -203,13 +192,13 @@ static void release(struct strata_nb *nb, int unpack)
 /* The started operation of a queue's head. */
 static struct strata_op *running_op(struct strata_nb *nb)
 {
-    return nb->kind == STRATA_NB_OWNED ? nb->owned_op : &nb->u.op;
+    return nb->build.kind == STRATA_BUILD_OWNED ? nb->build.owned_op : &nb->u.op;
 }
 
 /* The agreement over: the operation may start. */
 static int agreed(struct strata_nb *nb)
 {
-    strata_agree_close(nb->ctx->plane);
+    strata_agree_close(nb->build.ctx->plane);
     nb->agreeing = 0;
     return 1;
 }
@@ -218,11 +207,11 @@ static int agreed(struct strata_nb *nb)
  * rank's result. */
 static int refuse_operation(struct strata_nb *nb, const char *why)
 {
-    strata_agree_close(nb->ctx->plane);
+    strata_agree_close(nb->build.ctx->plane);
     nb->agreeing = 0;
-    if (strata_stats_enabled()) strata_stats_algorithm(nb->call, STRATA_STATS_DISAGREED);
-    strata_warn("%s on communicator #%lu: %s; nothing was moved", strata_call_name(nb->call),
-                nb->ctx->serial, why);
+    if (strata_stats_enabled()) strata_stats_algorithm(nb->build.call, STRATA_STATS_DISAGREED);
+    strata_warn("%s on communicator #%lu: %s; nothing was moved", strata_call_name(nb->build.call),
+                nb->build.ctx->serial, why);
     return -1;
 }
 
@@ -232,17 +221,17 @@ static int refuse_operation(struct strata_nb *nb, const char *why)
  * (its error, or MPI_SUCCESS for a rank that only sends). */
 static int agreement(struct strata_nb *nb, int *rc)
 {
-    struct strata_plane *p = nb->ctx->plane;
+    struct strata_plane *p = nb->build.ctx->plane;
     struct strata_agree_verdict v;
     if (nb->agreeing == 1) {
         if (!strata_agree_poll(p, &v)) return 0;
         if (!v.agreed) {
-            *rc = v.error == MPI_SUCCESS && nb->sig.in >= 0 ? MPI_ERR_OTHER : v.error;
+            *rc = v.error == MPI_SUCCESS && nb->build.sig.in >= 0 ? MPI_ERR_OTHER : v.error;
             return refuse_operation(nb, v.why);
         }
-        if (!nb->vpairs) return agreed(nb);
-        nb->vround = (struct strata_agree_vround){nb->vpairs, nb->vpairs + p->size,
-                                                  nb->vround.receives, 0, 0, 0};
+        if (!nb->build.vpairs) return agreed(nb);
+        nb->vround = (struct strata_agree_vround){nb->build.vpairs, nb->build.vpairs + p->size,
+                                                  nb->build.vreceives, 0, 0, 0};
         nb->agreeing = 2;
     }
     int refused;
@@ -257,14 +246,14 @@ static void start(struct strata_nb *nb)
 {
     /* A persistent request's own plane, not attached yet here: step
      * attaches it once its creator has published it, then starts. */
-    if (nb->ctx && nb->ctx->channel_of && !nb->ctx->plane) {
+    if (nb->build.ctx && nb->build.ctx->channel_of && !nb->build.ctx->plane) {
         nb->attaching = 1;
         return;
     }
     /* Every rank's signature first (coll/agree.h); the operation once all
      * agree (step). */
-    if (nb->agree && nb->ctx && nb->ctx->plane && !nb->ctx->net) {
-        strata_agree_open(nb->ctx->plane, &nb->sig, 0);
+    if (nb->build.agree && nb->build.ctx && nb->build.ctx->plane && !nb->build.ctx->net) {
+        strata_agree_open(nb->build.ctx->plane, &nb->build.sig, 0);
         nb->agreeing = 1;
         return;
     }
@@ -273,30 +262,30 @@ static void start(struct strata_nb *nb)
 
 static void start_operation(struct strata_nb *nb)
 {
-    struct strata_ctx *ctx = nb->ctx;
-    int was = strata_stats_serve_as(nb->call);
-    char *desc = nb->has_desc ? nb->desc : NULL;
-    switch (nb->kind) {
-    case STRATA_NB_NODE_BLOCK: nb->block_start(&nb->u.block, ctx->plane, &nb->ba); break;
-    case STRATA_NB_NODE_REDUCE: strata_reduce_start(&nb->u.reduce, ctx->plane, &nb->ra); break;
-    case STRATA_NB_NODE_BARRIER: strata_barrier_start(&nb->u.barrier, ctx->plane); break;
-    case STRATA_NB_NET_BCAST:
-        strata_net_bcast_start(&nb->u.net_bcast, ctx->net, nb->data, nb->bytes, nb->root, desc,
-                               sizeof nb->desc);
+    struct strata_build *b = &nb->build;
+    struct strata_ctx *ctx = b->ctx;
+    int was = strata_stats_serve_as(b->call);
+    char *desc = b->has_desc ? b->desc : NULL;
+    switch (b->kind) {
+    case STRATA_BUILD_NODE_BLOCK: b->block_start(&nb->u.block, ctx->plane, &b->ba); break;
+    case STRATA_BUILD_NODE_REDUCE: strata_reduce_start(&nb->u.reduce, ctx->plane, &b->ra); break;
+    case STRATA_BUILD_NODE_BARRIER: strata_barrier_start(&nb->u.barrier, ctx->plane); break;
+    case STRATA_BUILD_NET_BCAST:
+        strata_net_bcast_start(&nb->u.net_bcast, ctx->net, b->data, b->bytes, b->root, desc,
+                               sizeof b->desc);
         break;
-    case STRATA_NB_NET_REDUCE:
-        strata_net_reduce_start(&nb->u.net_reduce, ctx->net, &nb->ra, desc, sizeof nb->desc);
+    case STRATA_BUILD_NET_REDUCE:
+        strata_net_reduce_start(&nb->u.net_reduce, ctx->net, &b->ra, desc, sizeof b->desc);
         break;
-    case STRATA_NB_NET_BLOCK:
-        strata_net_block_start(&nb->u.net_block, ctx->net, nb->coll, &nb->ba, desc,
-                               sizeof nb->desc);
+    case STRATA_BUILD_NET_BLOCK:
+        strata_net_block_start(&nb->u.net_block, ctx->net, b->coll, &b->ba, desc, sizeof b->desc);
         break;
-    case STRATA_NB_NET_BARRIER: strata_net_barrier_start(&nb->u.net_barrier, ctx->net); break;
-    case STRATA_NB_OWNED: nb->owned_start(nb); break;
+    case STRATA_BUILD_NET_BARRIER: strata_net_barrier_start(&nb->u.net_barrier, ctx->net); break;
+    case STRATA_BUILD_OWNED: b->owned_start(b); break;
     default: break;
     }
     strata_stats_serve_as(was);
-    if (desc) strata_route_served(ctx, nb->call, desc, nb->bytes);
+    if (desc) strata_route_served(ctx, b->call, desc, b->bytes);
 }
 
 static int step(struct strata_nb *nb)
@@ -304,12 +293,12 @@ static int step(struct strata_nb *nb)
     int flag = 0, rc, was;
     if (nb->attaching) {
         char why[STRATA_SEGMENT_NAME_MAX + 64];
-        int ready = strata_ctx_channel_ready(nb->ctx, why, sizeof why);
+        int ready = strata_ctx_channel_ready(nb->build.ctx, why, sizeof why);
         if (ready == 0) return STRATA_OP_PENDING;
         nb->attaching = 0;
         if (ready < 0) {
             strata_error("%s on communicator #%lu: the persistent request's own plane: %s",
-                         strata_call_name(nb->call), nb->ctx->serial, why);
+                         strata_call_name(nb->build.call), nb->build.ctx->serial, why);
             return MPI_ERR_NO_MEM;
         }
         start(nb);
@@ -319,13 +308,13 @@ static int step(struct strata_nb *nb)
         if (verdict <= 0) return verdict ? rc : STRATA_OP_PENDING;
         start_operation(nb);
     }
-    switch (nb->kind) {
-    case STRATA_NB_NOTHING: return MPI_SUCCESS;
-    case STRATA_NB_HOST:
+    switch (nb->build.kind) {
+    case STRATA_BUILD_NOTHING: return MPI_SUCCESS;
+    case STRATA_BUILD_HOST:
         rc = PMPI_Test(&nb->host_req, &flag, MPI_STATUS_IGNORE);
         return rc != MPI_SUCCESS ? rc : flag ? MPI_SUCCESS : STRATA_OP_PENDING;
     default:
-        was = strata_stats_serve_as(nb->call);
+        was = strata_stats_serve_as(nb->build.call);
         rc = strata_op_step(running_op(nb));
         strata_stats_serve_as(was);
         return rc;
@@ -339,8 +328,8 @@ static void complete(struct strata_nb *nb, int rc)
     if (rc != MPI_SUCCESS) {
         /* As the blocking form would: the communicator's error handler (by
          * default the job ends); if it returns, the request completes. */
-        strata_error("%s failed (error %d)", strata_call_name(nb->call), rc);
-        if (nb->ctx) PMPI_Comm_call_errhandler(nb->ctx->comm, rc);
+        strata_error("%s failed (error %d)", strata_call_name(nb->build.call), rc);
+        if (nb->build.ctx) PMPI_Comm_call_errhandler(nb->build.ctx->comm, rc);
     }
     for (struct strata_nb **pp = &all; *pp; pp = &(*pp)->next_all)
         if (*pp == nb) {
@@ -401,7 +390,7 @@ static void progress_locked(void)
             start(next);
         } else {
             *pp = nb->next_active;
-            if (nb->ctx && nb->ctx->nb_tail == nb) emptied = nb->ctx;
+            if (nb->build.ctx && nb->build.ctx->nb_tail == nb) emptied = nb->build.ctx;
         }
         /* Held across complete(), which still reads the context (views
          * unpacked through its communicator) and may drop a persistent
@@ -443,10 +432,11 @@ void strata_nb_idle(unsigned long round)
     if (!strata_liveness_due(round) || pthread_mutex_trylock(&nb_lock)) return;
     for (struct strata_nb *nb = active; nb; nb = nb->next_active)
         if (nb->attaching)
-            strata_peer_check_alive(nb->ctx->channel_of->plane->pid[0]); /* who publishes it */
+            /* the rank that publishes the channel */
+            strata_peer_check_alive(nb->build.ctx->channel_of->plane->pid[0]);
         else if (nb->agreeing)
-            strata_agree_check_alive(nb->ctx->plane); /* the ranks not yet stamped */
-        else if (nb->kind != STRATA_NB_NOTHING && nb->kind != STRATA_NB_HOST)
+            strata_agree_check_alive(nb->build.ctx->plane); /* the ranks not yet stamped */
+        else if (nb->build.kind != STRATA_BUILD_NOTHING && nb->build.kind != STRATA_BUILD_HOST)
             strata_peer_check_alive(running_op(nb)->waiting_for);
     pthread_mutex_unlock(&nb_lock);
 }
@@ -483,10 +473,12 @@ static void enqueue(struct strata_nb *nb, int counted)
     if (!counted) count_outstanding();
     nb->next_all = all;
     all = nb;
-    struct strata_ctx *ctx = nb->ctx;
+    struct strata_ctx *ctx = nb->build.ctx;
     /* An operation that moves nothing still takes its turn when it agrees
      * with the others first (its signature is in the communicator's order). */
-    int queued = ctx && nb->kind != STRATA_NB_HOST && (nb->kind != STRATA_NB_NOTHING || nb->agree);
+    int kind = nb->build.kind;
+    int queued =
+        ctx && kind != STRATA_BUILD_HOST && (kind != STRATA_BUILD_NOTHING || nb->build.agree);
     if (queued && ctx->nb_tail) {
         ((struct strata_nb *)ctx->nb_tail)->next_in_comm = nb;
     } else {
@@ -499,11 +491,10 @@ static void enqueue(struct strata_nb *nb, int counted)
 
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out)
 {
-    strata_nb_building_now = NULL;
     /* Held-back persistent starts come first, whether this call is queued
      * here or handed to the host's nonblocking form. */
     flush_mine();
-    if (nb->to_host) {
+    if (nb->build.to_host) {
         release(nb, 0);
         return 1;
     }
@@ -542,7 +533,6 @@ int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_ou
 
 void strata_nb_defer(void)
 {
-    strata_nb_building_now = NULL;
     pthread_once(&setup_once, setup);
     count_outstanding();
 }
@@ -558,35 +548,34 @@ int strata_nb_post_persistent(struct strata_nb *nb)
 
 void strata_nb_abandon(struct strata_nb *nb)
 {
-    strata_nb_building_now = NULL;
     release(nb, 0);
 }
 
 struct strata_nb *strata_nb_keep(struct strata_nb *nb)
 {
-    strata_nb_building_now = NULL;
     /* The kinds whose whole state is the arguments (a kind added later is
      * built at each start until it is listed here). */
     int kind_ok = 0;
-    switch (nb->kind) {
-    case STRATA_NB_NODE_BLOCK: kind_ok = nb->block_start != NULL; break;
-    case STRATA_NB_NODE_REDUCE:
-    case STRATA_NB_NODE_BARRIER:
-    case STRATA_NB_NET_BCAST:
-    case STRATA_NB_NET_REDUCE:
-    case STRATA_NB_NET_BLOCK:
-    case STRATA_NB_NET_BARRIER: kind_ok = 1; break;
+    switch (nb->build.kind) {
+    case STRATA_BUILD_NODE_BLOCK: kind_ok = nb->build.block_start != NULL; break;
+    case STRATA_BUILD_NODE_REDUCE:
+    case STRATA_BUILD_NODE_BARRIER:
+    case STRATA_BUILD_NET_BCAST:
+    case STRATA_BUILD_NET_REDUCE:
+    case STRATA_BUILD_NET_BLOCK:
+    case STRATA_BUILD_NET_BARRIER: kind_ok = 1; break;
     default: break; /* nothing (one rank: data moved while building), the host's */
     }
+    const struct strata_build *b = &nb->build;
     int views_ok = 1;
-    for (int i = 0; i < 2; i++) views_ok &= !nb->view[i].tmp && !nb->view[i].dup;
-    int how_ok = !nb->has_how || (!nb->how.staged && !nb->how.stage && !nb->how.user.tmp);
+    for (int i = 0; i < 2; i++) views_ok &= !b->view[i].tmp && !b->view[i].dup;
+    int how_ok = !b->has_how || (!b->how.staged && !b->how.stage && !b->how.user.tmp);
     if (!(kind_ok && views_ok && how_ok)) {
         release(nb, 0);
         return NULL;
     }
     nb->kept = 1;
-    if (nb->ctx) strata_ctx_hold(nb->ctx); /* starts may come after MPI_Comm_free */
+    if (nb->build.ctx) strata_ctx_hold(nb->build.ctx); /* starts may come after MPI_Comm_free */
     return nb;
 }
 
@@ -606,7 +595,7 @@ struct strata_nb *strata_nb_rearm(struct strata_nb *kept)
 
 void strata_nb_kept_free(struct strata_nb *kept)
 {
-    struct strata_ctx *ctx = kept->ctx;
+    struct strata_ctx *ctx = kept->build.ctx;
     kept->kept = 0;
     release(kept, 0);
     if (ctx) strata_ctx_drop(ctx);

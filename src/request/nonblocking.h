@@ -4,10 +4,12 @@
  *
  * How a call becomes an operation: the entry point (entry_points.c) opens a
  * strata_nb with strata_nb_begin and calls the same strata_call_<coll> as
- * the blocking form, which makes every decision the blocking form makes
- * (route, argument checks, algorithm) and, where the blocking form would run
- * the algorithm, records what to start in the strata_nb it finds through
- * strata_nb_building() instead.  strata_nb_end then queues it.
+ * the blocking form, passing it the operation's build (route/build.h,
+ * strata_nb_build): the call makes every decision the blocking form makes
+ * (route, argument checks, algorithm) and, where the blocking form would
+ * run the algorithm, writes what to start into the build instead.
+ * strata_nb_end then queues the operation, which starts and finishes what
+ * its build says.
  *
  * The request the application gets is a real host MPI request: a receive of
  * an empty message on a private duplicate of MPI_COMM_SELF (persistent: a
@@ -39,47 +41,14 @@
 #include "route/reduce_op.h"
 #include "route/run_view.h"
 #include "net/net.h"
+#include "route/build.h"
 #include "util/colls.h"
 
-/* What an operation starts once it reaches the head of its communicator's
- * queue. */
-enum strata_nb_kind {
-    STRATA_NB_NOTHING,      /* done at posting (no data, one rank) */
-    STRATA_NB_NODE_BLOCK,   /* a block algorithm (and Bcast) on the node's plane */
-    STRATA_NB_NODE_REDUCE,  /* Reduce / Allreduce on the node's plane */
-    STRATA_NB_NODE_BARRIER,
-    STRATA_NB_NET_BCAST,    /* the compositions across nodes */
-    STRATA_NB_NET_REDUCE,
-    STRATA_NB_NET_BLOCK,
-    STRATA_NB_NET_BARRIER,
-    STRATA_NB_HOST,         /* a persistent start the host MPI serves (host_req) */
-    STRATA_NB_OWNED         /* an operation its builder keeps (the owned_* fields) */
-};
-
 struct strata_nb {
-    int call;                   /* call id (util/colls.h): what STRATA_STATS counts */
-    int replay;                 /* a persistent start after the first: counted and decided before */
+    /* What the call decided (route/build.h); first, so that the memset of
+     * a reused one clears it. */
+    struct strata_build build;
     int kept;                   /* a persistent request's, reused by every start (not freed) */
-    int to_host;                /* building: strata left the call to the host MPI */
-    struct strata_choice choice;/* the algorithm (node plane), decided once */
-    int have_choice;
-
-    int kind;                   /* enum strata_nb_kind */
-    struct strata_ctx *ctx;
-    strata_block_start_fn block_start;
-    struct strata_block_args ba;
-    struct strata_reduce_args ra;
-    int coll;                   /* enum strata_coll (net block compositions) */
-    void *data;                 /* net Bcast */
-    size_t bytes;
-    int root;
-    char desc[320];             /* verbose description (across nodes) */
-    int has_desc;
-
-    /* Finishing: what the blocking form did after its algorithm returned. */
-    struct strata_run_view view[2];
-    struct strata_reduce_how how;
-    int has_how;
 
     union {
         struct strata_op op;
@@ -91,36 +60,18 @@ struct strata_nb {
         struct strata_net_block_op net_block;
         struct strata_net_barrier_op net_barrier;
     } u;
-    MPI_Request host_req;       /* STRATA_NB_HOST */
-    /* The agreement (coll/agree.h): this rank's signature, published when
-     * the operation reaches its plane (the communicator's order), which
-     * starts it only once every rank's agrees; a persistent request's, at
-     * every start. */
-    struct strata_sig_args sig;
-    int agree;                  /* the operation waits for the agreement */
+    MPI_Request host_req;       /* STRATA_BUILD_HOST */
+    /* The agreement (coll/agree.h): build.sig is published when the
+     * operation reaches its plane (the communicator's order), which starts
+     * it only once every rank's agrees; a persistent request's, at every
+     * start. */
     int agreeing;               /* started: 1 waiting for every rank's signature,
                                    2 for the v-collectives' pairs round */
     int attaching;              /* started on a persistent request's plane that
                                    this rank has not attached yet (context.h,
                                    strata_ctx_channel_ready) */
-    /* A v-collective's pairs (what it sends each rank, then what it
-     * expects from each: 2 * size bytes counts, malloc'ed; NULL otherwise)
-     * and the round's state. */
-    long long *vpairs;
+    /* A v-collective's pairs' round (build.vpairs). */
     struct strata_agree_vround vround;
-
-    /* STRATA_NB_OWNED: the newer collectives (Reduce_scatter, Scan, the
-     * v-collectives) keep their call's state in a struct of their own file
-     * (rs_scan_calls.c, vcollectives.c) instead of the union above, so that
-     * a collective or a composition across nodes plugs in without an edit
-     * here.  owned_start starts the operation and sets owned_op to it (the
-     * strata_op that progress steps); owned_finish (lock held, or at an
-     * abandoned build with finished 0) ends the call: the results to the
-     * application's buffers when finished, STRATA_STATS, then frees owned. */
-    void (*owned_start)(struct strata_nb *nb);
-    void (*owned_finish)(struct strata_nb *nb, int finished);
-    struct strata_op *owned_op;
-    void *owned;
 
     /* Completion: the empty message that completes the application's request. */
     int tag;
@@ -138,30 +89,12 @@ struct strata_nb {
     struct strata_nb *next_all;     /* every outstanding operation */
 };
 
-/* A new operation for a call of `coll` in `form`, made the one this thread is
- * building; NULL if strata is not running (the caller hands the call to the
- * host MPI). */
+/* A new operation for a call of `coll` in `form`; NULL if strata is not
+ * running (the caller hands the call to the host MPI). */
 struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form form);
 
-/* The operation this thread is building (nonblocking.c sets it), read
- * inline by every intercepted call, several times (issue 14: a call per
- * read was a cache line of code each).  initial-exec: libstrata is linked
- * or preloaded, never loaded by dlopen, so the variable sits at a fixed
- * offset from the thread pointer; the default model called
- * __tls_get_addr at every read. */
-extern _Thread_local struct strata_nb *strata_nb_building_now
-    __attribute__((tls_model("initial-exec")));
-
-/* The operation this thread is building, or NULL (a blocking call). */
-static inline struct strata_nb *strata_nb_building(void) { return strata_nb_building_now; }
-
-/* The form of the call this thread is in: STRATA_FORM_BLOCKING unless it is
- * building an operation. */
-enum strata_coll_form strata_nb_form(void);
-
-/* Building: strata leaves the call to the host MPI (what HOST_CALL returns
- * instead of calling the blocking form). */
-int strata_nb_to_host(void);
+/* The build the call fills (its strata_call_<coll>'s last argument). */
+static inline struct strata_build *strata_nb_build(struct strata_nb *nb) { return &nb->build; }
 
 /* Ends building.  Returns 1 if the host MPI takes the call (the operation is
  * gone; the caller calls the host's nonblocking form).  Otherwise rc is the
@@ -169,18 +102,6 @@ int strata_nb_to_host(void);
  * *request completes when it finishes; on error nothing is queued and
  * *request is MPI_REQUEST_NULL; *rc_out is what the entry point returns. */
 int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_out);
-
-/* The body of every nonblocking entry point (entry_points.c): begin, the blocking form's strata_call_<coll> (which
- * builds the operation instead of running it), end; `host`, the host's own
- * nonblocking call, where strata leaves it.  Uses the entry point's
- * parameter `request`. */
-#define STRATA_NB_ENTRY(coll, strata_call, host)                                       \
-    do {                                                                               \
-        struct strata_nb *nb = strata_nb_begin(coll, STRATA_FORM_NONBLOCKING);         \
-        if (!nb) return host;                                                          \
-        int rc = strata_call, out;                                                     \
-        return strata_nb_end(nb, rc, request, &out) ? host : out;                      \
-    } while (0)
 
 /* Outstanding operations in this process (nonblocking.c changes it under
  * its lock). */
@@ -217,18 +138,21 @@ extern struct strata_nb_upcalls strata_nb_upcalls;
  * (persistent.c, docs/DESIGN.md "Order of persistent starts").  Set by
  * persistent.c when this thread holds such starts; every entry that may
  * queue, run or wait for an operation queues them first (the progress
- * below, strata_nb_drain, strata_nb_end).  initial-exec as
- * strata_nb_building_now. */
+ * below, strata_nb_drain, strata_nb_end).  initial-exec: libstrata is
+ * linked or preloaded, never loaded by dlopen, so the variable sits at a
+ * fixed offset from the thread pointer (the default model called
+ * __tls_get_addr at every read). */
 extern _Thread_local int strata_nb_deferred_mine __attribute__((tls_model("initial-exec")));
 
 /* Advances every outstanding operation as far as it goes without waiting,
  * completing those that finish, after queueing this thread's held-back
- * persistent starts (not while building an operation).  Any thread; a
- * thread that finds another progressing returns at once. */
+ * persistent starts.  Any thread; a thread that finds another progressing
+ * returns at once. */
 void strata_nb_progress(void);
 
 /* The same without queueing the held-back starts (MPI_Start: the starts of
- * one batch are queued together). */
+ * one batch are queued together; a call being built, which may be one of
+ * them). */
 void strata_nb_progress_queued(void);
 
 /* One unsuccessful poll of a completion loop (round counts from 0): spins,
@@ -271,9 +195,9 @@ void strata_nb_persist_tag_free_locked(int tag); /* lock held */
 MPI_Comm strata_nb_persist_comm_locked(void);       /* lock held, after the first */
 
 /* The persistent start this thread built (or rearmed) is held back
- * (persistent.c queues it later with strata_nb_post_persistent): building
- * ends, and it counts as outstanding from now on, so that every MPI call
- * progresses (and queues it). */
+ * (persistent.c queues it later with strata_nb_post_persistent): it counts
+ * as outstanding from now on, so that every MPI call progresses (and
+ * queues it). */
 void strata_nb_defer(void);
 
 /* Queues a held-back operation (strata_nb_defer) whose on_done completes a

@@ -118,7 +118,7 @@ static _Atomic unsigned long free_epoch;
 
 /* The last request this thread looked up (MPI_Start then MPI_Wait on the
  * same one is the common case): no lock then.  initial-exec as
- * strata_nb_building_now (nonblocking.h). */
+ * strata_nb_deferred_mine (nonblocking.h). */
 static _Thread_local struct {
     MPI_Request req;
     struct strata_persist *ps;
@@ -303,7 +303,7 @@ static void unlink_free(struct strata_persist *ps)
     if (ps->tmpl) {
         /* The kept operation holds the communicator's context (its starts
          * ran on the channel). */
-        if (owner) ps->tmpl->ctx = owner;
+        if (owner) ps->tmpl->build.ctx = owner;
         strata_nb_kept_free(ps->tmpl);
     }
     release_args(ps);
@@ -379,14 +379,14 @@ static void post_held(struct strata_persist *ps, struct strata_nb *nb)
 {
     /* On its own plane it waits behind nothing (its place in the batch
      * then orders nothing: harmless). */
-    if (ps->chan && nb->ctx == ps->chan->channel_of) nb->ctx = ps->chan;
-    if (nb->kind == STRATA_NB_HOST) {
+    if (ps->chan && nb->build.ctx == ps->chan->channel_of) nb->build.ctx = ps->chan;
+    if (nb->build.kind == STRATA_BUILD_HOST) {
         int rc = ps->calls->host(&ps->a, &nb->host_req);
         if (rc != MPI_SUCCESS) {
             strata_error("%s: the host's nonblocking form failed (error %d)",
-                         strata_call_name(nb->call), rc);
+                         strata_call_name(nb->build.call), rc);
             PMPI_Comm_call_errhandler(ps->a.comm, rc);
-            nb->kind = STRATA_NB_NOTHING;
+            nb->build.kind = STRATA_BUILD_NOTHING;
         }
     }
     strata_nb_post_persistent(nb);
@@ -454,24 +454,24 @@ static int start_one(struct strata_persist *ps)
     if (ps->tmpl) return start_kept(ps);
     struct strata_nb *nb = strata_nb_begin(ps->a.coll, STRATA_FORM_PERSISTENT);
     if (!nb) return start_failed(ps, MPI_ERR_NO_MEM);
-    nb->replay = ps->started;
-    nb->choice = ps->choice;
-    nb->have_choice = ps->have_choice;
-    int rc = ps->calls->decide(&ps->a);
-    if (rc == MPI_SUCCESS && nb->to_host) {
+    nb->build.replay = ps->started;
+    nb->build.choice = ps->choice;
+    nb->build.have_choice = ps->have_choice;
+    int rc = ps->calls->decide(&ps->a, strata_nb_build(nb));
+    if (rc == MPI_SUCCESS && nb->build.to_host) {
         /* A rebuild the host serves after all (a v-collective's layouts):
          * its nonblocking form, called when the batch is queued, in _init
          * order as strata's own operations (post_held), tested by progress. */
-        nb->to_host = 0;
-        nb->kind = STRATA_NB_HOST;
+        nb->build.to_host = 0;
+        nb->build.kind = STRATA_BUILD_HOST;
     }
     if (rc != MPI_SUCCESS) {
         /* The request completes at once; the error is this call's. */
         strata_nb_abandon(nb);
         return start_failed(ps, rc);
     }
-    ps->choice = nb->choice;
-    ps->have_choice = nb->have_choice;
+    ps->choice = nb->build.choice;
+    ps->have_choice = nb->build.have_choice;
     ps->started = 1;
     nb->on_done = persist_finished;
     nb->done_arg = ps;
@@ -601,9 +601,9 @@ static void decide(struct strata_persist *ps)
 {
     struct strata_nb *nb = strata_nb_begin(ps->a.coll, STRATA_FORM_PERSISTENT);
     if (!nb) return; /* each start tries again */
-    int rc = ps->calls->decide(&ps->a);
+    int rc = ps->calls->decide(&ps->a, strata_nb_build(nb));
     ps->started = 1; /* counted under MPI_<coll>_init now */
-    if (rc == MPI_SUCCESS && nb->to_host) {
+    if (rc == MPI_SUCCESS && nb->build.to_host) {
         ps->host = 1;
         strata_nb_abandon(nb);
         return;
@@ -613,8 +613,8 @@ static void decide(struct strata_persist *ps)
         strata_nb_abandon(nb);
         return;
     }
-    ps->choice = nb->choice;
-    ps->have_choice = nb->have_choice;
+    ps->choice = nb->build.choice;
+    ps->have_choice = nb->build.have_choice;
     ps->tmpl = strata_nb_keep(nb); /* NULL: abandoned, built at each start */
 }
 
@@ -663,7 +663,7 @@ int strata_persist_init(const struct strata_persist_args *args,
     }
     /* A plane of its own (the k-th _init on the communicator gets channel
      * k on every rank), where the operation runs on the communicator's. */
-    struct strata_ctx *ctx = ps->tmpl ? ps->tmpl->ctx : strata_ctx_get(ps->a.comm);
+    struct strata_ctx *ctx = ps->tmpl ? ps->tmpl->build.ctx : strata_ctx_get(ps->a.comm);
     ps->chan = ctx && ctx->plane && !ctx->net ? strata_ctx_channel(ctx) : NULL;
     if (ps->chan) strata_ctx_hold(ctx);
     strata_nb_lock();

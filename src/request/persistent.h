@@ -5,6 +5,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 
+#include "route/build.h"
 #include "util/colls.h"
 
 /* MPI_Start: a start of one of strata's persistent requests (built, held
@@ -83,11 +84,12 @@ struct strata_persist_args {
 };
 
 /* What a request's collective and form do with its arguments at a start:
- * decide is the blocking form's decision (strata_call_<coll>), which the
- * start records as an operation; host the host MPI's nonblocking form
- * (PMPI_I<coll>, or its _c form) for a start strata leaves. */
+ * decide is the blocking form's decision (strata_call_<coll>) given the
+ * start's build (route/build.h), which it fills for the operation; host the
+ * host MPI's nonblocking form (PMPI_I<coll>, or its _c form) for a start
+ * strata leaves. */
 struct strata_persist_calls {
-    int (*decide)(const struct strata_persist_args *args);
+    int (*decide)(const struct strata_persist_args *args, struct strata_build *build);
     int (*host)(const struct strata_persist_args *args, MPI_Request *request);
 };
 

@@ -12,7 +12,6 @@
 #include "coll/op.h"
 #include "coll/plane.h"
 #include "config/config.h"
-#include "request/nonblocking.h"
 #include "net/net.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -35,13 +34,14 @@ STRATA_HOT static int mode(void)
 
 STRATA_HOT int strata_check_enabled(void) { return mode() != STRATA_CHECK_OFF; }
 
-/* The plane's open call is this thread's blocking call's: not while it
- * builds a nonblocking operation (the plane's open call may then be an
- * earlier operation's agreement, nonblocking.c). */
-static struct strata_plane *open_call(const struct strata_ctx *ctx)
+/* The plane's open call is this blocking call's: not a build's (build
+ * non-NULL: the plane's open call may then be an earlier operation's
+ * agreement, nonblocking.c). */
+static struct strata_plane *open_call(const struct strata_ctx *ctx,
+                                      const struct strata_build *build)
 {
     struct strata_plane *p = ctx && !ctx->net ? ctx->plane : NULL;
-    return p && p->call.open && !strata_nb_building() ? p : NULL;
+    return p && p->call.open && !build ? p : NULL;
 }
 
 /* Across nodes (STRATA_CHECK_ARGS=1 only): one reduction of each field and
@@ -128,22 +128,22 @@ static enum strata_check_outcome all_agree(struct strata_ctx *ctx, int call, cha
 STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, int call,
                                                         const struct strata_sig_args *sig,
                                                         size_t bytes, int one_operation,
-                                                        char *why, size_t whylen)
+                                                        char *why, size_t whylen,
+                                                        struct strata_build *build)
 {
     int m = mode();
-    struct strata_nb *building = strata_nb_building();
     if (m == STRATA_CHECK_OFF || ctx->size == 1 || (!ctx->plane && !ctx->net) ||
         (ctx->net && m != STRATA_CHECK_EVERY))
         return sig->host ? STRATA_CHECK_TO_HOST : STRATA_CHECK_RUN;
     if (ctx->net)
         return net_agrees(ctx, sig, why, whylen) ? STRATA_CHECK_RUN : STRATA_CHECK_TO_HOST;
-    if (building) {
+    if (build) {
         /* Its operation publishes this when it starts on the plane, in the
          * communicator's order, and starts once everyone agrees
          * (nonblocking.c): a wait here could deadlock a legal program. */
         if (sig->host) return STRATA_CHECK_TO_HOST;
-        building->sig = *sig;
-        building->agree = 1;
+        build->sig = *sig;
+        build->agree = 1;
         return STRATA_CHECK_RUN;
     }
     struct strata_plane *p = ctx->plane;
@@ -165,9 +165,10 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
 }
 
 STRATA_HOT enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
-                                                            int single_copy, int *rc)
+                                                            int single_copy, int *rc,
+                                                            const struct strata_build *build)
 {
-    struct strata_plane *p = open_call(ctx);
+    struct strata_plane *p = open_call(ctx, build);
     if (!p || !p->call.small || !single_copy) return STRATA_CHECK_RUN;
     p->call.small = 0;
     char why[240];
@@ -182,20 +183,19 @@ STRATA_HOT enum strata_check_outcome strata_check_algorithm(struct strata_ctx *c
 
 enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
                                                const long long *to, const long long *from,
-                                               int receives)
+                                               int receives, struct strata_build *build)
 {
-    struct strata_nb *nb = strata_nb_building();
-    if (nb) {
-        if (!nb->agree) return STRATA_CHECK_RUN;
+    if (build) {
+        if (!build->agree) return STRATA_CHECK_RUN;
         size_t n = (size_t)ctx->size;
-        nb->vpairs = malloc(2 * n * sizeof *nb->vpairs);
-        if (!nb->vpairs) return STRATA_CHECK_RUN; /* the call and root are still agreed */
-        memcpy(nb->vpairs, to, n * sizeof *to);
-        memcpy(nb->vpairs + n, from, n * sizeof *from);
-        nb->vround.receives = receives;
+        build->vpairs = malloc(2 * n * sizeof *build->vpairs);
+        if (!build->vpairs) return STRATA_CHECK_RUN; /* the call and root are still agreed */
+        memcpy(build->vpairs, to, n * sizeof *to);
+        memcpy(build->vpairs + n, from, n * sizeof *from);
+        build->vreceives = receives;
         return STRATA_CHECK_RUN;
     }
-    struct strata_plane *p = open_call(ctx);
+    struct strata_plane *p = open_call(ctx, NULL);
     if (!p) return STRATA_CHECK_RUN;
     struct strata_agree_vround v = {to, from, receives, 0, 0, 0};
     struct strata_agree_verdict verdict = {0, 0, MPI_SUCCESS, ""};
@@ -210,9 +210,10 @@ enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
     return STRATA_CHECK_REFUSED;
 }
 
-STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc)
+STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc,
+                                const struct strata_build *build)
 {
-    struct strata_plane *p = open_call(ctx);
+    struct strata_plane *p = open_call(ctx, build);
     if (!p) return rc;
     struct strata_agree_verdict v;
     if (rc == STRATA_OP_DISAGREE) {

@@ -12,14 +12,17 @@
  * The entry layer's side, per blocking call: strata_check_begin once the
  * rank has read its own arguments (what it receives and sends per block),
  * strata_check_algorithm once it has chosen an algorithm, and
- * strata_check_end with the call's result.  A nonblocking or persistent
- * call is checked only with STRATA_CHECK_ARGS=1, at its posting. */
+ * strata_check_end with the call's result.  Each takes the call's build
+ * (route/build.h): NULL for a blocking call; a nonblocking or persistent
+ * call's keeps its signature for when its operation reaches the plane
+ * (nonblocking.c), and the plane's open call is never its own. */
 #ifndef STRATA_CHECK_H
 #define STRATA_CHECK_H
 
 #include <stddef.h>
 
 #include "coll/agree.h"
+#include "route/build.h"
 #include "route/route.h"
 
 /* What strata_check_begin decided. */
@@ -47,27 +50,29 @@ int strata_check_enabled(void);
  * STRATA_STATS counts (util/colls.h). */
 enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, int call,
                                              const struct strata_sig_args *sig, size_t bytes,
-                                             int one_operation, char *why, size_t whylen);
+                                             int one_operation, char *why, size_t whylen,
+                                             struct strata_build *build);
 
 /* After the choice: an algorithm that exposes user buffers to peers
  * (single_copy) needs everyone's agreement first, even for a small call.
  * STRATA_CHECK_RUN, or STRATA_CHECK_REFUSED with *rc. */
 enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
-                                                 int single_copy, int *rc);
+                                                 int single_copy, int *rc,
+                                                 const struct strata_build *build);
 
 /* The v-collectives, whose counts differ per rank by design, once settled:
  * the pairs' round of coll/agree.h over what this rank sends each rank
  * (to[size]) and expects from each (from[size], bytes; -1: nothing),
- * `receives`: it receives anything.  Blocking: now; building a nonblocking
- * operation: kept for when it starts.  STRATA_CHECK_RUN, or
+ * `receives`: it receives anything.  Blocking (build NULL): now; with a
+ * build: kept in it for when its operation starts.  STRATA_CHECK_RUN, or
  * STRATA_CHECK_REFUSED (the entry point's HOST_CALL returns
  * strata_check_take_refused()). */
 enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
                                                const long long *to, const long long *from,
-                                               int receives);
+                                               int receives, struct strata_build *build);
 
 /* The call's result: rc, or the error of a disagreement found while it ran
  * (a stalled wait gave up) or after it (a small call's sources differ). */
-int strata_check_end(struct strata_ctx *ctx, int call, int rc);
+int strata_check_end(struct strata_ctx *ctx, int call, int rc, const struct strata_build *build);
 
 #endif

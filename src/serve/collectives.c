@@ -36,56 +36,61 @@
 #include "util/stats.h"
 #include "util/hot.h"
 
-/* The entry points serve the blocking forms and, for the operation this
- * thread is building (nonblocking.h), the nonblocking and persistent ones:
- * the same decisions, then the algorithm is recorded in the operation
- * instead of run.  CALL(coll) is what STRATA_STATS and verbose output name
- * (MPI_Bcast, MPI_Ibcast or MPI_Bcast_init). */
-#define CALL(coll) strata_call_id((coll), strata_nb_form())
+/* Every function here takes the call's build (route/build.h): NULL for a
+ * blocking call, which runs its algorithm at once; a nonblocking or
+ * persistent call's, which takes the same decisions and records the
+ * algorithm in the build instead of running it.  strata_build_call_id
+ * names the call for STRATA_STATS and verbose output (MPI_Bcast,
+ * MPI_Ibcast or MPI_Bcast_init). */
 
 /* Whether this call is counted: a persistent operation counts its
  * MPI_<coll>_init once, not every start. */
-STRATA_HOT static int counted(void)
+STRATA_HOT static int counted(const struct strata_build *build)
 {
-    const struct strata_nb *nb = strata_nb_building();
-    return strata_stats_enabled() && !(nb && nb->replay);
+    return strata_stats_enabled() && strata_build_counts(build);
 }
 
 /* The context if strata serves this collective on comm, else NULL (and the
  * hand-off is reported).  Every collective entry point progresses the
  * outstanding nonblocking operations; a blocking one completes those of its
  * communicator before it starts (they come first in MPI's order). */
-STRATA_HOT static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll)
+STRATA_HOT static struct strata_ctx *served_ctx(MPI_Comm comm, enum strata_coll coll,
+                                                struct strata_build *build)
 {
     strata_runtime_start_late(comm);
     /* The checks inline: with nothing outstanding (nearly always) a call
-     * costs a load, not two calls (issue 14). */
-    if (strata_nb_outstanding()) strata_nb_progress();
+     * costs a load, not two calls (issue 14).  A build does not queue this
+     * thread's held-back persistent starts: it may be one of them, whose
+     * batch must stay whole (its entry point queues them, strata_nb_end). */
+    if (strata_nb_outstanding()) {
+        if (build) strata_nb_progress_queued();
+        else strata_nb_progress();
+    }
     struct strata_ctx *ctx = strata_ctx_get(comm);
     const char *refusal = ctx ? strata_route_refusal(ctx, coll) : strata_reason_no_context(comm);
     if (!refusal) {
-        if (counted()) strata_stats_call(CALL(coll), 1);
-        struct strata_nb *nb = strata_nb_building();
-        if (nb) nb->ctx = ctx;
+        if (counted(build)) strata_stats_call(strata_build_call_id(build, coll), 1);
+        if (build) build->ctx = ctx;
         else if (strata_nb_outstanding()) strata_nb_drain(ctx);
         return ctx;
     }
-    strata_route_to_host(ctx, CALL(coll), refusal);
-    if (counted()) {
-        strata_stats_call(CALL(coll), 0);
-        strata_stats_host_reason(CALL(coll), refusal);
+    strata_route_to_host(ctx, strata_build_call_id(build, coll), refusal);
+    if (counted(build)) {
+        strata_stats_call(strata_build_call_id(build, coll), 0);
+        strata_stats_host_reason(strata_build_call_id(build, coll), refusal);
     }
     return NULL;
 }
 
 /* A call on a served communicator that strata leaves after all. */
-static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, const char *why)
+static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, const char *why,
+                                 const struct strata_build *build)
 {
-    strata_route_to_host(ctx, CALL(coll), why);
-    if (counted()) {
-        strata_stats_call(CALL(coll), 0);
-        strata_stats_call_unserve(CALL(coll));
-        strata_stats_host_reason(CALL(coll), why);
+    strata_route_to_host(ctx, strata_build_call_id(build, coll), why);
+    if (counted(build)) {
+        strata_stats_call(strata_build_call_id(build, coll), 0);
+        strata_stats_call_unserve(strata_build_call_id(build, coll));
+        strata_stats_host_reason(strata_build_call_id(build, coll), why);
     }
     return NULL;
 }
@@ -102,18 +107,19 @@ static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, 
  * a call is one plane operation through the segment. */
 STRATA_HOT static struct strata_ctx *settle_sig(struct strata_ctx *ctx,
                                                 struct strata_sig_args *sig, size_t bytes,
-                                                int one_op, const char *why)
+                                                int one_op, const char *why,
+                                                struct strata_build *build)
 {
     enum strata_coll coll = (enum strata_coll)sig->coll;
-    if (!strata_check_enabled()) return why ? refuse(ctx, coll, why) : ctx;
+    if (!strata_check_enabled()) return why ? refuse(ctx, coll, why, build) : ctx;
     char disagreement[240];
     sig->host = why != NULL;
-    switch (strata_check_begin(ctx, CALL(coll), sig, bytes, one_op, disagreement,
-                               sizeof disagreement)) {
+    switch (strata_check_begin(ctx, strata_build_call_id(build, coll), sig, bytes, one_op,
+                               disagreement, sizeof disagreement, build)) {
     case STRATA_CHECK_RUN:
         return ctx;
     case STRATA_CHECK_TO_HOST:
-        return refuse(ctx, coll, why ? why : disagreement);
+        return refuse(ctx, coll, why ? why : disagreement, build);
     case STRATA_CHECK_REFUSED:
         break;
     }
@@ -122,11 +128,12 @@ STRATA_HOT static struct strata_ctx *settle_sig(struct strata_ctx *ctx,
 
 STRATA_HOT static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
                                             long long in, long long out, size_t bytes,
-                                            int one_op, const char *why)
+                                            int one_op, const char *why,
+                                            struct strata_build *build)
 {
     struct strata_sig_args sig = {in, out, (int)coll, root, 0, STRATA_SIG_UNUSED,
                                   STRATA_SIG_UNUSED};
-    return settle_sig(ctx, &sig, bytes, one_op, why);
+    return settle_sig(ctx, &sig, bytes, one_op, why, build);
 }
 
 /* What a one-rank communicator's collectives do (STRATA_STATS, verbose). */
@@ -134,9 +141,10 @@ static const char one_rank_copy[] = "one rank: local copy";
 static const char one_rank_nothing[] = "one rank: nothing to move";
 
 /* STRATA_STATS: one served call of coll, run by `algorithm`. */
-STRATA_HOT static void count_algorithm(enum strata_coll coll, const char *algorithm)
+STRATA_HOT static void count_algorithm(enum strata_coll coll, const char *algorithm,
+                                       const struct strata_build *build)
 {
-    if (counted()) strata_stats_algorithm(CALL(coll), algorithm);
+    if (counted(build)) strata_stats_algorithm(strata_build_call_id(build, coll), algorithm);
 }
 
 /* Bytes of the type signature of count elements, or -1 if strata leaves the
@@ -160,7 +168,7 @@ STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
 
 /* A call strata leaves (serve/host_call.h), by the host's nonblocking
  * form of each collective named here. */
-#define HOST_CALL(large, name, ...) STRATA_HOST_CALL_NAMED(large, name, __VA_ARGS__)
+#define HOST_CALL(build, large, name, ...) STRATA_HOST_CALL_NAMED(build, large, name, __VA_ARGS__)
 #define HOST_NB_Bcast PMPI_Ibcast
 #define HOST_NB_Reduce PMPI_Ireduce
 #define HOST_NB_Allreduce PMPI_Iallreduce
@@ -174,25 +182,25 @@ STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
  * algorithm exposing user buffers waits for their agreement first:
  * check.h), with the error to return in *rc. */
 STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size_t block,
-                             struct strata_choice *ch, int *rc)
+                             struct strata_choice *ch, int *rc, struct strata_build *build)
 {
     /* A persistent operation decides once, at its first start. */
-    struct strata_nb *nb = strata_nb_building();
-    if (nb && nb->have_choice) {
-        *ch = nb->choice;
+    if (build && build->have_choice) {
+        *ch = build->choice;
         return 0;
     }
     /* A blocking call may correct the model by measurement (coll/learn.h). */
-    if (nb) strata_select(ctx->plane, coll, block, ch);
+    if (build) strata_select(ctx->plane, coll, block, ch);
     else strata_select_blocking(ctx->plane, coll, block, ctx->comm, ch);
-    if (strata_check_algorithm(ctx, CALL(coll), strata_algo_single_copy(ch->al, ctx->plane, block),
-                               rc) == STRATA_CHECK_REFUSED)
+    int single_copy = strata_algo_single_copy(ch->al, ctx->plane, block);
+    if (strata_check_algorithm(ctx, strata_build_call_id(build, coll), single_copy, rc, build) ==
+        STRATA_CHECK_REFUSED)
         return 1;
-    if (nb) {
-        nb->choice = *ch;
-        nb->have_choice = 1;
+    if (build) {
+        build->choice = *ch;
+        build->have_choice = 1;
     }
-    count_algorithm(coll, ch->host_sample ? STRATA_STATS_HOST_SAMPLE : ch->al->name);
+    count_algorithm(coll, ch->host_sample ? STRATA_STATS_HOST_SAMPLE : ch->al->name, build);
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return 0; /* formatting costs more than a tiny call */
     char k[32] = "", why[96];
@@ -209,7 +217,7 @@ STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size
     snprintf(desc, sizeof desc, "%s%s (%s), transport %s%s",
              ch->host_sample ? STRATA_STATS_HOST_SAMPLE : ch->al->name, k, why, t->name,
              mapped ? ", priced as copies through mappings" : "");
-    strata_route_served(ctx, CALL(coll), desc, block);
+    strata_route_served(ctx, strata_build_call_id(build, coll), desc, block);
     return 0;
 }
 
@@ -222,14 +230,15 @@ STRATA_HOT static int run_choice(struct strata_ctx *ctx, const struct strata_cho
     return strata_learn_run(ctx->plane, ch, &a);
 }
 
-/* The same, recorded in the operation being built. */
-static int defer_choice(struct strata_ctx *ctx, struct strata_nb *nb, const struct strata_choice *ch,
-                        const unsigned char *send, unsigned char *recv, size_t block, int root)
+/* The same, recorded in the build. */
+static int defer_choice(struct strata_ctx *ctx, struct strata_build *build,
+                        const struct strata_choice *ch, const unsigned char *send,
+                        unsigned char *recv, size_t block, int root)
 {
-    nb->kind = STRATA_NB_NODE_BLOCK;
-    nb->block_start = strata_block_starter(ch->al->id);
-    nb->ba = (struct strata_block_args){send, recv, block, root, ch->k, NULL};
-    nb->bytes = block;
+    build->kind = STRATA_BUILD_NODE_BLOCK;
+    build->block_start = strata_block_starter(ch->al->id);
+    build->ba = (struct strata_block_args){send, recv, block, root, ch->k, NULL};
+    build->bytes = block;
     return MPI_SUCCESS;
 }
 
@@ -244,52 +253,53 @@ static char *net_desc(char *buf)
 /* A call across nodes, before its composition runs: counted, and the
  * buffer for the verbose description handed out (NULL when nothing will be
  * printed).  across_done reports it once the composition has filled it. */
-static char *across_start(enum strata_coll coll, char *desc)
+static char *across_start(enum strata_coll coll, char *desc, const struct strata_build *build)
 {
-    count_algorithm(coll, STRATA_STATS_ACROSS_NODES);
+    count_algorithm(coll, STRATA_STATS_ACROSS_NODES, build);
     return net_desc(desc);
 }
 
 static int across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
-                       const char *desc, int rc)
+                       const char *desc, int rc, const struct strata_build *build)
 {
-    if (desc) strata_route_served(ctx, CALL(coll), desc, bytes);
+    if (desc) strata_route_served(ctx, strata_build_call_id(build, coll), desc, bytes);
     return rc;
 }
 
 /* A broadcast's `bytes` in one run at data: across nodes, or on the node's
  * plane with the algorithm chosen for them.  The only place a broadcast
  * decides between the two. */
-STRATA_HOT static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root)
+STRATA_HOT static int bcast_run(struct strata_ctx *ctx, void *data, size_t bytes, int root,
+                                struct strata_build *build)
 {
-    struct strata_nb *nb = strata_nb_building();
-    if (ctx->net && nb) {
-        nb->has_desc = across_start(STRATA_COLL_BCAST, nb->desc) != NULL;
-        nb->kind = STRATA_NB_NET_BCAST;
-        nb->data = data;
-        nb->bytes = bytes;
-        nb->root = root;
+    if (ctx->net && build) {
+        build->has_desc = across_start(STRATA_COLL_BCAST, build->desc, build) != NULL;
+        build->kind = STRATA_BUILD_NET_BCAST;
+        build->data = data;
+        build->bytes = bytes;
+        build->root = root;
         return MPI_SUCCESS;
     }
     if (ctx->net) {
-        char buf[320], *desc = across_start(STRATA_COLL_BCAST, buf);
+        char buf[320], *desc = across_start(STRATA_COLL_BCAST, buf, build);
         int rc = strata_net_bcast(ctx->net, data, bytes, root, desc, sizeof buf);
-        return across_done(ctx, STRATA_COLL_BCAST, bytes, desc, rc);
+        return across_done(ctx, STRATA_COLL_BCAST, bytes, desc, rc, build);
     }
     struct strata_choice ch;
     int rc;
-    if (choose(ctx, STRATA_COLL_BCAST, bytes, &ch, &rc)) return rc;
-    if (nb) return defer_choice(ctx, nb, &ch, data, data, bytes, root);
+    if (choose(ctx, STRATA_COLL_BCAST, bytes, &ch, &rc, build)) return rc;
+    if (build) return defer_choice(ctx, build, &ch, data, data, bytes, root);
     return run_choice(ctx, &ch, data, data, bytes, root);
 }
 
 static int bcast_served(struct strata_ctx *ctx, void *buffer, long long count,
-                        MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes);
+                        MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes,
+                        struct strata_build *build);
 
 STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
-                                 MPI_Comm comm, int large)
+                                 MPI_Comm comm, int large, struct strata_build *build)
 {
-    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST, build);
     long long bytes = ctx ? signature_bytes(count, datatype) : -1;
     if (ctx)
         ctx = settle(ctx, STRATA_COLL_BCAST, root, ctx->rank == root ? STRATA_SIG_UNUSED : bytes,
@@ -299,30 +309,33 @@ STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype dat
                              strata_route_bad_data(buffer, count, datatype)
                          ? strata_reason_bad_args(1, root, ctx->size, STRATA_SIDE_RECV, NULL, 0,
                                                   MPI_DATATYPE_NULL, buffer, count, datatype, -1)
-                         : NULL);
-    if (!ctx) return HOST_CALL(large, Bcast, buffer, count, datatype, root, comm);
-    return strata_check_end(ctx, CALL(STRATA_COLL_BCAST),
-                            bcast_served(ctx, buffer, count, datatype, root, comm, bytes));
+                         : NULL,
+                     build);
+    if (!ctx) return HOST_CALL(build, large, Bcast, buffer, count, datatype, root, comm);
+    return strata_check_end(ctx, strata_build_call_id(build, STRATA_COLL_BCAST),
+                            bcast_served(ctx, buffer, count, datatype, root, comm, bytes, build),
+                            build);
 }
 
 /* A broadcast strata serves, once settled. */
 STRATA_HOT static int bcast_served(struct strata_ctx *ctx, void *buffer, long long count,
-                                   MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes)
+                                   MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes,
+                                   struct strata_build *build)
 {
     if (bytes == 0 || ctx->size == 1) {
         const char *what = bytes == 0 ? "nothing to move" : one_rank_nothing;
-        count_algorithm(STRATA_COLL_BCAST, what);
-        strata_route_served(ctx, CALL(STRATA_COLL_BCAST), what, (size_t)bytes);
+        count_algorithm(STRATA_COLL_BCAST, what, build);
+        strata_route_served(ctx, strata_build_call_id(build, STRATA_COLL_BCAST), what,
+                            (size_t)bytes);
         return MPI_SUCCESS;
     }
     void *run = strata_contiguous_run(buffer, count, datatype, (size_t)bytes);
-    if (run) return bcast_run(ctx, run, (size_t)bytes, root);
-    struct strata_nb *nb = strata_nb_building();
-    if (nb) {
+    if (run) return bcast_run(ctx, run, (size_t)bytes, root, build);
+    if (build) {
         /* Packed at the root now, unpacked elsewhere when it completes. */
-        strata_view_open(&nb->view[0], comm, buffer, count, datatype, (size_t)bytes,
+        strata_view_open(&build->view[0], comm, buffer, count, datatype, (size_t)bytes,
                          ctx->rank == root, ctx->rank != root, 1);
-        return bcast_run(ctx, nb->view[0].run, (size_t)bytes, root);
+        return bcast_run(ctx, build->view[0].run, (size_t)bytes, root, build);
     }
     /* A layout with holes is packed on this rank alone: the others never
      * need to know, since only the byte count decides the path. */
@@ -332,7 +345,7 @@ STRATA_HOT static int bcast_served(struct strata_ctx *ctx, void *buffer, long lo
         PMPI_Abort(comm, 1);
     }
     if (ctx->rank == root) strata_pack_user(buffer, count, datatype, packed, comm, 0);
-    int rc = bcast_run(ctx, packed, (size_t)bytes, root);
+    int rc = bcast_run(ctx, packed, (size_t)bytes, root, build);
     if (ctx->rank != root) strata_pack_user(buffer, count, datatype, packed, comm, 1);
     free(packed);
     return rc;
@@ -377,55 +390,54 @@ STRATA_HOT static const char *reduce_args(const struct strata_ctx *ctx,
 /* A Reduce or Allreduce (coll) across nodes, or on the node's plane: the only
  * place a reduction decides between the two. */
 STRATA_HOT static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
-                                 const struct strata_reduce_args *a)
+                                 const struct strata_reduce_args *a, struct strata_build *build)
 {
     size_t bytes = a->count * a->extent;
-    struct strata_nb *nb = strata_nb_building();
     if (ctx->size == 1) {
         /* The result is the operand: copied unless in place.  (A datatype
          * with holes was staged: the copy back writes only its data.) */
         const char *what = a->sendbuf && a->count ? one_rank_copy : one_rank_nothing;
         if (a->sendbuf && a->count)
             memcpy(a->recvbuf, a->sendbuf, (a->count - 1) * a->extent + a->true_extent);
-        count_algorithm(coll, what);
-        strata_route_served(ctx, CALL(coll), what, bytes);
+        count_algorithm(coll, what, build);
+        strata_route_served(ctx, strata_build_call_id(build, coll), what, bytes);
         return MPI_SUCCESS;
     }
-    if (nb) {
-        nb->ra = *a;
-        nb->bytes = bytes;
+    if (build) {
+        build->ra = *a;
+        build->bytes = bytes;
         if (ctx->net) {
-            nb->has_desc = across_start(coll, nb->desc) != NULL;
-            nb->kind = STRATA_NB_NET_REDUCE;
+            build->has_desc = across_start(coll, build->desc, build) != NULL;
+            build->kind = STRATA_BUILD_NET_REDUCE;
             return MPI_SUCCESS;
         }
         const char *path = strata_route_path(ctx->plane, bytes);
-        count_algorithm(coll, path);
-        strata_route_served(ctx, CALL(coll), path, bytes);
-        nb->kind = STRATA_NB_NODE_REDUCE;
+        count_algorithm(coll, path, build);
+        strata_route_served(ctx, strata_build_call_id(build, coll), path, bytes);
+        build->kind = STRATA_BUILD_NODE_REDUCE;
         return MPI_SUCCESS;
     }
     if (ctx->net) {
-        char buf[320], *desc = across_start(coll, buf);
+        char buf[320], *desc = across_start(coll, buf, build);
         int rc = coll == STRATA_COLL_REDUCE
                      ? strata_net_reduce(ctx->net, a, desc, sizeof buf)
                      : strata_net_allreduce(ctx->net, a, desc, sizeof buf);
-        return across_done(ctx, coll, bytes, desc, rc);
+        return across_done(ctx, coll, bytes, desc, rc, build);
     }
     const char *path = strata_route_path(ctx->plane, bytes);
-    count_algorithm(coll, path);
-    strata_route_served(ctx, CALL(coll), path, bytes);
+    count_algorithm(coll, path, build);
+    strata_route_served(ctx, strata_build_call_id(build, coll), path, bytes);
     return strata_reduce(ctx->plane, a);
 }
 
 STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count,
                                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                                  int large)
+                                  int large, struct strata_build *build)
 {
-    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE, build);
     struct strata_reduce_args a;
-    struct strata_nb *nb = strata_nb_building();
-    struct strata_reduce_how mine, *r = nb ? &nb->how : &mine; /* an operation's outlives the call */
+    /* An operation's outlives the call. */
+    struct strata_reduce_how mine, *r = build ? &build->how : &mine;
     char reason[400];
     if (ctx) {
         const char *why = root < 0 || root >= ctx->size
@@ -436,37 +448,42 @@ STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long 
                                             count, datatype, op, ctx->rank == root);
         long long b = checked_bytes(count, datatype);
         ctx = settle(ctx, STRATA_COLL_REDUCE, root, ctx->rank == root ? b : STRATA_SIG_UNUSED, b,
-                     why ? 0 : a.count * a.extent, 1, why);
+                     why ? 0 : a.count * a.extent, 1, why, build);
     }
-    if (!ctx) return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
+    if (!ctx)
+        return HOST_CALL(build, large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
     a.root = root;
     strata_reduce_op_begin(&a, r, ctx->rank == root);
-    int rc = strata_check_end(ctx, CALL(STRATA_COLL_REDUCE), reduce_run(ctx, STRATA_COLL_REDUCE, &a));
-    if (nb) nb->has_how = 1; /* ended when the operation completes */
+    int rc = strata_check_end(ctx, strata_build_call_id(build, STRATA_COLL_REDUCE),
+                              reduce_run(ctx, STRATA_COLL_REDUCE, &a, build), build);
+    if (build) build->has_how = 1; /* ended when the operation completes */
     else strata_reduce_op_end(r);
     return rc;
 }
 
 STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
-                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
+                                     struct strata_build *build)
 {
-    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE, build);
     struct strata_reduce_args a;
-    struct strata_nb *nb = strata_nb_building();
-    struct strata_reduce_how mine, *r = nb ? &nb->how : &mine; /* an operation's outlives the call */
+    /* An operation's outlives the call. */
+    struct strata_reduce_how mine, *r = build ? &build->how : &mine;
     char reason[400];
     if (ctx) {
         const char *why = reduce_args(ctx, &a, r, reason, sizeof reason, sendbuf, recvbuf, count,
                                       datatype, op, 1);
         long long b = checked_bytes(count, datatype);
-        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, b, b, why ? 0 : a.count * a.extent, 1, why);
+        ctx = settle(ctx, STRATA_COLL_ALLREDUCE, -1, b, b, why ? 0 : a.count * a.extent, 1, why,
+                     build);
     }
-    if (!ctx) return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
+    if (!ctx)
+        return HOST_CALL(build, large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
     a.root = -1;
     strata_reduce_op_begin(&a, r, 1);
-    int rc = strata_check_end(ctx, CALL(STRATA_COLL_ALLREDUCE),
-                              reduce_run(ctx, STRATA_COLL_ALLREDUCE, &a));
-    if (nb) nb->has_how = 1; /* ended when the operation completes */
+    int rc = strata_check_end(ctx, strata_build_call_id(build, STRATA_COLL_ALLREDUCE),
+                              reduce_run(ctx, STRATA_COLL_ALLREDUCE, &a, build), build);
+    if (build) build->has_how = 1; /* ended when the operation completes */
     else strata_reduce_op_end(r);
     return rc;
 }
@@ -477,6 +494,7 @@ enum strata_whole strata_host_agree_whole(enum strata_coll coll, long long count
                                           MPI_Datatype datatype, int root, MPI_Comm comm, int *rc)
 {
     if (!strata_check_enabled()) return STRATA_WHOLE_GO_ON;
+    int call = strata_build_call_id(NULL, coll); /* blocking: a build takes no pieces */
     /* What served_ctx does before a call, without counting one: the pieces
      * that follow count themselves. */
     strata_runtime_start_late(comm);
@@ -502,23 +520,23 @@ enum strata_whole strata_host_agree_whole(enum strata_coll coll, long long count
     char why[240];
     /* one_operation 0: always the full class, which waits for every rank's
      * signature; a small one would run at once and learn nothing. */
-    switch (strata_check_begin(ctx, CALL(coll), &sig, (size_t)b, 0, why, sizeof why)) {
+    switch (strata_check_begin(ctx, call, &sig, (size_t)b, 0, why, sizeof why, NULL)) {
     case STRATA_CHECK_RUN:
         /* Agreed: closed having taken no plane operation, on every rank
          * alike (each of them asked, its count being the same). */
-        strata_check_end(ctx, CALL(coll), MPI_SUCCESS);
+        strata_check_end(ctx, call, MPI_SUCCESS, NULL);
         return STRATA_WHOLE_GO_ON;
     case STRATA_CHECK_REFUSED:
-        if (counted()) strata_stats_call(CALL(coll), 1); /* as a refused call of its own */
+        if (counted(NULL)) strata_stats_call(call, 1); /* as a refused call of its own */
         *rc = strata_check_take_refused();
         return STRATA_WHOLE_REFUSED;
     case STRATA_CHECK_TO_HOST:
         break;
     }
-    strata_route_to_host(ctx, CALL(coll), why);
-    if (counted()) {
-        strata_stats_call(CALL(coll), 0);
-        strata_stats_host_reason(CALL(coll), why);
+    strata_route_to_host(ctx, call, why);
+    if (counted(NULL)) {
+        strata_stats_call(call, 0);
+        strata_stats_host_reason(call, why);
     }
     return STRATA_WHOLE_TO_HOST;
 }
@@ -526,57 +544,55 @@ enum strata_whole strata_host_agree_whole(enum strata_coll coll, long long count
 int strata_host_mpi_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                           MPI_Comm comm, int large)
 {
-    return HOST_CALL(large, Bcast, buffer, count, datatype, root, comm);
+    return HOST_CALL(NULL, large, Bcast, buffer, count, datatype, root, comm);
 }
 
 int strata_host_mpi_reduce(const void *sendbuf, void *recvbuf, long long count,
                            MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, int large)
 {
-    return HOST_CALL(large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
+    return HOST_CALL(NULL, large, Reduce, sendbuf, recvbuf, count, datatype, op, root, comm);
 }
 
 int strata_host_mpi_allreduce(const void *sendbuf, void *recvbuf, long long count,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large)
 {
-    return HOST_CALL(large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
+    return HOST_CALL(NULL, large, Allreduce, sendbuf, recvbuf, count, datatype, op, comm);
 }
 
-int strata_call_barrier(MPI_Comm comm)
+int strata_call_barrier(MPI_Comm comm, struct strata_build *build)
 {
-    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BARRIER, build);
     if (ctx)
-        ctx = settle(ctx, STRATA_COLL_BARRIER, -1, STRATA_SIG_UNUSED, STRATA_SIG_UNUSED, 0, 1, NULL);
+        ctx = settle(ctx, STRATA_COLL_BARRIER, -1, STRATA_SIG_UNUSED, STRATA_SIG_UNUSED, 0, 1, NULL,
+                     build);
     if (!ctx)
-        return strata_check_refused      ? strata_check_take_refused()
-               : strata_nb_building()    ? strata_nb_to_host()
-               : strata_nb_outstanding() ? strata_nb_host_wait(
-                                               PMPI_Ibarrier(comm, strata_nb_host_request()))
-                                         : PMPI_Barrier(comm);
-    struct strata_nb *nb = strata_nb_building();
+        return STRATA_HOST_CALL(build, 0, PMPI_Barrier(comm),
+                                PMPI_Ibarrier(comm, strata_nb_host_request()));
+    int call = strata_build_call_id(build, STRATA_COLL_BARRIER);
     if (ctx->size == 1) {
-        count_algorithm(STRATA_COLL_BARRIER, "one rank: nothing to wait for");
-        strata_route_served(ctx, CALL(STRATA_COLL_BARRIER), "one rank: nothing to wait for", 0);
+        count_algorithm(STRATA_COLL_BARRIER, "one rank: nothing to wait for", build);
+        strata_route_served(ctx, call, "one rank: nothing to wait for", 0);
         return MPI_SUCCESS;
     }
     if (ctx->net) {
-        char buf[320], *desc = across_start(STRATA_COLL_BARRIER, nb ? nb->desc : buf);
+        char buf[320], *desc = across_start(STRATA_COLL_BARRIER, build ? build->desc : buf, build);
         if (desc)
             snprintf(desc, sizeof buf, "across nodes: node barrier, dissemination among %d "
                      "leaders, node barrier", ctx->net->nnodes);
-        if (nb) {
-            nb->has_desc = desc != NULL;
-            nb->kind = STRATA_NB_NET_BARRIER;
+        if (build) {
+            build->has_desc = desc != NULL;
+            build->kind = STRATA_BUILD_NET_BARRIER;
             return MPI_SUCCESS;
         }
-        return across_done(ctx, STRATA_COLL_BARRIER, 0, desc, strata_net_barrier(ctx->net));
+        return across_done(ctx, STRATA_COLL_BARRIER, 0, desc, strata_net_barrier(ctx->net), build);
     }
-    count_algorithm(STRATA_COLL_BARRIER, "flag waves");
-    strata_route_served(ctx, CALL(STRATA_COLL_BARRIER), "flag waves", 0);
-    if (nb) {
-        nb->kind = STRATA_NB_NODE_BARRIER;
+    count_algorithm(STRATA_COLL_BARRIER, "flag waves", build);
+    strata_route_served(ctx, call, "flag waves", 0);
+    if (build) {
+        build->kind = STRATA_BUILD_NODE_BARRIER;
         return MPI_SUCCESS;
     }
-    return strata_check_end(ctx, CALL(STRATA_COLL_BARRIER), strata_barrier(ctx->plane));
+    return strata_check_end(ctx, call, strata_barrier(ctx->plane), build);
 }
 
 
@@ -597,26 +613,26 @@ struct block_call {
     int root;
 };
 
-STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call *c)
+STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call *c,
+                                struct strata_build *build)
 {
     int size = ctx->size;
     if (c->block == 0) {
-        count_algorithm(c->coll, "nothing to move");
-        strata_route_served(ctx, CALL(c->coll), "nothing to move", 0);
+        count_algorithm(c->coll, "nothing to move", build);
+        strata_route_served(ctx, strata_build_call_id(build, c->coll), "nothing to move", 0);
         return MPI_SUCCESS;
     }
     struct strata_choice ch;
-    struct strata_nb *nb = strata_nb_building();
     struct strata_run_view own[2] = {{0}, {0}};
     /* An operation's views stay open until it completes. */
-    struct strata_run_view *views = nb ? nb->view : own, *sv_ = &views[0], *rv_ = &views[1];
+    struct strata_run_view *views = build ? build->view : own, *sv_ = &views[0], *rv_ = &views[1];
 #define sv (*sv_)
 #define rv (*rv_)
     size_t b = (size_t)c->block;
     if (size == 1 && !(c->sendbuf && c->recvbuf)) {
         /* In place: the data already is where it belongs. */
-        count_algorithm(c->coll, one_rank_nothing);
-        strata_route_served(ctx, CALL(c->coll), one_rank_nothing, b);
+        count_algorithm(c->coll, one_rank_nothing, build);
+        strata_route_served(ctx, strata_build_call_id(build, c->coll), one_rank_nothing, b);
         return MPI_SUCCESS;
     }
     /* Views: the send side is packed in, the receive side unpacked out. */
@@ -628,34 +644,34 @@ STRATA_HOT static int run_block(struct strata_ctx *ctx, const struct block_call 
     if (c->recvbuf) {
         size_t rbytes = c->coll == STRATA_COLL_SCATTER ? b : (size_t)size * b;
         strata_view_open(&rv, ctx->comm, c->recvbuf, c->rcount, c->rtype, rbytes,
-                         c->pack_recv_in, 1, nb != NULL);
+                         c->pack_recv_in, 1, build != NULL);
     }
     int rc;
     if (size == 1) {
         /* Views in memory order on both sides: one copy of the block. */
         memcpy(rv.run, sv.run, b);
-        count_algorithm(c->coll, one_rank_copy);
-        strata_route_served(ctx, CALL(c->coll), one_rank_copy, b);
+        count_algorithm(c->coll, one_rank_copy, build);
+        strata_route_served(ctx, strata_build_call_id(build, c->coll), one_rank_copy, b);
         rc = MPI_SUCCESS;
-    } else if (nb && ctx->net) {
-        nb->has_desc = across_start(c->coll, nb->desc) != NULL;
-        nb->kind = STRATA_NB_NET_BLOCK;
-        nb->coll = c->coll;
-        nb->ba = (struct strata_block_args){sv.run, rv.run, b, c->root, 1, NULL};
-        nb->bytes = b;
+    } else if (build && ctx->net) {
+        build->has_desc = across_start(c->coll, build->desc, build) != NULL;
+        build->kind = STRATA_BUILD_NET_BLOCK;
+        build->coll = c->coll;
+        build->ba = (struct strata_block_args){sv.run, rv.run, b, c->root, 1, NULL};
+        build->bytes = b;
         return MPI_SUCCESS;
-    } else if (nb) {
-        if (choose(ctx, c->coll, b, &ch, &rc)) return rc;
-        return defer_choice(ctx, nb, &ch, sv.run, rv.run, b, c->root);
+    } else if (build) {
+        if (choose(ctx, c->coll, b, &ch, &rc, build)) return rc;
+        return defer_choice(ctx, build, &ch, sv.run, rv.run, b, c->root);
     } else if (ctx->net) {
-        char buf[320], *desc = across_start(c->coll, buf);
+        char buf[320], *desc = across_start(c->coll, buf, build);
         struct strata_block_args a = {sv.run, rv.run, b, c->root, 1, NULL};
         rc = across_done(ctx, c->coll, b, desc,
-                         strata_net_block(ctx->net, c->coll, &a, desc, sizeof buf));
-    } else if (!choose(ctx, c->coll, b, &ch, &rc)) {
+                         strata_net_block(ctx->net, c->coll, &a, desc, sizeof buf), build);
+    } else if (!choose(ctx, c->coll, b, &ch, &rc, build)) {
         rc = run_choice(ctx, &ch, sv.run, rv.run, b, c->root);
     }
-    if (nb) return rc; /* one rank: the views close when the operation completes */
+    if (build) return rc; /* one rank: the views close when the operation completes */
     strata_run_view_close(&sv, ctx->comm);
     strata_run_view_close(&rv, ctx->comm);
     return rc;
@@ -696,17 +712,17 @@ STRATA_HOT static int block_args_bad(long long block, const void *sendbuf, long 
  * per rank. */
 STRATA_HOT static struct strata_ctx *settle_block(struct strata_ctx *ctx, const struct block_call *c,
                                                   const struct strata_sig_args *sig,
-                                                  const char *why)
+                                                  const char *why, struct strata_build *build)
 {
     size_t stream = c->block > 0 ? (size_t)c->block * (size_t)ctx->size : 0;
-    return settle(ctx, c->coll, c->root, sig->in, sig->out, stream, 1, why);
+    return settle(ctx, c->coll, c->root, sig->in, sig->out, stream, 1, why, build);
 }
 
 STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                  int root, MPI_Comm comm, int large)
+                                  int root, MPI_Comm comm, int large, struct strata_build *build)
 {
-    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_GATHER);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_GATHER, build);
     struct block_call c = {STRATA_COLL_GATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
     if (ctx) {
         int at_root = ctx->rank == root, in_place = at_root && sendbuf == MPI_IN_PLACE;
@@ -722,7 +738,8 @@ STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_
                                                       (at_root ? STRATA_SIDE_RECV : 0),
                                                   sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                   recvtype, c.block)
-                         : NULL);
+                         : NULL,
+                     build);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = sendcount;
         if (at_root) {
@@ -732,16 +749,17 @@ STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_
         }
     }
     if (!ctx)
-        return HOST_CALL(large, Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                         root, comm);
-    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
+        return HOST_CALL(build, large, Gather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         recvtype, root, comm);
+    return strata_check_end(ctx, strata_build_call_id(build, c.coll), run_block(ctx, &c, build),
+                            build);
 }
 
 STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                                    void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                   int root, MPI_Comm comm, int large)
+                                   int root, MPI_Comm comm, int large, struct strata_build *build)
 {
-    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_SCATTER);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_SCATTER, build);
     struct block_call c = {STRATA_COLL_SCATTER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
     if (ctx) {
         int at_root = ctx->rank == root, in_place = at_root && recvbuf == MPI_IN_PLACE;
@@ -757,7 +775,8 @@ STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI
                                                       (in_place ? 0 : STRATA_SIDE_RECV),
                                                   sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                   recvtype, c.block)
-                         : NULL);
+                         : NULL,
+                     build);
         if (at_root) {
             c.sendbuf = sendbuf;
             c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
@@ -766,16 +785,18 @@ STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI
         c.rcount = recvcount;
     }
     if (!ctx)
-        return HOST_CALL(large, Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+        return HOST_CALL(build, large, Scatter, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, root, comm);
-    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
+    return strata_check_end(ctx, strata_build_call_id(build, c.coll), run_block(ctx, &c, build),
+                            build);
 }
 
 STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
                                      MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                                     MPI_Datatype recvtype, MPI_Comm comm, int large)
+                                     MPI_Datatype recvtype, MPI_Comm comm, int large,
+                                     struct strata_build *build)
 {
-    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLGATHER);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLGATHER, build);
     struct block_call c = {STRATA_COLL_ALLGATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
     if (ctx) {
         int in_place = sendbuf == MPI_IN_PLACE;
@@ -789,7 +810,8 @@ STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
                                                   (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
                                                   sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                   recvtype, c.block)
-                         : NULL);
+                         : NULL,
+                     build);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = sendcount;
         c.recvbuf = recvbuf;
@@ -797,16 +819,17 @@ STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
         c.pack_recv_in = in_place;
     }
     if (!ctx)
-        return HOST_CALL(large, Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+        return HOST_CALL(build, large, Allgather, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm);
-    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
+    return strata_check_end(ctx, strata_build_call_id(build, c.coll), run_block(ctx, &c, build),
+                            build);
 }
 
 STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                                     void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, int large)
+                                    MPI_Comm comm, int large, struct strata_build *build)
 {
-    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLTOALL);
+    struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLTOALL, build);
     struct block_call c = {STRATA_COLL_ALLTOALL, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
     if (ctx) {
         int in_place = sendbuf == MPI_IN_PLACE;
@@ -821,7 +844,8 @@ STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MP
                                                   (in_place ? 0 : STRATA_SIDE_SEND) | STRATA_SIDE_RECV,
                                                   sendbuf, sendcount, sendtype, recvbuf, recvcount,
                                                   recvtype, c.block)
-                         : NULL);
+                         : NULL,
+                     build);
         c.sendbuf = in_place ? NULL : sendbuf;
         c.scount = (long long)sendcount * (ctx ? ctx->size : 0);
         c.recvbuf = recvbuf;
@@ -829,36 +853,41 @@ STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MP
         c.pack_recv_in = in_place;
     }
     if (!ctx)
-        return HOST_CALL(large, Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+        return HOST_CALL(build, large, Alltoall, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                          recvtype, comm);
-    return strata_check_end(ctx, CALL(c.coll), run_block(ctx, &c));
+    return strata_check_end(ctx, strata_build_call_id(build, c.coll), run_block(ctx, &c, build),
+                            build);
 }
 
 /* ---- The entry points' shared steps, for the collectives written in files
  * of their own (entry.h). */
 
-struct strata_ctx *strata_entry_served(MPI_Comm comm, enum strata_coll coll)
+struct strata_ctx *strata_entry_served(MPI_Comm comm, enum strata_coll coll,
+                                       struct strata_build *build)
 {
-    return served_ctx(comm, coll);
+    return served_ctx(comm, coll, build);
 }
 
 struct strata_ctx *strata_entry_settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
-                                       long long bytes, const char *why)
+                                       long long bytes, const char *why,
+                                       struct strata_build *build)
 {
-    return settle(ctx, coll, root, bytes, bytes, bytes > 0 ? (size_t)bytes : 0, 0, why);
+    return settle(ctx, coll, root, bytes, bytes, bytes > 0 ? (size_t)bytes : 0, 0, why, build);
 }
 
 struct strata_ctx *strata_entry_settle_v(struct strata_ctx *ctx, enum strata_coll coll, int root,
-                                         long long vsent, long long vrecvd, const char *why)
+                                         long long vsent, long long vrecvd, const char *why,
+                                         struct strata_build *build)
 {
     struct strata_sig_args sig = {STRATA_SIG_UNUSED, STRATA_SIG_UNUSED, (int)coll, root, 0,
                                   vsent, vrecvd};
-    return settle_sig(ctx, &sig, 0, 0, why);
+    return settle_sig(ctx, &sig, 0, 0, why, build);
 }
 
-void strata_entry_count(enum strata_coll coll, const char *algorithm)
+void strata_entry_count(enum strata_coll coll, const char *algorithm,
+                        const struct strata_build *build)
 {
-    count_algorithm(coll, algorithm);
+    count_algorithm(coll, algorithm, build);
 }
 
 long long strata_entry_signature(long long count, MPI_Datatype type)
@@ -874,13 +903,14 @@ const char *strata_entry_reduce_args(const struct strata_ctx *ctx, struct strata
     return reduce_args(ctx, a, r, why, whylen, sendbuf, recvbuf, count, type, op, 1);
 }
 
-char *strata_entry_across_start(enum strata_coll coll, char *desc)
+char *strata_entry_across_start(enum strata_coll coll, char *desc,
+                                const struct strata_build *build)
 {
-    return across_start(coll, desc);
+    return across_start(coll, desc, build);
 }
 
 int strata_entry_across_done(struct strata_ctx *ctx, enum strata_coll coll, size_t bytes,
-                             const char *desc, int rc)
+                             const char *desc, int rc, const struct strata_build *build)
 {
-    return across_done(ctx, coll, bytes, desc, rc);
+    return across_done(ctx, coll, bytes, desc, rc, build);
 }

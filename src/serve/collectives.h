@@ -8,33 +8,42 @@
  *
  * `large` is 1 for a call that came through a _c function: a call strata
  * leaves goes to the host MPI's _c function, unchanged; 0: to the int one
- * (the counts then fit in int). */
+ * (the counts then fit in int).
+ *
+ * `build` (route/build.h) is NULL for a blocking call, which runs to
+ * completion; a nonblocking or persistent call passes the build its
+ * operation will start from, which the call fills instead of running. */
 #ifndef STRATA_SERVE_COLLECTIVES_H
 #define STRATA_SERVE_COLLECTIVES_H
 
 #include <mpi.h>
 #include <stddef.h>
 
+#include "route/build.h"
 #include "util/colls.h"
 
 /* MPI_Barrier (collectives.c; no buffer, so no device staging). */
-int strata_call_barrier(MPI_Comm comm);
+int strata_call_barrier(MPI_Comm comm, struct strata_build *build);
 
 
 /* The v-collectives on host memory only (vcollectives.c), behind the
  * staging of device buffers (device_vcalls.c). */
 int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, const void *recvcounts, const void *displs,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large);
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
+                        struct strata_build *build);
 int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
                          MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large);
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
+                         struct strata_build *build);
 int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                            void *recvbuf, const void *recvcounts, const void *displs,
-                           MPI_Datatype recvtype, MPI_Comm comm, int large);
+                           MPI_Datatype recvtype, MPI_Comm comm, int large,
+                           struct strata_build *build);
 int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
-                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large);
+                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large,
+                          struct strata_build *build);
 /* A call already laid out as bytes (wcollectives.c: Alltoallw and the
  * neighbourhood collectives), run as Alltoallv runs one (vcollectives.c),
  * once the route is settled: send and recv are byte runs (send NULL: in
@@ -46,28 +55,36 @@ struct strata_ctx;
 struct strata_vlayout;
 int strata_vcall_bytes(struct strata_ctx *ctx, enum strata_coll coll, const unsigned char *send,
                        unsigned char *recv, const struct strata_vlayout *layout,
-                       void (*end)(void *arg, int finished), void *arg);
+                       void (*end)(void *arg, int finished), void *arg,
+                       struct strata_build *build);
 /* The same calls on host memory only (collectives.c): strata's algorithms or
  * the host MPI.  strata_call_* (device_calls.c) hand calls to them, staging
  * device buffers through host memory first. */
 int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
-                      MPI_Comm comm, int large);
+                      MPI_Comm comm, int large,
+                      struct strata_build *build);
 int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, int large);
+                       MPI_Op op, int root, MPI_Comm comm, int large,
+                       struct strata_build *build);
 int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large);
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
+                          struct strata_build *build);
 int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                        void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, int large);
+                       MPI_Comm comm, int large,
+                       struct strata_build *build);
 int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
-                        MPI_Comm comm, int large);
+                        MPI_Comm comm, int large,
+                        struct strata_build *build);
 int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                           void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                          MPI_Comm comm, int large);
+                          MPI_Comm comm, int large,
+                          struct strata_build *build);
 int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         int large);
+                         int large,
+                         struct strata_build *build);
 
 /* ---- The device layer's whole-call agreement (device_calls.c).
  *

@@ -2,25 +2,27 @@
  * follows, so that blocking, nonblocking and persistent calls take the host
  * the same way whichever collective they are.
  *  - the agreement refused the call (STRATA_CHECK_ARGS): its error;
- *  - building a nonblocking or persistent operation (request/nonblocking.h):
- *    the call is only marked, and its entry point calls the host's form;
+ *  - a nonblocking or persistent call (a build, route/build.h): the build
+ *    is only marked, and its entry point calls the host's form;
  *  - a blocking call with int counts while operations are outstanding: the
  *    host's nonblocking form on nonblocking.c's request, waited for with
  *    progress (a blocking host call could wait for a peer that first needs
  *    strata's progress);
  *  - else the host's blocking call.
- * `call` and `nb_call` are evaluated only on their branch. */
+ * `call` and `nb_call` are evaluated only on their branch; `build` is the
+ * call's (NULL: blocking). */
 #ifndef STRATA_SERVE_HOST_CALL_H
 #define STRATA_SERVE_HOST_CALL_H
 
 #include <mpi.h>
 
 #include "request/nonblocking.h"
+#include "route/build.h"
 #include "serve/check.h"
 
-#define STRATA_HOST_CALL(large, call, nb_call)                                             \
+#define STRATA_HOST_CALL(build, large, call, nb_call)                                      \
     (strata_check_refused                   ? strata_check_take_refused()                  \
-     : strata_nb_building()                 ? strata_nb_to_host()                          \
+     : (build)                              ? strata_build_to_host(build)                  \
      : !(large) && strata_nb_outstanding() ? strata_nb_host_wait(nb_call)                  \
                                            : (call))
 
@@ -36,8 +38,8 @@
 
 /* The same rule for a collective whose nonblocking host form is named
  * HOST_NB_<name> by the including file. */
-#define STRATA_HOST_CALL_NAMED(large, name, ...)                                           \
-    STRATA_HOST_CALL(large, STRATA_HOST_BLOCKING(large, name, __VA_ARGS__),                \
+#define STRATA_HOST_CALL_NAMED(build, large, name, ...)                                    \
+    STRATA_HOST_CALL(build, large, STRATA_HOST_BLOCKING(large, name, __VA_ARGS__),                \
                      HOST_NB_##name(__VA_ARGS__, strata_nb_host_request()))
 
 #endif

@@ -31,16 +31,16 @@
 
 /* A call strata leaves (serve/host_call.h), by the host's nonblocking
  * form of each collective named here. */
-#define HOST_CALL(large, name, ...) STRATA_HOST_CALL_NAMED(large, name, __VA_ARGS__)
+#define HOST_CALL(build, large, name, ...) STRATA_HOST_CALL_NAMED(build, large, name, __VA_ARGS__)
 #define HOST_NB_Reduce_scatter_block PMPI_Ireduce_scatter_block
 #define HOST_NB_Scan PMPI_Iscan
 #define HOST_NB_Exscan PMPI_Iexscan
 
 static void served_as(struct strata_ctx *ctx, enum strata_coll coll, const char *what,
-                      size_t bytes)
+                      size_t bytes, const struct strata_build *build)
 {
-    strata_entry_count(coll, what);
-    strata_route_served(ctx, strata_call_id(coll, strata_nb_form()), what, bytes);
+    strata_entry_count(coll, what, build);
+    strata_route_served(ctx, strata_build_call_id(build, coll), what, bytes);
 }
 
 /* ---- Reduce_scatter and Reduce_scatter_block ---- */
@@ -88,9 +88,9 @@ static const char *rs_args(const struct strata_ctx *ctx, struct strata_reduce_ar
     return NULL;
 }
 
-/* ---- The nonblocking and persistent forms (nonblocking.h): the call's
- * state, kept by the operation from its building to its end. */
-struct rs_nb {
+/* ---- The nonblocking and persistent forms (a build, route/build.h): the
+ * call's state, kept by the build's operation from its posting to its end. */
+struct rs_owned {
     int scan, exclusive;
     struct strata_rs_args rs;       /* Reduce_scatter(_block) */
     struct strata_reduce_args a;    /* Scan, Exscan */
@@ -106,44 +106,46 @@ struct rs_nb {
 
 /* At the head of its communicator's queue: the algorithm the blocking form
  * runs (node plane, or the composition across nodes), started. */
-static void rs_nb_start(struct strata_nb *nb)
+static void rs_owned_start(struct strata_build *build)
 {
-    struct rs_nb *s = nb->owned;
-    struct strata_ctx *ctx = nb->ctx;
-    char *desc = nb->has_desc ? nb->desc : NULL;
+    struct rs_owned *s = build->owned;
+    struct strata_ctx *ctx = build->ctx;
+    char *desc = build->has_desc ? build->desc : NULL;
     if (s->scan && ctx->net)
-        strata_net_scan_start(&s->u.net_scan, ctx->net, &s->a, s->exclusive, desc, sizeof nb->desc);
+        strata_net_scan_start(&s->u.net_scan, ctx->net, &s->a, s->exclusive, desc,
+                              sizeof build->desc);
     else if (s->scan)
         strata_scan_start(&s->u.scan, ctx->plane, &s->a, s->exclusive);
     else if (ctx->net)
-        strata_net_reduce_scatter_start(&s->u.net_rs, ctx->net, &s->rs, desc, sizeof nb->desc);
+        strata_net_reduce_scatter_start(&s->u.net_rs, ctx->net, &s->rs, desc, sizeof build->desc);
     else
         strata_reduce_scatter_start(&s->u.rs, ctx->plane, &s->rs);
-    nb->owned_op = &s->u.op;
+    build->owned_op = &s->u.op;
 }
 
-static void rs_nb_finish(struct strata_nb *nb, int finished)
+static void rs_owned_finish(struct strata_build *build, int finished)
 {
-    struct rs_nb *s = nb->owned;
-    (void)finished; /* the results are in place; reduce_op's end (nb->how) unpacks */
-    if (nb->owned_op && nb->ctx->net) {
+    struct rs_owned *s = build->owned;
+    (void)finished; /* the results are in place; reduce_op's end (build->how) unpacks */
+    if (build->owned_op && build->ctx->net) {
         /* An operation that failed midway still holds its requests' array
          * (its end frees it and leaves NULL). */
         free(s->scan ? s->u.net_scan.reqs : s->u.net_rs.reqs);
     }
     free(s->counts);
     free(s);
-    nb->owned = NULL;
+    build->owned = NULL;
 }
 
-/* Records a call in the operation being built instead of running it: rs
+/* Records a call in its build instead of running it: rs
  * (Reduce_scatter; counts handed over) or a (Scan, Exscan). */
-static int rs_defer(struct strata_nb *nb, struct strata_ctx *ctx, const struct strata_rs_args *rs,
-                    const struct strata_reduce_args *a, int exclusive, size_t bytes)
+static int rs_defer(struct strata_build *build, struct strata_ctx *ctx,
+                    const struct strata_rs_args *rs, const struct strata_reduce_args *a,
+                    int exclusive, size_t bytes)
 {
-    struct rs_nb *s = calloc(1, sizeof *s);
+    struct rs_owned *s = calloc(1, sizeof *s);
     if (!s) {
-        strata_error("out of memory recording a %s", strata_call_name(nb->call));
+        strata_error("out of memory recording a %s", strata_call_name(build->call));
         PMPI_Abort(ctx->comm, 1);
     }
     if (rs) {
@@ -154,58 +156,56 @@ static int rs_defer(struct strata_nb *nb, struct strata_ctx *ctx, const struct s
         s->exclusive = exclusive;
         s->a = *a;
     }
-    nb->kind = STRATA_NB_OWNED;
-    nb->owned = s;
-    nb->owned_start = rs_nb_start;
-    nb->owned_finish = rs_nb_finish;
-    nb->bytes = bytes;
+    build->kind = STRATA_BUILD_OWNED;
+    build->owned = s;
+    build->owned_start = rs_owned_start;
+    build->owned_finish = rs_owned_finish;
+    build->bytes = bytes;
     enum strata_coll coll = rs ? (enum strata_coll)rs->coll
                                : exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
-    if (ctx->net) nb->has_desc = strata_entry_across_start(coll, nb->desc) != NULL;
-    else served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes);
+    if (ctx->net) build->has_desc = strata_entry_across_start(coll, build->desc, build) != NULL;
+    else served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes, build);
     return MPI_SUCCESS;
 }
 
 /* One Reduce_scatter (block: every count is counts[0]): served here, or
  * handed to the host by the caller when this returns -1 with ctx cleared. */
 static int rs_run(struct strata_ctx *ctx, enum strata_coll coll, struct strata_reduce_args *a,
-                  const size_t *counts)
+                  const size_t *counts, struct strata_build *build)
 {
     size_t bytes = a->count * a->extent;
     if (bytes == 0) {
-        served_as(ctx, coll, "nothing to move", 0);
+        served_as(ctx, coll, "nothing to move", 0, build);
         return MPI_SUCCESS;
     }
     if (ctx->size == 1) {
         /* The block is the whole vector, already in place or copied. */
         const char *what = a->sendbuf ? "one rank: local copy" : "one rank: nothing to move";
         if (a->sendbuf) memcpy(a->recvbuf, a->sendbuf, (a->count - 1) * a->extent + a->true_extent);
-        served_as(ctx, coll, what, bytes);
+        served_as(ctx, coll, what, bytes, build);
         return MPI_SUCCESS;
     }
     struct strata_rs_args rs = {*a, counts, (int)coll};
-    struct strata_nb *nb = strata_nb_building();
-    if (nb) return rs_defer(nb, ctx, &rs, NULL, 0, bytes);
+    if (build) return rs_defer(build, ctx, &rs, NULL, 0, bytes);
     if (ctx->net) {
-        char buf[320], *desc = strata_entry_across_start(coll, buf);
+        char buf[320], *desc = strata_entry_across_start(coll, buf, build);
         int rc = strata_net_reduce_scatter(ctx->net, &rs, desc, sizeof buf);
-        return strata_entry_across_done(ctx, coll, bytes, desc, rc);
+        return strata_entry_across_done(ctx, coll, bytes, desc, rc, build);
     }
-    served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes);
+    served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes, build);
     return strata_reduce_scatter(ctx->plane, &rs);
 }
 
 int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
                                long long blockcount, MPI_Datatype datatype, MPI_Op op,
-                               MPI_Comm comm, int large)
+                               MPI_Comm comm, int large, struct strata_build *build)
 {
     int block = recvcounts == NULL;
     enum strata_coll coll = block ? STRATA_COLL_REDUCE_SCATTER_BLOCK : STRATA_COLL_REDUCE_SCATTER;
-    struct strata_ctx *ctx = strata_entry_served(comm, coll);
+    struct strata_ctx *ctx = strata_entry_served(comm, coll, build);
     struct strata_reduce_args a;
-    struct strata_nb *nb = strata_nb_building();
     /* An operation's reduce_how outlives the call (ended when it completes). */
-    struct strata_reduce_how own_how = {0}, *rp = nb ? &nb->how : &own_how;
+    struct strata_reduce_how own_how = {0}, *rp = build ? &build->how : &own_how;
     size_t *counts = NULL;
     char reason[400];
     long long total = 0, mine = 0;
@@ -241,16 +241,16 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
             why = strata_reason_bad_args(0, 0, 0, STRATA_SIDE_RECV, NULL, 0, MPI_DATATYPE_NULL,
                                          recvbuf, total, datatype, -1);
         ctx = strata_entry_settle(ctx, coll, -1, why ? -1 : strata_entry_signature(total, datatype),
-                                  why);
+                                  why, build);
     }
     if (!ctx) {
         free(counts);
         strata_user_op_call_end(&rp->user);
         if (strata_check_refused) return strata_check_take_refused();
         if (block)
-            return HOST_CALL(large, Reduce_scatter_block, sendbuf, recvbuf, blockcount, datatype,
-                             op, comm);
-        if (strata_nb_building()) return strata_nb_to_host();
+            return HOST_CALL(build, large, Reduce_scatter_block, sendbuf, recvbuf, blockcount,
+                             datatype, op, comm);
+        if (build) return strata_build_to_host(build);
 #ifdef STRATA_HAVE_LARGE_COUNT
         if (large)
             return PMPI_Reduce_scatter_c(sendbuf, recvbuf, (const MPI_Count *)recvcounts, datatype,
@@ -263,11 +263,11 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
         return PMPI_Reduce_scatter(sendbuf, recvbuf, (const int *)recvcounts, datatype, op, comm);
     }
     strata_reduce_op_begin(&a, rp, 1); /* user ops: whole elements (nothing staged here) */
-    int rc = strata_check_end(ctx, strata_call_id(coll, strata_nb_form()),
-                              rs_run(ctx, coll, &a, counts));
-    if (nb) {
-        nb->has_how = 1;
-        if (nb->kind != STRATA_NB_OWNED) free(counts); /* done at posting */
+    int rc = strata_check_end(ctx, strata_build_call_id(build, coll),
+                              rs_run(ctx, coll, &a, counts, build), build);
+    if (build) {
+        build->has_how = 1;
+        if (build->kind != STRATA_BUILD_OWNED) free(counts); /* done at posting */
         return rc;
     }
     strata_reduce_op_end(rp);
@@ -278,26 +278,28 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
 /* ---- Scan and Exscan ---- */
 
 int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int exclusive, int large)
+                     MPI_Op op, MPI_Comm comm, int exclusive, int large,
+                     struct strata_build *build)
 {
     enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
-    struct strata_ctx *ctx = strata_entry_served(comm, coll);
+    struct strata_ctx *ctx = strata_entry_served(comm, coll, build);
     struct strata_reduce_args a;
-    struct strata_nb *nb = strata_nb_building();
     /* An operation's reduce_how outlives the call (ended when it completes). */
-    struct strata_reduce_how own_how = {0}, *rp = nb ? &nb->how : &own_how;
+    struct strata_reduce_how own_how = {0}, *rp = build ? &build->how : &own_how;
     char reason[400];
     if (ctx) {
         const char *why = strata_entry_reduce_args(ctx, &a, rp, reason, sizeof reason, sendbuf,
                                                    recvbuf, count, datatype, op);
         if (!why && ctx->net && (long long)a.count * (long long)a.extent > INT_MAX)
             why = "across nodes strata sends a Scan vector in one message of at most 2 GiB";
-        ctx = strata_entry_settle(ctx, coll, -1, strata_entry_signature(count, datatype), why);
+        ctx = strata_entry_settle(ctx, coll, -1, strata_entry_signature(count, datatype), why,
+                                  build);
         if (!ctx) strata_user_op_call_end(&rp->user);
     }
     if (!ctx) {
-        if (exclusive) return HOST_CALL(large, Exscan, sendbuf, recvbuf, count, datatype, op, comm);
-        return HOST_CALL(large, Scan, sendbuf, recvbuf, count, datatype, op, comm);
+        if (exclusive)
+            return HOST_CALL(build, large, Exscan, sendbuf, recvbuf, count, datatype, op, comm);
+        return HOST_CALL(build, large, Scan, sendbuf, recvbuf, count, datatype, op, comm);
     }
     a.root = -1;
     size_t bytes = a.count * a.extent;
@@ -310,25 +312,26 @@ int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
             what = "one rank: local copy";
             memcpy(a.recvbuf, a.sendbuf, (a.count - 1) * a.extent + a.true_extent);
         }
-        if (nb) nb->has_how = 1; /* ended (unpacked) when the request completes */
+        if (build) build->has_how = 1; /* ended (unpacked) when the request completes */
         else strata_reduce_op_end(rp);
-        served_as(ctx, coll, what, bytes);
+        served_as(ctx, coll, what, bytes, build);
         return MPI_SUCCESS;
     }
     strata_reduce_op_begin(&a, rp, 1);
     int rc;
-    if (nb) {
-        nb->has_how = 1;
-        return rs_defer(nb, ctx, NULL, &a, exclusive, bytes);
+    if (build) {
+        build->has_how = 1;
+        return rs_defer(build, ctx, NULL, &a, exclusive, bytes);
     }
     if (ctx->net) {
-        char buf[320], *desc = strata_entry_across_start(coll, buf);
+        char buf[320], *desc = strata_entry_across_start(coll, buf, build);
         rc = strata_entry_across_done(ctx, coll, bytes, desc,
-                                      strata_net_scan(ctx->net, &a, exclusive, desc, sizeof buf));
+                                      strata_net_scan(ctx->net, &a, exclusive, desc, sizeof buf),
+                                      build);
     } else {
-        served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes);
-        rc = strata_check_end(ctx, strata_call_id(coll, strata_nb_form()),
-                              strata_scan(ctx->plane, &a, exclusive));
+        served_as(ctx, coll, strata_rs_scan_path(ctx->plane, coll, bytes), bytes, build);
+        rc = strata_check_end(ctx, strata_build_call_id(build, coll),
+                              strata_scan(ctx->plane, &a, exclusive), build);
     }
     strata_reduce_op_end(rp);
     return rc;

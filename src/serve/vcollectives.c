@@ -48,7 +48,7 @@
 #define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
 #endif
 /* A call strata leaves (serve/host_call.h). */
-#define HOST_CALL(large, call, nb_call) STRATA_HOST_CALL(large, call, nb_call)
+#define HOST_CALL(build, large, call, nb_call) STRATA_HOST_CALL(build, large, call, nb_call)
 
 /* One side (send or receive) of this rank: n blocks of count[j] elements
  * of type at user + displ[j] * extent, seen as byte runs len[j] at
@@ -204,9 +204,10 @@ struct vcall {
 /* The widened arrays of a call (n long longs): in `stack` (the caller's,
  * 4 * VCALL_INLINE of them) when they fit and the call ends before its
  * entry point returns, else allocated; w_free frees what was allocated. */
-static long long *w_alloc(MPI_Comm comm, size_t n, long long *stack)
+static long long *w_alloc(MPI_Comm comm, size_t n, long long *stack,
+                          const struct strata_build *build)
 {
-    if (n <= 4 * VCALL_INLINE && !strata_nb_building()) return stack;
+    if (n <= 4 * VCALL_INLINE && !build) return stack;
     return xmalloc(comm, n * sizeof(long long));
 }
 
@@ -276,7 +277,7 @@ static size_t largest_block(const struct strata_ctx *ctx, const struct vcall *c)
 }
 
 /* Runs a call across nodes, on the node's plane, or locally on one rank. */
-static int vrun(struct strata_ctx *ctx, struct vcall *c)
+static int vrun(struct strata_ctx *ctx, struct vcall *c, const struct strata_build *build)
 {
     int size = ctx->size;
     vargs(c);
@@ -285,8 +286,8 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
         const char *what = c->a.send && c->a.recv && n ? "one rank: local copy"
                                                        : "one rank: nothing to move";
         if (c->a.send && c->a.recv && n) memcpy(c->a.recv + c->v.in_off[0], c->a.send + c->v.out_off[0], n);
-        strata_entry_count(c->coll, what);
-        strata_route_served(ctx, strata_call_id(c->coll, strata_nb_form()), what, n);
+        strata_entry_count(c->coll, what, build);
+        strata_route_served(ctx, strata_build_call_id(build, c->coll), what, n);
         /* More sent to itself than it receives: an erroneous program, which
          * the host reports so (a rank on a periodic grid of one is its own
          * neighbour). */
@@ -294,25 +295,25 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c)
                                                                          : MPI_SUCCESS;
     }
     if (ctx->net) {
-        char buf[320], *desc = strata_entry_across_start(c->coll, buf);
+        char buf[320], *desc = strata_entry_across_start(c->coll, buf, build);
         int rc = strata_net_vblock(ctx->net, strata_coll_engine(c->coll), &c->a, desc, sizeof buf);
-        return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc);
+        return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc, build);
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
     int rc = strata_op_run(&c->o.op);
-    struct strata_nb *nb = strata_nb_building();
-    report(ctx, strata_call_id(c->coll, strata_nb_form()), &c->o, !(nb && nb->replay));
+    report(ctx, strata_build_call_id(build, c->coll), &c->o, strata_build_counts(build));
     return rc;
 }
 
 /* A new call with its arrays (8 [size] arrays of size_t): `stack` for a
- * blocking call, allocated for an operation being built; w (the widened
- * arrays, from w_alloc) goes with it. */
+ * blocking call, allocated for a build (its operation outlives the call);
+ * w (the widened arrays, from w_alloc) goes with it. */
 static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, int root,
-                               struct vcall *stack, long long *w, const long long *wstack)
+                               struct vcall *stack, long long *w, const long long *wstack,
+                               const struct strata_build *build)
 {
     int size = ctx->size;
-    int heap = strata_nb_building() != NULL;
+    int heap = build != NULL;
     struct vcall *c = heap ? xmalloc(ctx->comm, sizeof *c) : stack;
     memset(c, 0, offsetof(struct vcall, a)); /* the rest is set before use */
     c->heap = heap;
@@ -342,55 +343,54 @@ static void vcall_end(struct vcall *c, int unpack)
     if (c->heap) free(c);
 }
 
-/* ---- The nonblocking and persistent forms (nonblocking.h): the call is
- * kept by the operation from its building to its end. */
+/* ---- The nonblocking and persistent forms (a build, route/build.h): the
+ * call is kept by the build's operation from its posting to its end. */
 
 /* At the head of its communicator's queue: the blocking form's operation,
  * started (the composition across nodes, or the node operation). */
-static void v_nb_start(struct strata_nb *nb)
+static void v_owned_start(struct strata_build *build)
 {
-    struct vcall *c = nb->owned;
-    struct strata_ctx *ctx = nb->ctx;
+    struct vcall *c = build->owned;
+    struct strata_ctx *ctx = build->ctx;
     if (ctx->net) {
         strata_net_vblock_start(&c->net, ctx->net, strata_coll_engine(c->coll), &c->a,
-                                nb->has_desc ? nb->desc : NULL, sizeof nb->desc);
-        nb->owned_op = &c->net.op;
+                                build->has_desc ? build->desc : NULL, sizeof build->desc);
+        build->owned_op = &c->net.op;
         return;
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
-    nb->owned_op = &c->o.op;
+    build->owned_op = &c->o.op;
 }
 
-static void v_nb_finish(struct strata_nb *nb, int finished)
+static void v_owned_finish(struct strata_build *build, int finished)
 {
-    struct vcall *c = nb->owned;
-    if (nb->owned_op && nb->ctx->net)
+    struct vcall *c = build->owned;
+    if (build->owned_op && build->ctx->net)
         free(c->net.arrays); /* NULL unless the operation ended early with an error */
-    else if (finished && nb->owned_op)
-        report(nb->ctx, nb->call, &c->o, !nb->replay);
+    else if (finished && build->owned_op)
+        report(build->ctx, build->call, &c->o, !build->replay);
     vcall_end(c, finished);
-    nb->owned = NULL;
+    build->owned = NULL;
 }
 
-/* Runs a call whose sides are open, then ends it; or, building an
- * operation, hands the call to it. */
-static int vfinish(struct strata_ctx *ctx, struct vcall *c)
+/* Runs a call whose sides are open, then ends it; or, given a build, hands
+ * the call to the build's operation. */
+static int vfinish(struct strata_ctx *ctx, struct vcall *c, struct strata_build *build)
 {
-    struct strata_nb *nb = strata_nb_building();
-    if (nb && ctx->size > 1) {
+    if (build && ctx->size > 1) {
         vargs(c);
-        nb->kind = STRATA_NB_OWNED;
-        nb->owned = c;
-        nb->owned_start = v_nb_start;
-        nb->owned_finish = v_nb_finish;
+        build->kind = STRATA_BUILD_OWNED;
+        build->owned = c;
+        build->owned_start = v_owned_start;
+        build->owned_finish = v_owned_finish;
         if (ctx->net) {
             /* Counted now, reported when it starts (nonblocking.c). */
-            nb->has_desc = strata_entry_across_start(c->coll, nb->desc) != NULL;
-            nb->bytes = largest_block(ctx, c);
+            build->has_desc = strata_entry_across_start(c->coll, build->desc, build) != NULL;
+            build->bytes = largest_block(ctx, c);
         }
         return MPI_SUCCESS;
     }
-    int rc = vrun(ctx, c);
+    int rc = vrun(ctx, c, build);
     vcall_end(c, 1);
     return rc;
 }
@@ -411,7 +411,8 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
                               int vector_is_recv, const void *vbuf, const void *vcounts,
                               const void *vdispls, MPI_Datatype vtype, const void *buf,
                               const long long *count, MPI_Datatype type, int *at_root,
-                              int *in_place, long long **w, long long *wstack)
+                              int *in_place, long long **w, long long *wstack,
+                              const struct strata_build *build)
 {
     int size = ctx->size;
     const char *vside = vector_is_recv ? "recv" : "send", *side = vector_is_recv ? "send" : "recv";
@@ -422,7 +423,7 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
         return strata_reason_bad_args(1, root, size, 0, NULL, 0, MPI_DATATYPE_NULL, NULL, 0,
                                       MPI_DATATYPE_NULL, -1);
     if (*at_root && vcounts && vdispls) {
-        *w = w_alloc(comm, 2 * (size_t)size, wstack);
+        *w = w_alloc(comm, 2 * (size_t)size, wstack, build);
         widen(*w, vcounts, size, 1, large);
         widen(*w + size, vdispls, size, 0, large);
     }
@@ -438,10 +439,10 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
 
 /* vfinish, then the agreement's end of the call (check.h); the call id is
  * taken first: vfinish frees c. */
-static int vfinish_checked(struct strata_ctx *ctx, struct vcall *c)
+static int vfinish_checked(struct strata_ctx *ctx, struct vcall *c, struct strata_build *build)
 {
-    int call = strata_call_id(c->coll, strata_nb_form());
-    return strata_check_end(ctx, call, vfinish(ctx, c));
+    int call = strata_build_call_id(build, c->coll);
+    return strata_check_end(ctx, call, vfinish(ctx, c, build), build);
 }
 
 /* ---- The agreement's rounds (serve/check.h): what this rank sends
@@ -480,14 +481,15 @@ static void pairs_bytes(long long *out, const long long *counts, int size, MPI_D
  * plane, the pairs' round.  ctx, or NULL for the host MPI or a refusal
  * (the entry point's HOST_CALL returns its error). */
 static struct strata_ctx *vsettle(struct strata_ctx *ctx, enum strata_coll coll, int root,
-                                  struct vpairs *v, int receives, const char *why)
+                                  struct vpairs *v, int receives, const char *why,
+                                  struct strata_build *build)
 {
     if (!why) pairs_total(v, ctx->size);
     ctx = strata_entry_settle_v(ctx, coll, root, why ? STRATA_SIG_UNUSED : v->sent,
-                                why ? STRATA_SIG_UNUSED : v->expected, why);
+                                why ? STRATA_SIG_UNUSED : v->expected, why, build);
     if (!ctx) return NULL;
-    return strata_check_vcounts(ctx, strata_call_id(coll, strata_nb_form()), v->to, v->from,
-                                receives) == STRATA_CHECK_RUN
+    return strata_check_vcounts(ctx, strata_build_call_id(build, coll), v->to, v->from,
+                                receives, build) == STRATA_CHECK_RUN
                ? ctx
                : NULL;
 }
@@ -496,26 +498,27 @@ static struct strata_ctx *vsettle(struct strata_ctx *ctx, enum strata_coll coll,
 
 int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, const void *recvcounts, const void *displs,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
+                        struct strata_build *build)
 {
-    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_GATHERV);
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_GATHERV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
     int at_root = 0, in_place = 0;
     if (ctx) {
         const char *why = rooted_bad(ctx, root, comm, large, 1, recvbuf, recvcounts, displs,
                                      recvtype, sendbuf, &sendcount, sendtype, &at_root,
-                                     &in_place, &w, wstack);
+                                     &in_place, &w, wstack, build);
         long long space[2 * ctx->size];
         struct vpairs v;
         pairs_init(&v, space, ctx->size);
         if (!why && !in_place) v.to[root] = strata_entry_signature(sendcount, sendtype);
         if (!why && at_root) pairs_bytes(v.from, w, ctx->size, recvtype);
         if (!why && in_place) v.from[root] = -1;
-        ctx = vsettle(ctx, STRATA_COLL_GATHERV, root, &v, at_root, why);
+        ctx = vsettle(ctx, STRATA_COLL_GATHERV, root, &v, at_root, why, build);
     }
     if (!ctx) {
         w_free(w, wstack);
-        return HOST_CALL(large,
+        return HOST_CALL(build, large,
                          large ? HOST_LARGE(Gatherv, sendbuf, sendcount, sendtype, recvbuf,
                                             recvcounts, displs, recvtype, root, comm)
                                : PMPI_Gatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
@@ -524,7 +527,7 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                                        displs, recvtype, root, comm, strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_GATHERV, root, &call, w, wstack);
+    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_GATHERV, root, &call, w, wstack, build);
     c->one[0] = sendcount;
     c->in_place = in_place;
     c->unpack_n = size;
@@ -541,33 +544,34 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                   in_place);
         c->recv_used = 1;
     }
-    return vfinish_checked(ctx, c);
+    return vfinish_checked(ctx, c, build);
 }
 
 /* ---- MPI_Scatterv */
 
 int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
                          MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large)
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
+                         struct strata_build *build)
 {
-    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_SCATTERV);
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_SCATTERV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
     int at_root = 0, in_place = 0;
     if (ctx) {
         const char *why = rooted_bad(ctx, root, comm, large, 0, sendbuf, sendcounts, displs,
                                      sendtype, recvbuf, &recvcount, recvtype, &at_root,
-                                     &in_place, &w, wstack);
+                                     &in_place, &w, wstack, build);
         long long space[2 * ctx->size];
         struct vpairs v;
         pairs_init(&v, space, ctx->size);
         if (!why && at_root) pairs_bytes(v.to, w, ctx->size, sendtype);
         if (!why && in_place) v.to[root] = -1;
         if (!why && !in_place) v.from[root] = strata_entry_signature(recvcount, recvtype);
-        ctx = vsettle(ctx, STRATA_COLL_SCATTERV, root, &v, !in_place, why);
+        ctx = vsettle(ctx, STRATA_COLL_SCATTERV, root, &v, !in_place, why, build);
     }
     if (!ctx) {
         w_free(w, wstack);
-        return HOST_CALL(large,
+        return HOST_CALL(build, large,
                          large ? HOST_LARGE(Scatterv, sendbuf, sendcounts, displs, sendtype,
                                             recvbuf, recvcount, recvtype, root, comm)
                                : PMPI_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf,
@@ -577,7 +581,7 @@ int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void
                                         strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_SCATTERV, root, &call, w, wstack);
+    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_SCATTERV, root, &call, w, wstack, build);
     c->one[0] = recvcount;
     c->in_place = 0; /* the send side is there; the root's receive side is not */
     c->unpack_n = 1;
@@ -592,23 +596,24 @@ int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void
         c->in_len[root] = len[0];
         c->in_off[root] = off[0];
     }
-    return vfinish_checked(ctx, c);
+    return vfinish_checked(ctx, c, build);
 }
 
 /* ---- MPI_Allgatherv */
 
 int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                            void *recvbuf, const void *recvcounts, const void *displs,
-                           MPI_Datatype recvtype, MPI_Comm comm, int large)
+                           MPI_Datatype recvtype, MPI_Comm comm, int large,
+                           struct strata_build *build)
 {
-    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLGATHERV);
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLGATHERV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
     const char *why = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
     if (ctx) {
         int size = ctx->size;
         if (recvcounts && displs) {
-            w = w_alloc(comm, 2 * (size_t)size, wstack);
+            w = w_alloc(comm, 2 * (size_t)size, wstack, build);
             widen(w, recvcounts, size, 1, large);
             widen(w + size, displs, size, 0, large);
         }
@@ -624,11 +629,11 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
             for (int r = 0; r < size; r++) v.to[r] = sent;
             pairs_bytes(v.from, w, size, recvtype);
         }
-        ctx = vsettle(ctx, STRATA_COLL_ALLGATHERV, -1, &v, 1, why);
+        ctx = vsettle(ctx, STRATA_COLL_ALLGATHERV, -1, &v, 1, why, build);
     }
     if (!ctx) {
         w_free(w, wstack);
-        return HOST_CALL(large,
+        return HOST_CALL(build, large,
                          large ? HOST_LARGE(Allgatherv, sendbuf, sendcount, sendtype, recvbuf,
                                             recvcounts, displs, recvtype, comm)
                                : PMPI_Allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
@@ -637,7 +642,7 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
                                           displs, recvtype, comm, strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_ALLGATHERV, -1, &call, w, wstack);
+    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_ALLGATHERV, -1, &call, w, wstack, build);
     c->one[0] = sendcount;
     c->in_place = in_place;
     c->unpack_n = size;
@@ -651,22 +656,23 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
     side_open(&c->recv, comm, recvbuf, recvtype, size, w, w + size, c->in_len, c->in_off,
               in_place);
     c->recv_used = 1;
-    return vfinish_checked(ctx, c);
+    return vfinish_checked(ctx, c, build);
 }
 
 /* ---- MPI_Alltoallv */
 
 int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
-                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large)
+                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large,
+                          struct strata_build *build)
 {
-    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLTOALLV);
+    struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLTOALLV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
     const char *why = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
     if (ctx) {
         int size = ctx->size;
-        w = w_alloc(comm, 4 * (size_t)size, wstack);
+        w = w_alloc(comm, 4 * (size_t)size, wstack, build);
         if (!in_place && sendcounts && sdispls) {
             widen(w, sendcounts, size, 1, large);
             widen(w + size, sdispls, size, 0, large);
@@ -685,11 +691,11 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
             pairs_bytes(v.to, in_place ? w + 2 * size : w, size, in_place ? recvtype : sendtype);
             pairs_bytes(v.from, w + 2 * size, size, recvtype);
         }
-        ctx = vsettle(ctx, STRATA_COLL_ALLTOALLV, -1, &v, 1, why);
+        ctx = vsettle(ctx, STRATA_COLL_ALLTOALLV, -1, &v, 1, why, build);
     }
     if (!ctx) {
         w_free(w, wstack);
-        return HOST_CALL(large,
+        return HOST_CALL(build, large,
                          large ? HOST_LARGE(Alltoallv, sendbuf, sendcounts, sdispls, sendtype,
                                             recvbuf, recvcounts, rdispls, recvtype, comm)
                                : PMPI_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
@@ -699,7 +705,7 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
                                          strata_nb_host_request()));
     }
     int size = ctx->size;
-    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_ALLTOALLV, -1, &call, w, wstack);
+    struct vcall call, *c = vcall_new(ctx, STRATA_COLL_ALLTOALLV, -1, &call, w, wstack, build);
     c->in_place = in_place;
     c->unpack_n = size;
     if (!in_place) {
@@ -715,17 +721,18 @@ int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const voi
         memcpy(c->out_len, c->in_len, (size_t)size * sizeof(size_t));
         memcpy(c->out_off, c->in_off, (size_t)size * sizeof(size_t));
     }
-    return vfinish_checked(ctx, c);
+    return vfinish_checked(ctx, c, build);
 }
 
 /* ---- A call whose byte layout its caller built (wcollectives.c). */
 
 int strata_vcall_bytes(struct strata_ctx *ctx, enum strata_coll coll, const unsigned char *send,
                        unsigned char *recv, const struct strata_vlayout *layout,
-                       void (*end)(void *arg, int finished), void *arg)
+                       void (*end)(void *arg, int finished), void *arg,
+                       struct strata_build *build)
 {
     int size = ctx->size;
-    struct vcall call, *c = vcall_new(ctx, coll, -1, &call, NULL, NULL);
+    struct vcall call, *c = vcall_new(ctx, coll, -1, &call, NULL, NULL, build);
     c->in_place = send == NULL;
     c->send.run = (unsigned char *)send; /* no packed copy: side_close leaves it */
     c->send_used = send != NULL;
@@ -738,5 +745,5 @@ int strata_vcall_bytes(struct strata_ctx *ctx, enum strata_coll coll, const unsi
     memcpy(c->in_len, layout->in_len, (size_t)size * sizeof(size_t));
     memcpy(c->in_off, layout->in_off, (size_t)size * sizeof(size_t));
     c->v.pieces = layout->pieces; /* the caller's: it lives until end() */
-    return vfinish_checked(ctx, c);
+    return vfinish_checked(ctx, c, build);
 }

@@ -52,8 +52,9 @@
 #define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
 #endif
 #define UNPAREN(...) __VA_ARGS__
-#define HOST_CALL(large, name, args, nb_call) \
-    STRATA_HOST_CALL(large, (large) ? HOST_LARGE(name, UNPAREN args) : PMPI_##name args, nb_call)
+#define HOST_CALL(build, large, name, args, nb_call)                                         \
+    STRATA_HOST_CALL(build, large, (large) ? HOST_LARGE(name, UNPAREN args) : PMPI_##name args, \
+                     nb_call)
 
 /* One side of a call: n blocks, each a piece of a stream (pc), with what
  * packing it needs. */
@@ -335,7 +336,8 @@ static int open_once(struct wcall *w)
 }
 
 /* Runs a settled call (w is handed over). */
-static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, int in_place)
+static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, int in_place,
+                struct strata_build *build)
 {
     int size = w->size, rc = MPI_SUCCESS;
     size_t *lay = w->lay;
@@ -349,7 +351,7 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
     if (rc == MPI_SUCCESS && !w->recv.run)
         rc = side_open(&w->recv, w, lay + 2 * size, lay + 3 * size, in_place,
                        pieces ? &w->lands : NULL);
-    if (rc == MPI_SUCCESS && w->recv.tmp && strata_nb_building()) rc = keep_types(&w->recv);
+    if (rc == MPI_SUCCESS && w->recv.tmp && build) rc = keep_types(&w->recv);
     if (rc != MPI_SUCCESS) {
         /* The other ranks are about to wait for this one (the route is
          * settled): an error here would hang them. */
@@ -366,16 +368,17 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
     struct strata_vlayout v = {lay, lay + size, lay + 2 * size, lay + 3 * size,
                                w->lands.used ? &w->landing : NULL};
     return strata_vcall_bytes(ctx, coll, in_place ? NULL : w->send.run, w->recv.run, &v,
-                              wcall_end, w);
+                              wcall_end, w, build);
 }
 
 /* Reads a call's sides and settles its route: the context to run it on
  * (*wp the call), or NULL for the host MPI (or a refusal: the caller's
  * HOST_CALL returns its error). */
 static struct strata_ctx *wsettle(enum strata_coll coll, MPI_Comm comm, const struct wdesc *sd,
-                                  const struct wdesc *rd, int in_place, struct wcall **wp)
+                                  const struct wdesc *rd, int in_place, struct wcall **wp,
+                                  struct strata_build *build)
 {
-    struct strata_ctx *ctx = strata_entry_served(comm, coll);
+    struct strata_ctx *ctx = strata_entry_served(comm, coll, build);
     *wp = NULL;
     if (!ctx) return NULL;
     const char *why = NULL;
@@ -410,9 +413,9 @@ static struct strata_ctx *wsettle(enum strata_coll coll, MPI_Comm comm, const st
         if (w->pairs[ctx->size + r] > 0) expected += w->pairs[ctx->size + r];
     }
     ctx = strata_entry_settle_v(ctx, coll, -1, why ? STRATA_SIG_UNUSED : sent,
-                                why ? STRATA_SIG_UNUSED : expected, why);
-    if (ctx && strata_check_vcounts(ctx, strata_call_id(coll, strata_nb_form()), w->pairs,
-                                    w->pairs + ctx->size, 1) != STRATA_CHECK_RUN)
+                                why ? STRATA_SIG_UNUSED : expected, why, build);
+    if (ctx && strata_check_vcounts(ctx, strata_build_call_id(build, coll), w->pairs,
+                                    w->pairs + ctx->size, 1, build) != STRATA_CHECK_RUN)
         ctx = NULL;
     if (!ctx) {
         wcall_free(w);
@@ -427,7 +430,7 @@ static struct strata_ctx *wsettle(enum strata_coll coll, MPI_Comm comm, const st
 int strata_call_alltoallw(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           const MPI_Datatype sendtypes[], void *recvbuf, const void *recvcounts,
                           const void *rdispls, const MPI_Datatype recvtypes[], MPI_Comm comm,
-                          int large)
+                          int large, struct strata_build *build)
 {
     int in_place = sendbuf == MPI_IN_PLACE;
     struct wdesc sd = {sendbuf, AT_BYTES, sendcounts, 0, sdispls, MPI_DATATYPE_NULL, sendtypes,
@@ -435,108 +438,111 @@ int strata_call_alltoallw(const void *sendbuf, const void *sendcounts, const voi
     struct wdesc rd = {recvbuf, AT_BYTES, recvcounts, 0, rdispls, MPI_DATATYPE_NULL, recvtypes,
                        large};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_ALLTOALLW, comm, &sd, &rd, in_place, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_ALLTOALLW, comm, &sd, &rd, in_place, &w, build);
     if (!ctx)
-        return HOST_CALL(large, Alltoallw,
+        return HOST_CALL(build, large, Alltoallw,
                          (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm),
                          PMPI_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
                                          recvcounts, rdispls, recvtypes, comm,
                                          strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_ALLTOALLW, w, in_place);
+    return wrun(ctx, STRATA_COLL_ALLTOALLW, w, in_place, build);
 }
 
 /* ---- The neighbourhood collectives (no MPI_IN_PLACE: the standard has none) */
 
 int strata_call_neighbor_allgather(const void *sendbuf, long long sendcount,
                                    MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                                   MPI_Datatype recvtype, MPI_Comm comm, int large)
+                                   MPI_Datatype recvtype, MPI_Comm comm, int large,
+                                   struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_ONE, NULL, sendcount, NULL, sendtype, NULL, large};
     struct wdesc rd = {recvbuf, AT_RUNS, NULL, recvcount, NULL, recvtype, NULL, large};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHER, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHER, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(large, Neighbor_allgather,
+        return HOST_CALL(build, large, Neighbor_allgather,
                          (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
                          PMPI_Ineighbor_allgather(sendbuf, (int)sendcount, sendtype, recvbuf,
                                                   (int)recvcount, recvtype, comm,
                                                   strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHER, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHER, w, 0, build);
 }
 
 int strata_call_neighbor_allgatherv(const void *sendbuf, long long sendcount,
                                     MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
                                     const void *displs, MPI_Datatype recvtype, MPI_Comm comm,
-                                    int large)
+                                    int large, struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_ONE, NULL, sendcount, NULL, sendtype, NULL, large};
     struct wdesc rd = {recvbuf, AT_EXTENTS, recvcounts, 0, displs, recvtype, NULL, large};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHERV, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLGATHERV, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(large, Neighbor_allgatherv,
+        return HOST_CALL(build, large, Neighbor_allgatherv,
                          (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
                           comm),
                          PMPI_Ineighbor_allgatherv(sendbuf, (int)sendcount, sendtype, recvbuf,
                                                    recvcounts, displs, recvtype, comm,
                                                    strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHERV, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLGATHERV, w, 0, build);
 }
 
 int strata_call_neighbor_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm, int large)
+                                  MPI_Comm comm, int large, struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_RUNS, NULL, sendcount, NULL, sendtype, NULL, large};
     struct wdesc rd = {recvbuf, AT_RUNS, NULL, recvcount, NULL, recvtype, NULL, large};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALL, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALL, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(large, Neighbor_alltoall,
+        return HOST_CALL(build, large, Neighbor_alltoall,
                          (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
                          PMPI_Ineighbor_alltoall(sendbuf, (int)sendcount, sendtype, recvbuf,
                                                  (int)recvcount, recvtype, comm,
                                                  strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALL, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALL, w, 0, build);
 }
 
 int strata_call_neighbor_alltoallv(const void *sendbuf, const void *sendcounts,
                                    const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
                                    const void *recvcounts, const void *rdispls,
-                                   MPI_Datatype recvtype, MPI_Comm comm, int large)
+                                   MPI_Datatype recvtype, MPI_Comm comm, int large,
+                                   struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_EXTENTS, sendcounts, 0, sdispls, sendtype, NULL, large};
     struct wdesc rd = {recvbuf, AT_EXTENTS, recvcounts, 0, rdispls, recvtype, NULL, large};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLV, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLV, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(large, Neighbor_alltoallv,
+        return HOST_CALL(build, large, Neighbor_alltoallv,
                          (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls,
                           recvtype, comm),
                          PMPI_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
                                                   recvcounts, rdispls, recvtype, comm,
                                                   strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLV, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLV, w, 0, build);
 }
 
 int strata_call_neighbor_alltoallw(const void *sendbuf, const void *sendcounts,
                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                    void *recvbuf, const void *recvcounts, const MPI_Aint rdispls[],
-                                   const MPI_Datatype recvtypes[], MPI_Comm comm, int large)
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm, int large,
+                                   struct strata_build *build)
 {
     struct wdesc sd = {sendbuf, AT_BYTES_AINT, sendcounts, 0, sdispls, MPI_DATATYPE_NULL,
                        sendtypes, large};
     struct wdesc rd = {recvbuf, AT_BYTES_AINT, recvcounts, 0, rdispls, MPI_DATATYPE_NULL,
                        recvtypes, large};
     struct wcall *w;
-    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLW, comm, &sd, &rd, 0, &w);
+    struct strata_ctx *ctx = wsettle(STRATA_COLL_NEIGHBOR_ALLTOALLW, comm, &sd, &rd, 0, &w, build);
     if (!ctx)
-        return HOST_CALL(large, Neighbor_alltoallw,
+        return HOST_CALL(build, large, Neighbor_alltoallw,
                          (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
                           recvtypes, comm),
                          PMPI_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes,
                                                   recvbuf, recvcounts, rdispls, recvtypes, comm,
                                                   strata_nb_host_request()));
-    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLW, w, 0);
+    return wrun(ctx, STRATA_COLL_NEIGHBOR_ALLTOALLW, w, 0, build);
 }

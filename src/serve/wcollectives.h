@@ -1,12 +1,13 @@
 /* Alltoallw and the neighbourhood collectives (wcollectives.c): the
  * blocking form's decisions and run, which the nonblocking and persistent
- * forms record as operations (nonblocking.h), and their persistent
- * requests' arguments (wpersist.c). */
+ * forms write into their operation's build instead (route/build.h), and
+ * their persistent requests' arguments (wpersist.c). */
 #ifndef STRATA_INTERPOSE_WCOLLECTIVES_H
 #define STRATA_INTERPOSE_WCOLLECTIVES_H
 
 #include <mpi.h>
 
+#include "route/build.h"
 #include "util/colls.h"
 
 /* Each takes its arrays as its form passed them (large 0: int counts and
@@ -16,25 +17,28 @@
 int strata_call_alltoallw(const void *sendbuf, const void *sendcounts, const void *sdispls,
                           const MPI_Datatype sendtypes[], void *recvbuf, const void *recvcounts,
                           const void *rdispls, const MPI_Datatype recvtypes[], MPI_Comm comm,
-                          int large);
+                          int large, struct strata_build *build);
 int strata_call_neighbor_allgather(const void *sendbuf, long long sendcount,
                                    MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                                   MPI_Datatype recvtype, MPI_Comm comm, int large);
+                                   MPI_Datatype recvtype, MPI_Comm comm, int large,
+                                   struct strata_build *build);
 int strata_call_neighbor_allgatherv(const void *sendbuf, long long sendcount,
                                     MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
                                     const void *displs, MPI_Datatype recvtype, MPI_Comm comm,
-                                    int large);
+                                    int large, struct strata_build *build);
 int strata_call_neighbor_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm, int large);
+                                  MPI_Comm comm, int large, struct strata_build *build);
 int strata_call_neighbor_alltoallv(const void *sendbuf, const void *sendcounts,
                                    const void *sdispls, MPI_Datatype sendtype, void *recvbuf,
                                    const void *recvcounts, const void *rdispls,
-                                   MPI_Datatype recvtype, MPI_Comm comm, int large);
+                                   MPI_Datatype recvtype, MPI_Comm comm, int large,
+                                   struct strata_build *build);
 int strata_call_neighbor_alltoallw(const void *sendbuf, const void *sendcounts,
                                    const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
                                    void *recvbuf, const void *recvcounts, const MPI_Aint rdispls[],
-                                   const MPI_Datatype recvtypes[], MPI_Comm comm, int large);
+                                   const MPI_Datatype recvtypes[], MPI_Comm comm, int large,
+                                   struct strata_build *build);
 
 /* A persistent request's arguments, as the _init call passed them (the
  * arrays the call's form has; the others NULL).  strata_wpersist_init makes

@@ -38,31 +38,31 @@ static void release(void *args)
     free(w);
 }
 
-static int decide(const struct strata_persist_args *args)
+static int decide(const struct strata_persist_args *args, struct strata_build *build)
 {
     const struct strata_wpersist_args *a = &((const struct wargs *)args->kept)->a;
     switch (a->coll) {
     case STRATA_COLL_ALLTOALLW:
         return strata_call_alltoallw(a->sendbuf, a->scounts, a->sdispls, a->stypes, a->recvbuf,
-                                     a->rcounts, a->rdispls, a->rtypes, a->comm, a->large);
+                                     a->rcounts, a->rdispls, a->rtypes, a->comm, a->large, build);
     case STRATA_COLL_NEIGHBOR_ALLGATHER:
         return strata_call_neighbor_allgather(a->sendbuf, a->scount, a->stype, a->recvbuf,
-                                              a->rcount, a->rtype, a->comm, a->large);
+                                              a->rcount, a->rtype, a->comm, a->large, build);
     case STRATA_COLL_NEIGHBOR_ALLGATHERV:
         return strata_call_neighbor_allgatherv(a->sendbuf, a->scount, a->stype, a->recvbuf,
                                                a->rcounts, a->rdispls, a->rtype, a->comm,
-                                               a->large);
+                                               a->large, build);
     case STRATA_COLL_NEIGHBOR_ALLTOALL:
         return strata_call_neighbor_alltoall(a->sendbuf, a->scount, a->stype, a->recvbuf,
-                                             a->rcount, a->rtype, a->comm, a->large);
+                                             a->rcount, a->rtype, a->comm, a->large, build);
     case STRATA_COLL_NEIGHBOR_ALLTOALLV:
         return strata_call_neighbor_alltoallv(a->sendbuf, a->scounts, a->sdispls, a->stype,
                                               a->recvbuf, a->rcounts, a->rdispls, a->rtype,
-                                              a->comm, a->large);
+                                              a->comm, a->large, build);
     case STRATA_COLL_NEIGHBOR_ALLTOALLW:
         return strata_call_neighbor_alltoallw(a->sendbuf, a->scounts, a->sdispls_a, a->stypes,
                                               a->recvbuf, a->rcounts, a->rdispls_a, a->rtypes,
-                                              a->comm, a->large);
+                                              a->comm, a->large, build);
     default: return MPI_ERR_INTERN;
     }
 }
