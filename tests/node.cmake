@@ -219,24 +219,24 @@ foreach(mode churn abort abort-create kill)
 endforeach()
 set_tests_properties(node.shm-leftovers.kill PROPERTIES TIMEOUT 120)
 
-# ---- Resumable operations (coll/op.h): two collectives on two communicators
+# ---- Resumable operations (coll/task.h): two collectives on two communicators
 # driven by alternating single progress steps from one thread, every
 # converted operation, sizes on both sides of the copy-in/copy-out limit,
 # once per transport (with the segment, large payloads go in rounds).
-strata_test_program(test_op_alternate mpi/test_op_alternate.c)
+strata_test_program(test_task_alternate mpi/test_task_alternate.c)
 foreach(t cma segment)
-  strata_mpi_test(NAME node.op-alternate.${t}.np2 TARGET test_op_alternate RANKS 2
+  strata_mpi_test(NAME node.task-alternate.${t}.np2 TARGET test_task_alternate RANKS 2
                   ENV STRATA_TRANSPORT=${t})
-  set_tests_properties(node.op-alternate.${t}.np2 PROPERTIES TIMEOUT 60)
+  set_tests_properties(node.task-alternate.${t}.np2 PROPERTIES TIMEOUT 60)
   if(STRATA_MPI STREQUAL "openmpi")
-    strata_mpi_test(NAME node.op-alternate.${t}.np3 TARGET test_op_alternate RANKS 3
+    strata_mpi_test(NAME node.task-alternate.${t}.np3 TARGET test_task_alternate RANKS 3
                     ENV STRATA_TRANSPORT=${t})
-    set_tests_properties(node.op-alternate.${t}.np3 PROPERTIES TIMEOUT 90)
+    set_tests_properties(node.task-alternate.${t}.np3 PROPERTIES TIMEOUT 90)
   endif()
 endforeach()
-strata_mpi_test(NAME node.op-alternate.topo2.np4 TARGET test_op_alternate RANKS 4
+strata_mpi_test(NAME node.task-alternate.topo2.np4 TARGET test_task_alternate RANKS 4
                 ENV "${NODE_TOPO2}" STRATA_MAP=core STRATA_CHUNK=4K)
-set_tests_properties(node.op-alternate.topo2.np4 PROPERTIES TIMEOUT 120)
+set_tests_properties(node.task-alternate.topo2.np4 PROPERTIES TIMEOUT 120)
 # Across (virtual) nodes: the compositions made resumable (Bcast, Barrier),
 # the leaders' network part and the node part stepped in turn; at 6 ranks on
 # 2 nodes, 3 ranks a node: Reduce/Allreduce with a second leader.
@@ -246,7 +246,7 @@ foreach(spec "nodes2.np4|2|block" "nodes3.np5|3|cyclic" "nodes2.np6|2|block")
   list(GET parts 1 nodes)
   list(GET parts 2 layout)
   string(REGEX REPLACE ".*np" "" ranks "${name}")
-  strata_mpi_test(NAME net.op-alternate.${name} TARGET test_op_alternate RANKS ${ranks}
+  strata_mpi_test(NAME net.task-alternate.${name} TARGET test_task_alternate RANKS ${ranks}
                   ENV STRATA_VIRTUAL_NODES=${nodes} STRATA_VIRTUAL_LAYOUT=${layout})
-  set_tests_properties(net.op-alternate.${name} PROPERTIES TIMEOUT 120)
+  set_tests_properties(net.task-alternate.${name} PROPERTIES TIMEOUT 120)
 endforeach()

@@ -227,7 +227,7 @@ int strata_agree_stalled(struct strata_plane *p)
     return !v.agreed;
 }
 
-STRATA_HOT void strata_agree_null_op(struct strata_plane *p)
+STRATA_HOT void strata_agree_null_task(struct strata_plane *p)
 {
     /* p->region + 1 values, as any small call's operation.  Entered at
      * once: it reads nothing, so the waits on this rank's entry (regions and
@@ -242,7 +242,7 @@ void strata_agree_skip(struct strata_plane *p)
     p->ops = p->call.ops;
     p->cur_base = p->call.cur_base;
     p->prev_base = p->call.prev_base;
-    strata_agree_null_op(p);
+    strata_agree_null_task(p);
 }
 
 static void describe_veto(char *why, size_t whylen, int finder, int cut)

@@ -32,7 +32,7 @@
  *      publishing the data it acquired; one that read nothing, a count of
  *      0, waits for all of them) and reports any difference (a rank that
  *      relayed its data may have held less); and a wait that
- *      stalls (strata_op_run, past its quick spin) looks at every stamped
+ *      stalls (strata_task_run, past its quick spin) looks at every stamped
  *      signature, so a rank waiting for data a disagreeing peer will never
  *      send gives up instead of hanging.
  *    * a *full* call (anything else: single-copy transports expose user
@@ -46,7 +46,7 @@
  *    (device/device_calls.c) a call above STRATA_CUDA_CHUNK is cut into
  *    one call per piece and may first try a CUDA IPC path that opens with a
  *    host reduction; a rank about to do either first takes the agreement of
- *    the whole call, as a full call of its own (strata_host_agree_whole,
+ *    the whole call, as a full call of its own (strata_serve_agree_whole,
  *    serve/collectives.h).  Where counts differ across the cut it meets
  *    the one call of a rank below it (the same number) and both refuse as
  *    below; agreed (every rank asked, the counts being equal) it ends
@@ -136,7 +136,7 @@ int strata_agree_poll(struct strata_plane *p, struct strata_agree_verdict *v);
  * rank that has not stamped the open call is gone. */
 void strata_agree_check_alive(const struct strata_plane *p);
 
-/* A stalled wait's question (strata_op_run): does any stamped signature of
+/* A stalled wait's question (strata_task_run): does any stamped signature of
  * the open call differ from this rank's?  0 when no call is open. */
 int strata_agree_stalled(struct strata_plane *p);
 
@@ -146,7 +146,7 @@ void strata_agree_skip(struct strata_plane *p);
 
 /* One empty operation: what a small call that moved nothing (a count of 0)
  * takes, so that every small call takes exactly one. */
-void strata_agree_null_op(struct strata_plane *p);
+void strata_agree_null_task(struct strata_plane *p);
 
 /* ---- The v-collectives' rounds.  Their counts differ per rank by design,
  * so the first round compares only the call and the root; then every rank

@@ -11,7 +11,7 @@
  * neighbour the block it received in the step before) over the ranks in
  * hierarchy order, so that all but a few hops of the ring stay inside one
  * level-0 group, and the hops that leave it stay inside the next level.
- * Resumable operations (coll/op.h). */
+ * Resumable operations (coll/task.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -54,37 +54,37 @@ static void read_group(struct strata_plane *p, const struct strata_hier_level *L
     }
 }
 
-static struct strata_block_op *block_of(struct strata_op *op)
+static struct strata_block_task *block_of(struct strata_task *op)
 {
-    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    return (struct strata_block_task *)((char *)op - offsetof(struct strata_block_task, op));
 }
 
-static int nothing_to_do(struct strata_op *op)
+static int nothing_to_do(struct strata_task *op)
 {
     (void)op;
     return MPI_SUCCESS;
 }
 
 /* o->i: member index, o->t: step (group) index. */
-static int leader_progress(struct strata_op *op)
+static int leader_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     const struct strata_block_args *a = &o->a;
     const struct strata_hier_level *L0 = &p->hier->level[0];
     int me = p->rank, own = L0->group_of[me], ngroups = L0->ngroups;
     struct strata_rank_ctl *mine = &p->ctl[me];
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->i = L0->member_start[own]; o->i < L0->member_start[own + 1]; o->i++)
         if (L0->members[o->i] != me)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[L0->members[o->i]].progress, o->base + 1,
-                               p->pid[L0->members[o->i]]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[L0->members[o->i]].progress, o->base + 1,
+                                 p->pid[L0->members[o->i]]);
     /* Release: members and leaders that see it may read the whole group. */
     strata_plane_publish(p, &mine->progress, o->base + 1);
 
     for (o->t = 1; o->t < ngroups; o->t++) {
-        STRATA_OP_AWAIT_GE(op, &p->ctl[L0->leader[group_at(own, o->t, ngroups)]].progress,
-                           o->base + 1, p->pid[L0->leader[group_at(own, o->t, ngroups)]]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[L0->leader[group_at(own, o->t, ngroups)]].progress,
+                             o->base + 1, p->pid[L0->leader[group_at(own, o->t, ngroups)]]);
         int grp = group_at(own, o->t, ngroups), peer = L0->leader[grp];
         /* The peer's buf was set before its seq, which precedes its progress. */
         const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
@@ -97,21 +97,21 @@ static int leader_progress(struct strata_op *op)
     /* Members read from this buffer until the end, other leaders in step 2. */
     for (o->i = L0->member_start[own]; o->i < L0->member_start[own + 1]; o->i++)
         if (L0->members[o->i] != me)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[L0->members[o->i]].ack, o->base,
-                               p->pid[L0->members[o->i]]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[L0->members[o->i]].ack, o->base,
+                                 p->pid[L0->members[o->i]]);
     for (o->t = 0; o->t < ngroups; o->t++)
         if (L0->leader[o->t] != me)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[L0->leader[o->t]].ack, o->base,
-                               p->pid[L0->leader[o->t]]);
-    STRATA_OP_END(op);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[L0->leader[o->t]].ack, o->base,
+                                 p->pid[L0->leader[o->t]]);
+    STRATA_TASK_END(op);
 }
 
 enum { MISSING, READY, HELD };
 
 /* o->t: groups held; the per-rank state lives in the plane's tree_buf. */
-static int member_progress(struct strata_op *op)
+static int member_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     const struct strata_block_args *a = &o->a;
     const struct strata_hier_level *L0 = &p->hier->level[0];
@@ -120,10 +120,10 @@ static int member_progress(struct strata_op *op)
     struct strata_rank_ctl *mine = &p->ctl[me], *lead = &p->ctl[leader];
     size_t b = a->block;
     int *state = p->tree_buf;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     /* The acquire makes the leader's acc and buf of this operation visible;
      * it cannot leave the operation before this rank acknowledges. */
-    STRATA_OP_AWAIT_GE(op, &lead->seq, o->base, p->pid[leader]);
+    STRATA_TASK_AWAIT_GE(op, &lead->seq, o->base, p->pid[leader]);
     unsigned char *acc = (void *)(uintptr_t)strata_flag_read(&lead->acc);
     strata_plane_push(p, STRATA_COLL_ALLGATHER, leader, acc + (size_t)me * b,
                       a->recv + (size_t)me * b, b);
@@ -136,7 +136,7 @@ static int member_progress(struct strata_op *op)
     for (int r = 0; r < size; r++) state[r] = MISSING;
     state[me] = HELD;
     for (o->t = 0; o->t < ngroups;) {
-        STRATA_OP_AWAIT_GE(op, &lead->progress, o->base + 1 + (uint64_t)o->t, p->pid[leader]);
+        STRATA_TASK_AWAIT_GE(op, &lead->progress, o->base + 1 + (uint64_t)o->t, p->pid[leader]);
         uint64_t now = strata_flag_read(&lead->progress) - o->base;
         if (now > (uint64_t)ngroups) now = (uint64_t)ngroups;
         for (; o->t < (int)now; o->t++) {
@@ -153,10 +153,10 @@ static int member_progress(struct strata_op *op)
     }
     /* Release: done with the leader's buffer; nobody touches this rank's. */
     strata_plane_publish(p, &mine->ack, o->base);
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_allgather_hier_leader_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_hier_leader_start(struct strata_block_task *o, struct strata_plane *p,
                                         const struct strata_block_args *a)
 {
     size_t b = a->block;
@@ -164,12 +164,12 @@ void strata_allgather_hier_leader_start(struct strata_block_op *o, struct strata
     o->a = *a;
     if (a->send) memcpy(own_block, a->send, b);
     if (p->size == 1) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
     const struct strata_hier_level *L0 = &p->hier->level[0];
     int leads = L0->leader[L0->group_of[p->rank]] == p->rank;
-    strata_op_init(&o->op, p, leads ? leader_progress : member_progress);
+    strata_task_init(&o->op, p, leads ? leader_progress : member_progress);
     /* Members write into a leader's receive buffer and read from it; other
      * ranks expose the same buffer, which nobody uses. */
     o->base = strata_plane_enter(p, (size_t)L0->ngroups, a->recv, a->recv);
@@ -196,33 +196,33 @@ static void append_group(const struct strata_hier *h, int l, int grp, int *order
 
 /* o->n: this rank's position in the ring order (the plane's tree_buf);
  * o->t: the step. */
-static int ring_progress(struct strata_op *op)
+static int ring_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     const struct strata_block_args *a = &o->a;
     int size = p->size, pos = o->n, *order = p->tree_buf;
     int left = order[(pos + size - 1) % size], right = order[(pos + 1) % size];
     struct strata_rank_ctl *mine = &p->ctl[p->rank], *up = &p->ctl[left];
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     /* The acquire makes the left neighbour's buf of this operation visible;
      * it cannot leave the operation before this rank acknowledges. */
-    STRATA_OP_AWAIT_GE(op, &up->seq, o->base, p->pid[left]);
+    STRATA_TASK_AWAIT_GE(op, &up->seq, o->base, p->pid[left]);
     o->send = (const void *)(uintptr_t)strata_flag_read(&up->buf);
     for (o->t = 1; o->t < size; o->t++) {
         /* The left neighbour received that block in its step - 1. */
-        STRATA_OP_AWAIT_GE(op, &up->progress, o->base + (uint64_t)o->t - 1, p->pid[left]);
+        STRATA_TASK_AWAIT_GE(op, &up->progress, o->base + (uint64_t)o->t - 1, p->pid[left]);
         read_blocks(p, left, o->send, a->recv, order[(pos - o->t + size) % size], 1, a->block);
         /* Release: the right neighbour may read this block from here. */
         strata_plane_publish(p, &mine->progress, o->base + (uint64_t)o->t);
     }
     /* Release: done reading the left neighbour. */
     strata_plane_publish(p, &mine->ack, o->base);
-    STRATA_OP_AWAIT_GE(op, &p->ctl[right].ack, o->base, p->pid[right]);
-    STRATA_OP_END(op);
+    STRATA_TASK_AWAIT_GE(op, &p->ctl[right].ack, o->base, p->pid[right]);
+    STRATA_TASK_END(op);
 }
 
-void strata_allgather_hier_ring_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_hier_ring_start(struct strata_block_task *o, struct strata_plane *p,
                                       const struct strata_block_args *a)
 {
     int me = p->rank, size = p->size;
@@ -230,10 +230,10 @@ void strata_allgather_hier_ring_start(struct strata_block_op *o, struct strata_p
     o->a = *a;
     if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
     if (size == 1) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, ring_progress);
+    strata_task_init(&o->op, p, ring_progress);
     /* Groups are numbered in order of their lowest rank, and each level's
      * members are the leaders (lowest ranks) of the groups below, so this
      * is the order of the chain of group ids from the top down, then rank. */

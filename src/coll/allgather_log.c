@@ -14,7 +14,7 @@
  * base once this rank reads no more.  A rank returns only after everyone
  * who reads from it has acknowledged: its buffer must stay valid (and, for
  * Bruck, the scratch must not be refilled by the next call) until then.
- * Resumable operations (coll/op.h). */
+ * Resumable operations (coll/task.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,9 +34,9 @@ static uint64_t enter(struct strata_plane *p, const void *buf, int steps)
     return strata_plane_enter_progress(p, (size_t)steps, buf, NULL, 0);
 }
 
-static struct strata_block_op *block_of(struct strata_op *op)
+static struct strata_block_task *block_of(struct strata_task *op)
 {
-    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    return (struct strata_block_task *)((char *)op - offsetof(struct strata_block_task, op));
 }
 
 /* Reads len bytes at offset off of peer's exposed buffer into local, once
@@ -49,27 +49,27 @@ static void pull_from(struct strata_plane *p, int peer, size_t off, unsigned cha
     strata_plane_pull(p, STRATA_COLL_ALLGATHER, peer, remote + off, local, len);
 }
 
-static int nothing_to_do(struct strata_op *op)
+static int nothing_to_do(struct strata_task *op)
 {
     (void)op;
     return MPI_SUCCESS;
 }
 
 /* ---- recursive doubling.  o->n: steps; o->t: the step. */
-static int doubling_progress(struct strata_op *op)
+static int doubling_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     const struct strata_block_args *a = &o->a;
     int me = p->rank;
     size_t b = a->block;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->t = 0; o->t < o->n; o->t++) {
         /* The partner's aligned group of 2^s blocks, complete after its
          * step s-1; it lies at the same offset in both buffers. */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].seq, o->base, p->pid[me ^ (1 << o->t)]);
-        STRATA_OP_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].progress, o->base + (uint64_t)o->t,
-                           p->pid[me ^ (1 << o->t)]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].seq, o->base, p->pid[me ^ (1 << o->t)]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].progress, o->base + (uint64_t)o->t,
+                             p->pid[me ^ (1 << o->t)]);
         int group = 1 << o->t, partner = me ^ group;
         size_t off = (size_t)(partner & ~(group - 1)) * b;
         pull_from(p, partner, off, a->recv + off, (size_t)group * b);
@@ -79,11 +79,11 @@ static int doubling_progress(struct strata_op *op)
     strata_plane_publish(p, &p->ctl[me].ack, o->base); /* done reading */
     /* Each partner read this rank's recv once. */
     for (o->t = 0; o->t < o->n; o->t++)
-        STRATA_OP_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].ack, o->base, p->pid[me ^ (1 << o->t)]);
-    STRATA_OP_END(op);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[me ^ (1 << o->t)].ack, o->base, p->pid[me ^ (1 << o->t)]);
+    STRATA_TASK_END(op);
 }
 
-void strata_allgather_recursive_doubling_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_recursive_doubling_start(struct strata_block_task *o, struct strata_plane *p,
                                                const struct strata_block_args *a)
 {
     int size = p->size, me = p->rank, steps = 0;
@@ -91,10 +91,10 @@ void strata_allgather_recursive_doubling_start(struct strata_block_op *o, struct
     o->a = *a;
     if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
     if (size == 1) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, doubling_progress);
+    strata_task_init(&o->op, p, doubling_progress);
     while ((1 << steps) < size) steps++; /* size is a power of two (registry) */
     o->n = steps;
     o->base = enter(p, a->recv, steps);
@@ -107,21 +107,21 @@ int strata_allgather_recursive_doubling(struct strata_plane *p, const struct str
 
 /* ---- Bruck.  o->n: steps; o->t: the step; o->owned is not used: tmp is
  * the plane's scratch (one operation per plane at a time). */
-static int bruck_progress(struct strata_op *op)
+static int bruck_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     const struct strata_block_args *a = &o->a;
     int size = p->size, me = p->rank;
     size_t b = a->block;
     unsigned char *tmp = (unsigned char *)o->send;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->t = 0; o->t < o->n; o->t++) {
         /* from's first d blocks are complete after its step s-1. */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[(me + (1 << o->t)) % size].seq, o->base,
-                           p->pid[(me + (1 << o->t)) % size]);
-        STRATA_OP_AWAIT_GE(op, &p->ctl[(me + (1 << o->t)) % size].progress,
-                           o->base + (uint64_t)o->t, p->pid[(me + (1 << o->t)) % size]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + (1 << o->t)) % size].seq, o->base,
+                             p->pid[(me + (1 << o->t)) % size]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + (1 << o->t)) % size].progress,
+                             o->base + (uint64_t)o->t, p->pid[(me + (1 << o->t)) % size]);
         int d = 1 << o->t, from = (me + d) % size;
         int count = d < size - d ? d : size - d;
         pull_from(p, from, 0, tmp + (size_t)d * b, (size_t)count * b);
@@ -137,12 +137,12 @@ static int bruck_progress(struct strata_op *op)
 
     /* Rank me - 2^s read tmp in step s; the next call refills it. */
     for (o->t = 0; o->t < o->n; o->t++)
-        STRATA_OP_AWAIT_GE(op, &p->ctl[((me - (1 << o->t)) % size + size) % size].ack, o->base,
-                           p->pid[((me - (1 << o->t)) % size + size) % size]);
-    STRATA_OP_END(op);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[((me - (1 << o->t)) % size + size) % size].ack, o->base,
+                             p->pid[((me - (1 << o->t)) % size + size) % size]);
+    STRATA_TASK_END(op);
 }
 
-void strata_allgather_bruck_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_bruck_start(struct strata_block_task *o, struct strata_plane *p,
                                   const struct strata_block_args *a)
 {
     int size = p->size, me = p->rank, steps = 0;
@@ -151,10 +151,10 @@ void strata_allgather_bruck_start(struct strata_block_op *o, struct strata_plane
     o->a = *a;
     if (size == 1) {
         if (a->send) memcpy(a->recv, a->send, b);
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, bruck_progress);
+    strata_task_init(&o->op, p, bruck_progress);
     while ((1 << steps) < size) steps++;
     /* Private to this rank and to this call (see plane.h); peers read it. */
     unsigned char *tmp = strata_plane_scratch(p, (size_t)size * b);

@@ -15,7 +15,7 @@
  * read there valid); progress = base + steps done (ring-neighbour); ack =
  * base when a rank will touch no peer's memory again.  A rank returns once
  * every rank that reads or writes its buffers has acknowledged.  Resumable
- * operations (coll/op.h). */
+ * operations (coll/task.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,9 +27,9 @@
 #include "util/colls.h"
 #include "util/stats.h"
 
-static struct strata_block_op *block_of(struct strata_op *op)
+static struct strata_block_task *block_of(struct strata_task *op)
 {
-    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    return (struct strata_block_task *)((char *)op - offsetof(struct strata_block_task, op));
 }
 
 /* The exposed address of a peer, once the operation has seen it enter
@@ -46,32 +46,32 @@ static unsigned char *peer_address(struct strata_plane *p, int peer, int which_a
 /* Every other rank's ack: all of them read from or wrote into this rank. */
 #define AWAIT_ALL_ACKS(op, o, p)                                                             \
     for ((o)->i = 1; (o)->i < (p)->size; (o)->i++)                                         \
-    STRATA_OP_AWAIT_GE(op, &(p)->ctl[((p)->rank + (o)->i) % (p)->size].ack, (o)->base,     \
-                       (p)->pid[((p)->rank + (o)->i) % (p)->size])
+    STRATA_TASK_AWAIT_GE(op, &(p)->ctl[((p)->rank + (o)->i) % (p)->size].ack, (o)->base,   \
+                         (p)->pid[((p)->rank + (o)->i) % (p)->size])
 
-static int nothing_to_do(struct strata_op *op)
+static int nothing_to_do(struct strata_task *op)
 {
     (void)op;
     return MPI_SUCCESS;
 }
 
 /* ---- ring-neighbour-j.  o->k: j; o->n: from; o->t: the block q of the step. */
-static int neighbour_progress(struct strata_op *op)
+static int neighbour_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     const struct strata_block_args *a = &o->a;
     struct strata_rank_ctl *ctl = &p->ctl[p->rank];
     int size = p->size, from = o->n;
     size_t b = a->block;
-    STRATA_OP_BEGIN(op);
-    STRATA_OP_AWAIT_GE(op, &p->ctl[from].seq, o->base, p->pid[from]);
+    STRATA_TASK_BEGIN(op);
+    STRATA_TASK_AWAIT_GE(op, &p->ctl[from].seq, o->base, p->pid[from]);
     o->send = peer_address(p, from, 0);
     o->t = p->rank;
     for (o->i = 1; o->i < size; o->i++) {
         o->t = (o->t - o->k + size) % size; /* (me - i*j) mod size: from's block of step i-1 */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[from].progress, o->base + (uint64_t)(o->i - 1),
-                           p->pid[from]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[from].progress, o->base + (uint64_t)(o->i - 1),
+                             p->pid[from]);
         strata_plane_pull(p, STRATA_COLL_ALLGATHER, from, o->send + (size_t)o->t * b,
                           a->recv + (size_t)o->t * b, b);
         /* Release: the reader that sees i steps done also sees block q. */
@@ -79,12 +79,12 @@ static int neighbour_progress(struct strata_op *op)
     }
     strata_plane_publish(p, &ctl->ack, o->base); /* done reading from `from` */
     /* Only `reader` reads this rank's buffer; keep it valid until it is done. */
-    STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->k) % size].ack, o->base,
-                       p->pid[(p->rank + o->k) % size]);
-    STRATA_OP_END(op);
+    STRATA_TASK_AWAIT_GE(op, &p->ctl[(p->rank + o->k) % size].ack, o->base,
+                         p->pid[(p->rank + o->k) % size]);
+    STRATA_TASK_END(op);
 }
 
-void strata_allgather_ring_neighbour_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_ring_neighbour_start(struct strata_block_task *o, struct strata_plane *p,
                                            const struct strata_block_args *a)
 {
     int size = p->size, me = p->rank;
@@ -93,10 +93,10 @@ void strata_allgather_ring_neighbour_start(struct strata_block_op *o, struct str
     o->a = *a;
     if (a->send) memcpy(own, a->send, b);
     if (size == 1) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, neighbour_progress);
+    strata_task_init(&o->op, p, neighbour_progress);
     o->k = a->k % size; /* coprime with size (the registry refuses others) */
     o->n = (me - o->k + size) % size;
     /* 0 steps done: own block only; buf, progress and the own block copied
@@ -110,14 +110,14 @@ int strata_allgather_ring_neighbour(struct strata_plane *p, const struct strata_
 }
 
 /* ---- ring-source-read */
-static int source_peer(const struct strata_block_op *o, int step)
+static int source_peer(const struct strata_block_task *o, int step)
 {
     int size = o->op.p->size;
     return (o->op.p->rank - step + size) % size;
 }
 
 /* Reads peer's own block into place. */
-static void read_source_block(struct strata_block_op *o, int peer)
+static void read_source_block(struct strata_block_task *o, int peer)
 {
     struct strata_plane *p = o->op.p;
     size_t b = o->a.block;
@@ -125,14 +125,14 @@ static void read_source_block(struct strata_block_op *o, int peer)
                       o->a.recv + (size_t)peer * b, b);
 }
 
-static int source_read_progress(struct strata_op *op)
+static int source_read_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     const struct strata_block_args *a = &o->a;
     int size = p->size, me = p->rank;
     size_t b = a->block;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->i = 1; o->i < size; o->i++) {
         if (strata_ahead_done(o, o->i)) continue; /* read while an earlier source was late */
         /* A late source does not hold up the blocks of those already here
@@ -144,10 +144,10 @@ static int source_read_progress(struct strata_op *op)
     /* Late, to overlap the others' reads: they read send, not this slot. */
     if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
     AWAIT_ALL_ACKS(op, o, p); /* everyone reads this rank's block */
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_allgather_ring_source_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_ring_source_read_start(struct strata_block_task *o, struct strata_plane *p,
                                              const struct strata_block_args *a)
 {
     size_t b = a->block;
@@ -155,10 +155,10 @@ void strata_allgather_ring_source_read_start(struct strata_block_op *o, struct s
     o->a = *a;
     if (p->size == 1) {
         if (a->send) memcpy(own, a->send, b);
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, source_read_progress);
+    strata_task_init(&o->op, p, source_read_progress);
     o->ahead = 0;
     /* buf goes with seq; the block itself is valid from entry. */
     o->base = strata_plane_enter(p, 1, a->send ? a->send : own, NULL);
@@ -170,17 +170,17 @@ int strata_allgather_ring_source_read(struct strata_plane *p, const struct strat
 }
 
 /* ---- ring-source-write */
-static int source_write_progress(struct strata_op *op)
+static int source_write_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     const struct strata_block_args *a = &o->a;
     int size = p->size, me = p->rank;
     size_t b = a->block;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->i = 1; o->i < size; o->i++) {
-        STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].seq, o->base,
-                           p->pid[(me + o->i) % size]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + o->i) % size].seq, o->base,
+                             p->pid[(me + o->i) % size]);
         int q = (me + o->i) % size;
         strata_plane_push(p, STRATA_COLL_ALLGATHER, q, peer_address(p, q, 1) + (size_t)me * b,
                           a->send ? a->send : a->recv + (size_t)me * b, b);
@@ -191,20 +191,20 @@ static int source_write_progress(struct strata_op *op)
     /* Late, to overlap the others' writes: they write every slot but this. */
     if (a->send) memcpy(a->recv + (size_t)me * b, a->send, b);
     AWAIT_ALL_ACKS(op, o, p);
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_allgather_ring_source_write_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_ring_source_write_start(struct strata_block_task *o, struct strata_plane *p,
                                               const struct strata_block_args *a)
 {
     size_t b = a->block;
     o->a = *a;
     if (p->size == 1) {
         if (a->send) memcpy(a->recv + (size_t)p->rank * b, a->send, b);
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, source_write_progress);
+    strata_task_init(&o->op, p, source_write_progress);
     /* acc goes with seq; peers may write into recv from now on. */
     o->base = strata_plane_enter(p, 1, NULL, a->recv);
 }

@@ -31,19 +31,19 @@ static int partner_of(int rank, int step, int size, int pow2)
     return pow2 ? rank ^ step : (rank - step + size) % size;
 }
 
-static struct strata_block_op *block_of(struct strata_op *op)
+static struct strata_block_task *block_of(struct strata_task *op)
 {
-    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    return (struct strata_block_task *)((char *)op - offsetof(struct strata_block_task, op));
 }
 
-static int step_peer(const struct strata_block_op *o, int step)
+static int step_peer(const struct strata_block_task *o, int step)
 {
     int size = o->op.p->size;
     return partner_of(o->op.p->rank, step, size, (size & (size - 1)) == 0);
 }
 
 /* Reads this rank's block of peer's send buffer into place. */
-static void read_block(struct strata_block_op *o, int peer)
+static void read_block(struct strata_block_task *o, int peer)
 {
     struct strata_plane *p = o->op.p;
     size_t b = o->a.block;
@@ -52,12 +52,12 @@ static void read_block(struct strata_block_op *o, int peer)
                       o->a.recv + (size_t)peer * b, b);
 }
 
-static int pairwise_progress(struct strata_op *op)
+static int pairwise_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     int me = p->rank, size = p->size;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->t = 1; o->t < size; o->t++) {
         if (strata_ahead_done(o, o->t)) continue; /* read while an earlier peer was late */
         /* The acquire makes the peer's buf of this operation visible; the
@@ -70,17 +70,17 @@ static int pairwise_progress(struct strata_op *op)
     strata_plane_publish(p, &p->ctl[me].ack, o->base);
     /* Every rank reads from this one's send buffer (or scratch copy). */
     for (o->t = 0; o->t < size; o->t++)
-        if (o->t != me) STRATA_OP_AWAIT_GE(op, &p->ctl[o->t].ack, o->base, p->pid[o->t]);
-    STRATA_OP_END(op);
+        if (o->t != me) STRATA_TASK_AWAIT_GE(op, &p->ctl[o->t].ack, o->base, p->pid[o->t]);
+    STRATA_TASK_END(op);
 }
 
-static int nothing_to_do(struct strata_op *op)
+static int nothing_to_do(struct strata_task *op)
 {
     (void)op;
     return MPI_SUCCESS;
 }
 
-void strata_alltoall_pairwise_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_alltoall_pairwise_start(struct strata_block_task *o, struct strata_plane *p,
                                     const struct strata_block_args *a)
 {
     int me = p->rank, size = p->size;
@@ -89,10 +89,10 @@ void strata_alltoall_pairwise_start(struct strata_block_op *o, struct strata_pla
     o->a = *a;
     if (size == 1) {
         if (send) memcpy(a->recv, send, b);
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, pairwise_progress);
+    strata_task_init(&o->op, p, pairwise_progress);
     o->ahead = 0;
     if (!send) {
         /* In place: incoming blocks overwrite recv while partners still read

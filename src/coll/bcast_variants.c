@@ -12,7 +12,7 @@
  *                       once, on 1/size of the bytes), then the other pieces
  *                       each from the rank that owns it (no contention).
  * The payload is a->recv (== a->send) on every rank, a->block bytes.
- * Resumable operations (coll/op.h). */
+ * Resumable operations (coll/task.h). */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -35,12 +35,12 @@ static const unsigned char *exposed_buf(struct strata_plane *p, int peer)
     return (const unsigned char *)(uintptr_t)strata_flag_read(&p->ctl[peer].buf);
 }
 
-static struct strata_block_op *block_of(struct strata_op *op)
+static struct strata_block_task *block_of(struct strata_task *op)
 {
-    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    return (struct strata_block_task *)((char *)op - offsetof(struct strata_block_task, op));
 }
 
-static int nothing_to_do(struct strata_op *op)
+static int nothing_to_do(struct strata_task *op)
 {
     (void)op;
     return MPI_SUCCESS;
@@ -48,35 +48,35 @@ static int nothing_to_do(struct strata_op *op)
 
 /* ---- direct-read ---------------------------------------------------------
  * Flags: root seq (its buf is valid); every non-root's ack (done reading). */
-static int direct_read_progress(struct strata_op *op)
+static int direct_read_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     int root = o->a.root;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (p->rank != root) {
         /* The acquire makes the root's buf of this op visible; the root
          * cannot leave the op (and free the buffer) before this rank acks. */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
         pull(p, root, exposed_buf(p, root), o->a.recv, o->a.block);
         strata_plane_publish(p, &p->ctl[p->rank].ack, o->base); /* the root's buffer is free */
     } else {
         for (o->i = 0; o->i < p->size; o->i++)
-            if (o->i != root) STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].ack, o->base, p->pid[o->i]);
+            if (o->i != root) STRATA_TASK_AWAIT_GE(op, &p->ctl[o->i].ack, o->base, p->pid[o->i]);
         strata_plane_publish(p, &p->ctl[root].ack, o->base); /* uniformity: every rank acks */
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_bcast_direct_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_direct_read_start(struct strata_block_task *o, struct strata_plane *p,
                                     const struct strata_block_args *a)
 {
     o->a = *a;
     if (p->size == 1) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, direct_read_progress);
+    strata_task_init(&o->op, p, direct_read_progress);
     o->base = strata_plane_enter_progress(p, 1, a->recv, NULL, 0);
 }
 
@@ -89,25 +89,25 @@ int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_a
  * Flags: each non-root's seq (its acc is valid); the root's progress =
  * base + d once the ranks at distance 1..d from it have the payload, so
  * each rank leaves as soon as its own copy is written. */
-static int direct_write_progress(struct strata_op *op)
+static int direct_write_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     int root = o->a.root, size = p->size;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (p->rank != root) {
         /* The acquire pairs with the root's release after its write: the
          * payload is in this rank's buffer once the flag is seen. */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[root].progress,
-                           o->base + (uint64_t)((p->rank - root + size) % size), p->pid[root]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[root].progress,
+                             o->base + (uint64_t)((p->rank - root + size) % size), p->pid[root]);
         strata_plane_publish(p, &me->ack, o->base); /* uniformity: it touched no peer */
     } else {
         for (o->i = 1; o->i < size; o->i++) {
             /* The acquire makes r's acc of this op visible; r waits for the
              * progress below, so the buffer stays valid until the write ends. */
-            STRATA_OP_AWAIT_GE(op, &p->ctl[(root + o->i) % size].seq, o->base,
-                               p->pid[(root + o->i) % size]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[(root + o->i) % size].seq, o->base,
+                                 p->pid[(root + o->i) % size]);
             int r = (root + o->i) % size;
             void *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[r].acc);
             strata_plane_push(p, STRATA_COLL_BCAST, r, dst, o->a.send, o->a.block);
@@ -116,18 +116,18 @@ static int direct_write_progress(struct strata_op *op)
         }
         strata_plane_publish(p, &me->ack, o->base); /* uniformity: every rank acks */
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_bcast_direct_write_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_direct_write_start(struct strata_block_task *o, struct strata_plane *p,
                                      const struct strata_block_args *a)
 {
     o->a = *a;
     if (p->size == 1) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, direct_write_progress);
+    strata_task_init(&o->op, p, direct_write_progress);
     o->base = strata_plane_enter_progress(p, (size_t)p->size, NULL, a->recv, 0);
 }
 
@@ -181,42 +181,42 @@ static int knomial_parent(int v, int radix)
 
 /* o->k: the throttle k; o->n: number of children (in tree_buf); o->t: the
  * rank to wait for before reading (-1: none); o->i: child index. */
-static int knomial_progress(struct strata_op *op)
+static int knomial_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     int size = p->size, root = o->a.root, radix = o->k + 1;
     int v = (p->rank - root + size) % size;
     int parent = v ? (knomial_parent(v, radix) + root) % size : -1;
     int *children = p->tree_buf;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (v != 0) {
         /* The throttle: wait for the reader k places ahead. */
-        if (o->t >= 0) STRATA_OP_AWAIT_GE(op, &p->ctl[o->t].ack, o->base, p->pid[o->t]);
+        if (o->t >= 0) STRATA_TASK_AWAIT_GE(op, &p->ctl[o->t].ack, o->base, p->pid[o->t]);
         /* The acquire makes the parent's buf of this op visible together
          * with its payload; the parent cannot leave the op before this rank
          * acks. */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[parent].progress, o->base + 1, p->pid[parent]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[parent].progress, o->base + 1, p->pid[parent]);
         pull(p, parent, exposed_buf(p, parent), o->a.recv, o->a.block);
         /* The payload is in this rank's buffer: its children may read it. */
         strata_plane_publish(p, &me->progress, o->base + 1);
     }
     strata_plane_publish(p, &me->ack, o->base); /* parent's buffer free; the next sibling may go */
     for (o->i = 0; o->i < o->n; o->i++)
-        STRATA_OP_AWAIT_GE(op, &p->ctl[children[o->i]].ack, o->base, p->pid[children[o->i]]);
-    STRATA_OP_END(op);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[children[o->i]].ack, o->base, p->pid[children[o->i]]);
+    STRATA_TASK_END(op);
 }
 
-void strata_bcast_knomial_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_knomial_start(struct strata_block_task *o, struct strata_plane *p,
                                 const struct strata_block_args *a)
 {
     o->a = *a;
     if (p->size == 1) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, knomial_progress);
+    strata_task_init(&o->op, p, knomial_progress);
     int size = p->size, root = a->root, k = a->k < size - 1 ? a->k : size - 1;
     int radix = k + 1, v = (p->rank - root + size) % size;
     o->k = k;
@@ -248,18 +248,18 @@ int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args 
 static size_t piece_start(size_t n, int q, int size) { return (size_t)q * n / (size_t)size; }
 
 /* o->i: the piece being read; o->send: the root's buffer. */
-static int scatter_allgather_progress(struct strata_op *op)
+static int scatter_allgather_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     int size = p->size, root = o->a.root, me = p->rank;
     size_t n = o->a.block;
     struct strata_rank_ctl *mine = &p->ctl[me];
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (me != root) {
         /* The acquire makes the root's buf of this op visible; the root
          * cannot leave the op before this rank acks. */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[root].seq, o->base, p->pid[root]);
         o->send = exposed_buf(p, root);
         size_t lo = piece_start(n, me, size), hi = piece_start(n, me + 1, size);
         pull(p, root, o->send + lo, o->a.recv + lo, hi - lo);
@@ -274,8 +274,8 @@ static int scatter_allgather_progress(struct strata_op *op)
                 continue;
             }
             /* The acquire makes q's buf and its piece visible together. */
-            STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
-                               p->pid[(me + o->i) % size]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
+                                 p->pid[(me + o->i) % size]);
             q = (me + o->i) % size;
             qlo = piece_start(n, q, size);
             qhi = piece_start(n, q + 1, size);
@@ -288,19 +288,19 @@ static int scatter_allgather_progress(struct strata_op *op)
     if (me == root || piece_start(n, me + 1, size) > piece_start(n, me, size))
         for (o->i = 0; o->i < size; o->i++)
             if (o->i != me && o->i != root)
-                STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].ack, o->base, p->pid[o->i]);
-    STRATA_OP_END(op);
+                STRATA_TASK_AWAIT_GE(op, &p->ctl[o->i].ack, o->base, p->pid[o->i]);
+    STRATA_TASK_END(op);
 }
 
-void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_scatter_allgather_start(struct strata_block_task *o, struct strata_plane *p,
                                           const struct strata_block_args *a)
 {
     o->a = *a;
     if (p->size == 1) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
-    strata_op_init(&o->op, p, scatter_allgather_progress);
+    strata_task_init(&o->op, p, scatter_allgather_progress);
     o->base = strata_plane_enter_progress(p, 1, a->recv, NULL, p->rank == a->root ? 1 : 0);
 }
 

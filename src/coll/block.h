@@ -38,7 +38,7 @@
  *    memory again in this operation; before returning, a rank waits for the
  *    ack of every rank that may still read or write its buffers (the user
  *    may reuse them as soon as the call returns).
- *  - Waits are the operation's (STRATA_OP_AWAIT_GE, coll/op.h): the policy
+ *  - Waits are the operation's (STRATA_TASK_AWAIT_GE, coll/task.h): the policy
  *    of shm/wait.h (spin, then yield or block, notice dead peers, turn the
  *    host's progress in long waits).  Every copy from or into a peer goes
  *    through strata_plane_pull/push (plane.h): the plane's transport moves
@@ -49,7 +49,7 @@
 #include <stddef.h>
 
 #include "coll/coll.h"
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/plane.h"
 
 struct strata_block_args {
@@ -98,7 +98,7 @@ struct strata_vpieces {
 };
 
 struct strata_algorithm;
-struct strata_block_op;
+struct strata_block_task;
 
 /* The single-copy data paths of the v-collectives (vblock.c): readers pull
  * their pieces, or (Gatherv) writers push theirs into the root. */
@@ -122,7 +122,7 @@ struct strata_vblock_state {
      * rank): sets single_copy, the operation's k, and what it reports
      * below.  A callback, so that the node engine does not call up into
      * selection, which lists the engine's algorithms. */
-    void (*choose)(struct strata_block_op *o);
+    void (*choose)(struct strata_block_task *o);
     const struct strata_algorithm *al; /* what choose chose (NULL: a named one ran) */
     double predicted_us;
     const char *why;
@@ -149,12 +149,12 @@ typedef int (*strata_block_fn)(struct strata_plane *p, const struct strata_block
 
 /* The copy-in/copy-out exchange of cico_block.c: rank q exposes a stream of
  * bytes; every reader copies the part of each stream it wants. */
-struct strata_block_op;
+struct strata_block_task;
 struct strata_cico_exchange {
     int coll;
-    size_t (*stream_len)(const struct strata_block_op *o, int q);
+    size_t (*stream_len)(const struct strata_block_task *o, int q);
     /* What this rank wants of q's stream: [lo, lo + len) to dst (len 0: none). */
-    void (*want)(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
+    void (*want)(const struct strata_block_task *o, int q, size_t *lo, size_t *len,
                  unsigned char **dst);
     const unsigned char *my_stream; /* this rank's stream (may be a private copy) */
     /* The stream is my_stream less the bytes [skip_at, skip_at + skip_len)
@@ -177,12 +177,12 @@ struct strata_cico_exchange {
     uint64_t first_base;
 };
 
-/* Every block algorithm as a resumable operation (coll/op.h): start, then
- * strata_op_step(&o->op) until MPI_SUCCESS.  The fields past `op` are the
+/* Every block algorithm as a resumable operation (coll/task.h): start, then
+ * strata_task_step(&o->op) until MPI_SUCCESS.  The fields past `op` are the
  * running algorithm's private state (loop positions that survive a wait);
  * each algorithm uses the ones it needs. */
-struct strata_block_op {
-    struct strata_op op;
+struct strata_block_task {
+    struct strata_task op;
     struct strata_block_args a; /* the call (a copy) */
     uint64_t base;
     int k, i, t, n;
@@ -192,25 +192,25 @@ struct strata_block_op {
     const unsigned char *send;  /* what peers read (the send buffer or a private copy) */
     void *owned;                /* memory the operation frees when it completes */
     struct strata_cico_exchange x;
-    struct strata_bcast_op bcast; /* the pipelined Bcast (coll.h), run as a sub-step */
+    struct strata_bcast_task bcast; /* the pipelined Bcast (coll.h), run as a sub-step */
     struct strata_vblock_state v; /* the v-collectives */
 };
 
-typedef void (*strata_block_start_fn)(struct strata_block_op *o, struct strata_plane *p,
+typedef void (*strata_block_start_fn)(struct strata_block_task *o, struct strata_plane *p,
                                       const struct strata_block_args *a);
 
 /* The start function of a block algorithm (enum strata_algo): its row of
  * the algorithm table (algorithm.c); NULL for a value out of range. */
 strata_block_start_fn strata_block_starter(int algo);
 
-/* Blocking: start, then run to completion (coll/op.h).  Inline, so that
+/* Blocking: start, then run to completion (coll/task.h).  Inline, so that
  * the algorithm files do not call back into algorithm.c, which lists them. */
 static inline int strata_block_run(strata_block_start_fn start, struct strata_plane *p,
                                    const struct strata_block_args *a)
 {
-    struct strata_block_op o;
+    struct strata_block_task o;
     start(&o, p, a);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }
 
 /* Shared memory, two copies, in rounds of the regions (small data; the only
@@ -219,13 +219,13 @@ int strata_gather_cico(struct strata_plane *p, const struct strata_block_args *a
 int strata_scatter_cico(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_cico(struct strata_plane *p, const struct strata_block_args *a);
 int strata_alltoall_cico(struct strata_plane *p, const struct strata_block_args *a);
-void strata_gather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_gather_cico_start(struct strata_block_task *o, struct strata_plane *p,
                               const struct strata_block_args *a);
-void strata_scatter_cico_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_scatter_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                const struct strata_block_args *a);
-void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                  const struct strata_block_args *a);
-void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_alltoall_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                 const struct strata_block_args *a);
 
 /* The copy-in/copy-out algorithms' path for small blocks (line_block.c):
@@ -236,7 +236,7 @@ void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *
  * or all its blocks for Scatter's root and Alltoall; unused where it sends
  * nothing), after the caller placed its own block. */
 int strata_lines_fit(int coll, int size, size_t block);
-void strata_lines_start(struct strata_block_op *o, struct strata_plane *p, int coll,
+void strata_lines_start(struct strata_block_task *o, struct strata_plane *p, int coll,
                         const struct strata_block_args *a, const unsigned char *send);
 
 /* Scatter (paper IV-A): every non-root reads its block from the root at
@@ -244,28 +244,28 @@ void strata_lines_start(struct strata_block_op *o, struct strata_plane *p, int c
 int strata_scatter_parallel_read(struct strata_plane *p, const struct strata_block_args *a);
 int strata_scatter_sequential_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_scatter_throttled_read(struct strata_plane *p, const struct strata_block_args *a);
-void strata_scatter_parallel_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_scatter_parallel_read_start(struct strata_block_task *o, struct strata_plane *p,
                                         const struct strata_block_args *a);
-void strata_scatter_sequential_write_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_scatter_sequential_write_start(struct strata_block_task *o, struct strata_plane *p,
                                            const struct strata_block_args *a);
-void strata_scatter_throttled_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_scatter_throttled_read_start(struct strata_block_task *o, struct strata_plane *p,
                                          const struct strata_block_args *a);
 
 /* Gather (paper IV-B): mirror images of the Scatter algorithms. */
 int strata_gather_parallel_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_gather_sequential_read(struct strata_plane *p, const struct strata_block_args *a);
 int strata_gather_throttled_write(struct strata_plane *p, const struct strata_block_args *a);
-void strata_gather_parallel_write_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_gather_parallel_write_start(struct strata_block_task *o, struct strata_plane *p,
                                         const struct strata_block_args *a);
-void strata_gather_sequential_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_gather_sequential_read_start(struct strata_block_task *o, struct strata_plane *p,
                                          const struct strata_block_args *a);
-void strata_gather_throttled_write_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_gather_throttled_write_start(struct strata_block_task *o, struct strata_plane *p,
                                          const struct strata_block_args *a);
 
 /* Alltoall (paper IV-C): pairwise exchange, partner rank XOR i for a power
  * of two, (rank - i) mod size otherwise; no per-message handshake. */
 int strata_alltoall_pairwise(struct strata_plane *p, const struct strata_block_args *a);
-void strata_alltoall_pairwise_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_alltoall_pairwise_start(struct strata_block_task *o, struct strata_plane *p,
                                     const struct strata_block_args *a);
 
 /* Allgather (paper V-A; HierKNEM III-D for the hierarchical ones). */
@@ -274,21 +274,21 @@ int strata_allgather_ring_source_read(struct strata_plane *p, const struct strat
 int strata_allgather_ring_source_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_recursive_doubling(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_bruck(struct strata_plane *p, const struct strata_block_args *a);
-void strata_allgather_ring_neighbour_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_ring_neighbour_start(struct strata_block_task *o, struct strata_plane *p,
                                            const struct strata_block_args *a);
-void strata_allgather_ring_source_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_ring_source_read_start(struct strata_block_task *o, struct strata_plane *p,
                                              const struct strata_block_args *a);
-void strata_allgather_ring_source_write_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_ring_source_write_start(struct strata_block_task *o, struct strata_plane *p,
                                               const struct strata_block_args *a);
-void strata_allgather_recursive_doubling_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_recursive_doubling_start(struct strata_block_task *o, struct strata_plane *p,
                                                const struct strata_block_args *a);
-void strata_allgather_bruck_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_bruck_start(struct strata_block_task *o, struct strata_plane *p,
                                   const struct strata_block_args *a);
 int strata_allgather_hier_leader(struct strata_plane *p, const struct strata_block_args *a);
 int strata_allgather_hier_ring(struct strata_plane *p, const struct strata_block_args *a);
-void strata_allgather_hier_leader_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_hier_leader_start(struct strata_block_task *o, struct strata_plane *p,
                                         const struct strata_block_args *a);
-void strata_allgather_hier_ring_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgather_hier_ring_start(struct strata_block_task *o, struct strata_plane *p,
                                       const struct strata_block_args *a);
 
 /* Bcast variants (paper V-B), beside XHC's pipelined pull (bcast.c). */
@@ -297,19 +297,19 @@ int strata_bcast_direct_read(struct strata_plane *p, const struct strata_block_a
 int strata_bcast_direct_write(struct strata_plane *p, const struct strata_block_args *a);
 int strata_bcast_knomial(struct strata_plane *p, const struct strata_block_args *a);
 int strata_bcast_scatter_allgather(struct strata_plane *p, const struct strata_block_args *a);
-void strata_bcast_pipelined_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_pipelined_start(struct strata_block_task *o, struct strata_plane *p,
                                   const struct strata_block_args *a);
-void strata_bcast_direct_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_direct_read_start(struct strata_block_task *o, struct strata_plane *p,
                                     const struct strata_block_args *a);
-void strata_bcast_direct_write_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_direct_write_start(struct strata_block_task *o, struct strata_plane *p,
                                      const struct strata_block_args *a);
-void strata_bcast_knomial_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_knomial_start(struct strata_block_task *o, struct strata_plane *p,
                                 const struct strata_block_args *a);
-void strata_bcast_scatter_allgather_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_scatter_allgather_start(struct strata_block_task *o, struct strata_plane *p,
                                           const struct strata_block_args *a);
 /* Through the segment in rounds whatever the transport (bcast.c). */
 int strata_bcast_segment_pipeline(struct strata_plane *p, const struct strata_block_args *a);
-void strata_bcast_segment_pipeline_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_bcast_segment_pipeline_start(struct strata_block_task *o, struct strata_plane *p,
                                          const struct strata_block_args *a);
 
 /* The v-collectives (vblock.c): Gatherv, Scatterv, Allgatherv and
@@ -317,9 +317,9 @@ void strata_bcast_segment_pipeline_start(struct strata_block_op *o, struct strat
  * for copy-in/copy-out) with factor a->k; or, with single_copy -1, the path
  * and factor `choose` picks from the block size the ranks agree on while
  * they read each other's layouts. */
-void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int coll,
+void strata_vblock_start(struct strata_block_task *o, struct strata_plane *p, int coll,
                          const struct strata_block_args *a, int single_copy,
-                         void (*choose)(struct strata_block_op *o));
+                         void (*choose)(struct strata_block_task *o));
 
 /* What STRATA_STATS and STRATA_VERBOSE call a v-collective's
  * copy-in/copy-out when it ran fused with the layout (vblock.c). */
@@ -342,23 +342,23 @@ int strata_allgatherv_cico(struct strata_plane *p, const struct strata_block_arg
 int strata_allgatherv_ring_read(struct strata_plane *p, const struct strata_block_args *a);
 int strata_alltoallv_cico(struct strata_plane *p, const struct strata_block_args *a);
 int strata_alltoallv_ring_read(struct strata_plane *p, const struct strata_block_args *a);
-void strata_gatherv_cico_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_gatherv_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                const struct strata_block_args *a);
-void strata_gatherv_sequential_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_gatherv_sequential_read_start(struct strata_block_task *o, struct strata_plane *p,
                                           const struct strata_block_args *a);
-void strata_gatherv_throttled_write_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_gatherv_throttled_write_start(struct strata_block_task *o, struct strata_plane *p,
                                           const struct strata_block_args *a);
-void strata_scatterv_cico_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_scatterv_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                 const struct strata_block_args *a);
-void strata_scatterv_throttled_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_scatterv_throttled_read_start(struct strata_block_task *o, struct strata_plane *p,
                                           const struct strata_block_args *a);
-void strata_allgatherv_cico_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgatherv_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                   const struct strata_block_args *a);
-void strata_allgatherv_ring_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_allgatherv_ring_read_start(struct strata_block_task *o, struct strata_plane *p,
                                        const struct strata_block_args *a);
-void strata_alltoallv_cico_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_alltoallv_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                  const struct strata_block_args *a);
-void strata_alltoallv_ring_read_start(struct strata_block_op *o, struct strata_plane *p,
+void strata_alltoallv_ring_read_start(struct strata_block_task *o, struct strata_plane *p,
                                       const struct strata_block_args *a);
 
 #endif

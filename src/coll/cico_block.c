@@ -7,7 +7,7 @@
  * send buffer less the block it keeps); the stream moves in rounds of one region half each, and every reader copies,
  * in every round, the part of each writer's stream it wants.  Each round is
  * one plane operation, so the regions are double-buffered by round parity
- * exactly as for the broadcast (plane.h).  A resumable operation (coll/op.h):
+ * exactly as for the broadcast (plane.h).  A resumable operation (coll/task.h):
  * the rounds and the writer being read live in the operation.
  *
  * Allgather and Alltoall (issue 19), and the root of Gather and Scatter: a
@@ -33,9 +33,9 @@
 #include "util/stats.h"
 #include "util/hot.h"
 
-static struct strata_block_op *block_of(struct strata_op *op)
+static struct strata_block_task *block_of(struct strata_task *op)
 {
-    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    return (struct strata_block_task *)((char *)op - offsetof(struct strata_block_task, op));
 }
 
 /* Bytes of one round: the whole half of a rank's area (its regions are
@@ -44,7 +44,7 @@ static size_t round_bytes(const struct strata_plane *p) { return (size_t)p->nreg
 
 /* What this rank copies of writer (rank + i)'s stream in round j: [*a, *b)
  * of the stream into *dst + (*a - lo).  0 if nothing. */
-STRATA_HOT static int piece_of(const struct strata_block_op *o, const struct strata_plane *p,
+STRATA_HOT static int piece_of(const struct strata_block_task *o, const struct strata_plane *p,
                                size_t j, int i, int *q, size_t *a, size_t *b, unsigned char **dst)
 {
     size_t R = round_bytes(p), from = j * R, to = from + R, lo, len;
@@ -74,7 +74,7 @@ STRATA_HOT static void stream_copy(const struct strata_cico_exchange *x, unsigne
 
 /* Round j's slice of this rank's own block: equal slices, a cache line
  * multiple each, so that every round (but the last ones) copies some. */
-STRATA_HOT static void own_slice(struct strata_block_op *o)
+STRATA_HOT static void own_slice(struct strata_block_task *o)
 {
     const struct strata_cico_exchange *x = &o->x;
     if (!x->own_len || !o->rounds) return;
@@ -88,18 +88,18 @@ STRATA_HOT static void own_slice(struct strata_block_op *o)
 
 /* Writer q streams from mapped memory and was read whole already (o->ahead
  * remembers the first 64 such writers; later ones are looked up again). */
-static int read_whole(const struct strata_block_op *o, int q)
+static int read_whole(const struct strata_block_task *o, int q)
 {
     return q < 64 && (o->ahead >> q & 1);
 }
 
-STRATA_HOT static int rounds_progress(struct strata_op *op)
+STRATA_HOT static int rounds_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
     size_t R = round_bytes(p);
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->j = 0; o->j < o->rounds; o->j++) {
         /* Entered: done reading older regions; buf non-NULL: read my stream
          * where it lies. */
@@ -108,7 +108,7 @@ STRATA_HOT static int rounds_progress(struct strata_op *op)
         /* Goes with this round's progress below (release). */
         if (o->x.direct && o->j == 0) strata_flag_set_relaxed(&me->direct, o->base);
         if (!o->x.direct && o->mine > o->j * R) {
-            STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
+            STRATA_TASK_AWAIT_REGIONS_FREE(op, p, o->i);
             size_t from = o->j * R, len = (o->mine < from + R ? o->mine : from + R) - from;
             stream_copy(&o->x, strata_plane_region(p, p->rank, 0), from, len);
         }
@@ -120,8 +120,8 @@ STRATA_HOT static int rounds_progress(struct strata_op *op)
             size_t a, b;
             unsigned char *dst;
             if (!piece_of(o, p, o->j, o->i, &q, &a, &b, &dst) || read_whole(o, q)) continue;
-            STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].progress, o->base + 1,
-                               p->pid[(p->rank + o->i) % p->size]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].progress, o->base + 1,
+                                 p->pid[(p->rank + o->i) % p->size]);
             piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
             /* The acquire of progress made q's direct and buf visible.  q
              * marks a direct call with the base of its first round (the
@@ -147,20 +147,20 @@ STRATA_HOT static int rounds_progress(struct strata_op *op)
     if (o->x.acks) strata_plane_publish(p, &me->ack, o->base);
     if (o->x.direct)
         for (o->i = 1; o->i < p->size; o->i++)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].ack, o->base,
-                               p->pid[(p->rank + o->i) % p->size]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].ack, o->base,
+                                 p->pid[(p->rank + o->i) % p->size]);
     if (o->owned) free(o->owned); /* free(NULL) still runs strata's free (heap.c) */
     o->owned = NULL;
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
 /* Sets the operation up to exchange the streams x describes. */
-STRATA_HOT static void start_rounds(struct strata_block_op *o, struct strata_plane *p, int coll,
-                                    size_t (*stream_len)(const struct strata_block_op *, int),
-                                    void (*want)(const struct strata_block_op *, int, size_t *,
+STRATA_HOT static void start_rounds(struct strata_block_task *o, struct strata_plane *p, int coll,
+                                    size_t (*stream_len)(const struct strata_block_task *, int),
+                                    void (*want)(const struct strata_block_task *, int, size_t *,
                                     size_t *, unsigned char **), const unsigned char *my_stream)
 {
-    strata_op_init(&o->op, p, rounds_progress);
+    strata_task_init(&o->op, p, rounds_progress);
     o->x.coll = coll;
     o->x.stream_len = stream_len;
     o->x.want = want;
@@ -182,7 +182,7 @@ STRATA_HOT static void start_rounds(struct strata_block_op *o, struct strata_pla
 
 /* Copies this rank's own block a slice per round (see own_slice); with no
  * round at all (nothing to exchange: one rank), at once. */
-STRATA_HOT static void set_own(struct strata_block_op *o, const unsigned char *src,
+STRATA_HOT static void set_own(struct strata_block_task *o, const unsigned char *src,
                                unsigned char *dst, size_t len)
 {
     if (!o->rounds) {
@@ -197,12 +197,12 @@ STRATA_HOT static void set_own(struct strata_block_op *o, const unsigned char *s
 /* ---- Gather: every rank's stream is its block; the root wants them all.
  * The root streams nothing (nobody reads its block) and copies its own
  * block after its entry, while the others copy theirs in. */
-STRATA_HOT static size_t block_len(const struct strata_block_op *o, int q)
+STRATA_HOT static size_t block_len(const struct strata_block_task *o, int q)
 {
     return q == o->a.root ? 0 : o->a.block;
 }
 
-STRATA_HOT static void gather_want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
+STRATA_HOT static void gather_want(const struct strata_block_task *o, int q, size_t *lo, size_t *len,
                                    unsigned char **dst)
 {
     *lo = 0;
@@ -210,7 +210,7 @@ STRATA_HOT static void gather_want(const struct strata_block_op *o, int q, size_
     *dst = o->a.recv + (size_t)q * o->a.block;
 }
 
-STRATA_HOT void strata_gather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+STRATA_HOT void strata_gather_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                          const struct strata_block_args *a)
 {
     size_t b = a->block;
@@ -237,7 +237,7 @@ STRATA_HOT int strata_gather_cico(struct strata_plane *p, const struct strata_bl
 }
 
 /* ---- Allgather: the same streams; everyone wants them all. */
-STRATA_HOT static void allgather_want(const struct strata_block_op *o, int q, size_t *lo,
+STRATA_HOT static void allgather_want(const struct strata_block_task *o, int q, size_t *lo,
                                       size_t *len, unsigned char **dst)
 {
     *lo = 0;
@@ -245,7 +245,7 @@ STRATA_HOT static void allgather_want(const struct strata_block_op *o, int q, si
     *dst = o->a.recv + (size_t)q * o->a.block;
 }
 
-STRATA_HOT void strata_allgather_cico_start(struct strata_block_op *o, struct strata_plane *p,
+STRATA_HOT void strata_allgather_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                             const struct strata_block_args *a)
 {
     size_t b = a->block;
@@ -277,12 +277,12 @@ STRATA_HOT int strata_allgather_cico(struct strata_plane *p, const struct strata
 /* ---- Scatter: only the root has a stream, its send buffer less the block
  * it keeps (copied after its entry, while the others copy theirs out); rank
  * r's block comes r-th in it, or (r-1)-th past the root's. */
-STRATA_HOT static size_t root_len(const struct strata_block_op *o, int q)
+STRATA_HOT static size_t root_len(const struct strata_block_task *o, int q)
 {
     return q == o->a.root ? (size_t)(o->op.p->size - 1) * o->a.block : 0;
 }
 
-STRATA_HOT static void scatter_want(const struct strata_block_op *o, int q, size_t *lo,
+STRATA_HOT static void scatter_want(const struct strata_block_task *o, int q, size_t *lo,
                                     size_t *len, unsigned char **dst)
 {
     int r = o->op.p->rank, root = o->a.root;
@@ -291,7 +291,7 @@ STRATA_HOT static void scatter_want(const struct strata_block_op *o, int q, size
     *dst = o->a.recv;
 }
 
-STRATA_HOT void strata_scatter_cico_start(struct strata_block_op *o, struct strata_plane *p,
+STRATA_HOT void strata_scatter_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                           const struct strata_block_args *a)
 {
     size_t b = a->block;
@@ -319,13 +319,13 @@ STRATA_HOT int strata_scatter_cico(struct strata_plane *p, const struct strata_b
 /* ---- Alltoall: every rank's stream is its send buffer less the block it
  * keeps; rank r wants block r of each, which in q's stream comes r-th, or
  * (r-1)-th past q's own. */
-STRATA_HOT static size_t all_len(const struct strata_block_op *o, int q)
+STRATA_HOT static size_t all_len(const struct strata_block_task *o, int q)
 {
     (void)q;
     return (size_t)(o->op.p->size - 1) * o->a.block;
 }
 
-STRATA_HOT static void alltoall_want(const struct strata_block_op *o, int q, size_t *lo,
+STRATA_HOT static void alltoall_want(const struct strata_block_task *o, int q, size_t *lo,
                                      size_t *len, unsigned char **dst)
 {
     int r = o->op.p->rank;
@@ -334,7 +334,7 @@ STRATA_HOT static void alltoall_want(const struct strata_block_op *o, int q, siz
     *dst = o->a.recv + (size_t)q * o->a.block;
 }
 
-STRATA_HOT void strata_alltoall_cico_start(struct strata_block_op *o, struct strata_plane *p,
+STRATA_HOT void strata_alltoall_cico_start(struct strata_block_task *o, struct strata_plane *p,
                                            const struct strata_block_args *a)
 {
     size_t b = a->block, total = (size_t)p->size * b;

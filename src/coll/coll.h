@@ -7,7 +7,7 @@
 #include <mpi.h>
 #include <stddef.h>
 
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/plane.h"
 #include "coll/user_op.h"
 
@@ -31,12 +31,12 @@ void strata_tuning_set(const struct strata_tuning *t);
 /* Broadcast of `bytes` at data from `root` (coll/bcast.c), blocking. */
 int strata_bcast_bytes(struct strata_plane *p, void *data, size_t bytes, int root);
 
-/* The same as a resumable operation (coll/op.h): start, then
- * strata_op_step(&o->op) until it returns MPI_SUCCESS.  Every field past
+/* The same as a resumable operation (coll/task.h): start, then
+ * strata_task_step(&o->op) until it returns MPI_SUCCESS.  Every field past
  * `op` is the operation's private state. */
-struct strata_bcast_op {
-    struct strata_op op;
-    struct strata_op step;        /* one round through the segment */
+struct strata_bcast_task {
+    struct strata_task op;
+    struct strata_task step;        /* one round through the segment */
     unsigned char *data;
     size_t bytes;
     int root;
@@ -49,14 +49,14 @@ struct strata_bcast_op {
     const unsigned char *src;     /* the parent's exposed buffer (single copy) */
     int slot;                     /* the flag lines' slot (payloads of one slot) */
 };
-void strata_bcast_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+void strata_bcast_start(struct strata_bcast_task *o, struct strata_plane *p, void *data,
                         size_t bytes, int root);
 
 /* The same through the segment only: payloads above one region go in
  * rounds of a region (two halves of the segment alternate, so the parent
  * copies round k+1 in while its children copy round k out), never by the
  * single-copy transport.  Algorithm "segment-pipeline". */
-void strata_bcast_segment_start(struct strata_bcast_op *o, struct strata_plane *p, void *data,
+void strata_bcast_segment_start(struct strata_bcast_task *o, struct strata_plane *p, void *data,
                                 size_t bytes, int root);
 
 /* A node broadcast from this rank whose payload arrives progressively (from
@@ -70,19 +70,19 @@ int strata_bcast_feed_open(struct strata_plane *p, void *data, size_t bytes, uin
 void strata_bcast_feed_advance(struct strata_plane *p, uint64_t base, size_t ready);
 void strata_bcast_feed_close(struct strata_plane *p, uint64_t base);
 /* Resumable close: o waits for the children's acknowledgements. */
-void strata_bcast_feed_close_start(struct strata_bcast_op *o, struct strata_plane *p,
+void strata_bcast_feed_close_start(struct strata_bcast_task *o, struct strata_plane *p,
                                    uint64_t base);
 
 int strata_barrier(struct strata_plane *p);
 
-/* The barrier as a resumable operation (start, then strata_op_step). */
-struct strata_barrier_op {
-    struct strata_op op;
+/* The barrier as a resumable operation (start, then strata_task_step). */
+struct strata_barrier_task {
+    struct strata_task op;
     int parent, nchildren, i;
     const int *children; /* the plane's tree_buf */
     uint64_t base;
 };
-void strata_barrier_start(struct strata_barrier_op *o, struct strata_plane *p);
+void strata_barrier_start(struct strata_barrier_task *o, struct strata_plane *p);
 
 /* count elements `extent` bytes apart, of which the last `true_extent` bytes
  * hold data (pair types such as MPI_DOUBLE_INT end in padding a user buffer
@@ -112,15 +112,15 @@ static inline void strata_combine(const struct strata_reduce_args *a, void *dst,
 /* Allreduce of at most STRATA_TINY_MAX bytes through the flag lines. */
 int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a);
 
-/* ... as a resumable operation (start, then strata_op_step). */
-struct strata_tiny_op {
-    struct strata_op op;
+/* ... as a resumable operation (start, then strata_task_step). */
+struct strata_tiny_task {
+    struct strata_task op;
     struct strata_reduce_args a; /* a copy: the caller's may not outlive the start */
     size_t span;
     uint64_t base;
     int slot, r;  /* slot: of the flag lines (plane.h) */
 };
-void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *p,
+void strata_allreduce_tiny_start(struct strata_tiny_task *o, struct strata_plane *p,
                                  const struct strata_reduce_args *a);
 
 int strata_reduce(struct strata_plane *p, const struct strata_reduce_args *a);
@@ -136,14 +136,14 @@ struct reduce_call {
     size_t chunk_elems, nchunks;
 };
 
-/* Reduce / Allreduce as a resumable operation (start, then strata_op_step).
+/* Reduce / Allreduce as a resumable operation (start, then strata_task_step).
  * Every field past `op` is the operation's private state. */
-struct strata_reduce_op {
-    struct strata_op op;
-    struct strata_op step;          /* one round through the segment */
+struct strata_reduce_task {
+    struct strata_task op;
+    struct strata_task step;          /* one round through the segment */
     struct strata_reduce_args a;    /* the call (a copy) */
     struct strata_reduce_args part; /* the round in flight (segment rounds) */
-    struct strata_tiny_op tiny;     /* Allreduce up to STRATA_TINY_MAX bytes */
+    struct strata_tiny_task tiny;     /* Allreduce up to STRATA_TINY_MAX bytes */
     struct reduce_call c;
     int *members;                   /* the plane's tree_buf + 2 size */
     int nmembers, parent, nchildren, i, j, l;
@@ -152,7 +152,7 @@ struct strata_reduce_op {
     unsigned char *dst, *acc;
     const unsigned char *operand0;
 };
-void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
+void strata_reduce_start(struct strata_reduce_task *o, struct strata_plane *p,
                          const struct strata_reduce_args *a);
 
 /* ---- Reduce_scatter(_block), Scan and Exscan inside a node (coll/reduce_scatter.c,
@@ -173,8 +173,8 @@ struct strata_rs_args {
     int coll; /* STRATA_COLL_REDUCE_SCATTER or _BLOCK: what STRATA_STATS counts */
 };
 
-struct strata_rs_op {
-    struct strata_op op;
+struct strata_rs_task {
+    struct strata_task op;
     struct strata_rs_args a;
     size_t first_mine, mine;        /* this rank's block: first element, elements */
     const unsigned char *operand;   /* this rank's whole vector */
@@ -183,15 +183,15 @@ struct strata_rs_op {
     size_t first, win, per_round, chunk, k;
     int q;
 };
-void strata_reduce_scatter_start(struct strata_rs_op *o, struct strata_plane *p,
+void strata_reduce_scatter_start(struct strata_rs_task *o, struct strata_plane *p,
                                  const struct strata_rs_args *a);
 int strata_reduce_scatter(struct strata_plane *p, const struct strata_rs_args *a);
 
 /* Scan (exclusive 0) or Exscan (1) of r.count elements; r.sendbuf NULL: in
  * place (the operand is in r.recvbuf).  Exscan leaves rank 0's recvbuf as it
  * was (the standard leaves it undefined). */
-struct strata_scan_op {
-    struct strata_op op;
+struct strata_scan_task {
+    struct strata_task op;
     struct strata_reduce_args a;
     int exclusive, coll, q, tail;
     const unsigned char *operand;   /* this rank's operand */
@@ -199,7 +199,7 @@ struct strata_scan_op {
     uint64_t base;
     size_t first, win, per_round, chunk, k, total;
 };
-void strata_scan_start(struct strata_scan_op *o, struct strata_plane *p,
+void strata_scan_start(struct strata_scan_task *o, struct strata_plane *p,
                        const struct strata_reduce_args *a, int exclusive);
 int strata_scan(struct strata_plane *p, const struct strata_reduce_args *a, int exclusive);
 

@@ -25,9 +25,9 @@
 #include "util/hot.h"
 #include "util/stats.h"
 
-static struct strata_block_op *block_of(struct strata_op *op)
+static struct strata_block_task *block_of(struct strata_task *op)
 {
-    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    return (struct strata_block_task *)((char *)op - offsetof(struct strata_block_task, op));
 }
 
 /* Whether rank q's blocks for the others form its stream (Scatter's root,
@@ -35,7 +35,7 @@ static struct strata_block_op *block_of(struct strata_op *op)
 static int streams_all_blocks(int coll) { return coll == STRATA_COLL_SCATTER || coll == STRATA_COLL_ALLTOALL; }
 
 /* Bytes of rank q's stream (the same answer on every rank). */
-static size_t stream_len(const struct strata_block_op *o, int q)
+static size_t stream_len(const struct strata_block_task *o, int q)
 {
     const struct strata_plane *p = o->op.p;
     switch (o->x.coll) {
@@ -53,7 +53,7 @@ int strata_lines_fit(int coll, int size, size_t block)
 }
 
 /* What this rank wants of rank q's stream: [*lo, *lo + *len) into *dst. */
-static void want(const struct strata_block_op *o, int q, size_t *lo, size_t *len,
+static void want(const struct strata_block_task *o, int q, size_t *lo, size_t *len,
                  unsigned char **dst)
 {
     const struct strata_plane *p = o->op.p;
@@ -77,15 +77,15 @@ static void want(const struct strata_block_op *o, int q, size_t *lo, size_t *len
     }
 }
 
-STRATA_HOT static int lines_progress(struct strata_op *op)
+STRATA_HOT static int lines_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_plane *p = op->p;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (o->mine) {
         /* Written before anything is read: an in-place Alltoall's outgoing
          * blocks leave recv before the incoming ones land there. */
-        STRATA_OP_AWAIT_SLOT_FREE(op, p, o->i);
+        STRATA_TASK_AWAIT_SLOT_FREE(op, p, o->i);
         struct strata_line *slot = p->ctl[p->rank].line[o->slot];
         size_t b = o->a.block, me = (size_t)p->rank;
         if (streams_all_blocks(o->x.coll)) {
@@ -104,8 +104,8 @@ STRATA_HOT static int lines_progress(struct strata_op *op)
         if (len == 0) continue;
         for (o->j = lo / STRATA_TINY_MAX; o->j * STRATA_TINY_MAX < lo + len; o->j++) {
             /* Acquire: the line's bytes are this op's. */
-            STRATA_OP_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].line[o->slot][o->j].flag,
-                               o->base, p->pid[(p->rank + o->i) % p->size]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].line[o->slot][o->j].flag,
+                                 o->base, p->pid[(p->rank + o->i) % p->size]);
             q = (p->rank + o->i) % p->size; /* locals do not survive the wait */
             want(o, q, &lo, &len, &dst);
             size_t from = o->j * STRATA_TINY_MAX, to = from + STRATA_TINY_MAX;
@@ -119,13 +119,13 @@ STRATA_HOT static int lines_progress(struct strata_op *op)
     }
     /* Every other rank's line of this op read: they all entered it. */
     if (o->n == p->size - 1) strata_plane_known_entered(p, o->base);
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_lines_start(struct strata_block_op *o, struct strata_plane *p, int coll,
+void strata_lines_start(struct strata_block_task *o, struct strata_plane *p, int coll,
                         const struct strata_block_args *a, const unsigned char *send)
 {
-    strata_op_init(&o->op, p, lines_progress);
+    strata_task_init(&o->op, p, lines_progress);
     o->a = *a;
     o->owned = NULL;
     o->x.coll = coll;

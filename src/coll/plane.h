@@ -341,7 +341,7 @@ unsigned char *strata_plane_region(const struct strata_plane *p, int r, int regi
  * rank knows of that is plane->all_entered, which grows two ways: reading
  * every other rank's line of an op says they all entered it
  * (strata_plane_known_entered), and when that is not enough the writer
- * waits for every other rank's seq (STRATA_OP_AWAIT_SLOT_FREE, coll/op.h)
+ * waits for every other rank's seq (STRATA_TASK_AWAIT_SLOT_FREE, coll/task.h)
  * and keeps the least it saw (strata_plane_learn_entered).  A writer whose
  * readers never write back (a Bcast or Scatter root, a Gather non-root)
  * thus reads their seq lines once per SLOTS - 1 ops at most. */

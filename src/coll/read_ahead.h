@@ -14,23 +14,23 @@
 #include <stdint.h>
 
 #include "coll/block.h"
-#include "coll/op.h"
+#include "coll/task.h"
 
 /* Steps past this one are never read ahead (o->ahead has 64 bits). */
 #define STRATA_AHEAD_LAST 63
 
 /* The peer of step s; reads step s's block from `peer`. */
-typedef int (*strata_ahead_peer_fn)(const struct strata_block_op *o, int s);
-typedef void (*strata_ahead_read_fn)(struct strata_block_op *o, int peer);
+typedef int (*strata_ahead_peer_fn)(const struct strata_block_task *o, int s);
+typedef void (*strata_ahead_read_fn)(struct strata_block_task *o, int peer);
 
-static inline int strata_ahead_done(const struct strata_block_op *o, int s)
+static inline int strata_ahead_done(const struct strata_block_task *o, int s)
 {
     return s <= STRATA_AHEAD_LAST && (o->ahead >> s & 1);
 }
 
 /* Reads every step after `step`, up to STRATA_AHEAD_LAST and below `steps`,
  * whose peer has entered, and marks it. */
-static inline void strata_read_ahead(struct strata_block_op *o, int step, int steps,
+static inline void strata_read_ahead(struct strata_block_task *o, int step, int steps,
                                      strata_ahead_peer_fn peer_of, strata_ahead_read_fn read)
 {
     struct strata_plane *p = o->op.p;
@@ -44,7 +44,7 @@ static inline void strata_read_ahead(struct strata_block_op *o, int step, int st
     }
 }
 
-/* STRATA_OP_AWAIT_GE on the seq of step `step`'s peer, but every look at
+/* STRATA_TASK_AWAIT_GE on the seq of step `step`'s peer, but every look at
  * the flag while the peer is late first reads ahead whoever has entered
  * since the last look (the wait comes back to the step at least once per
  * blocking timeout). */
@@ -60,7 +60,7 @@ static inline void strata_read_ahead(struct strata_block_op *o, int step, int st
             (op)->wait_flag = &(op)->p->ctl[peer_of((o), (step))].seq;                     \
             (op)->wait_value = (o)->base;                                                  \
             (op)->wait_plane = (op)->p;                                                    \
-            return STRATA_OP_PENDING;                                                      \
+            return STRATA_TASK_PENDING;                                                    \
         }                                                                                  \
         (op)->waits++;                                                                     \
     } while (0)

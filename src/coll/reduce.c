@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/tree.h"
 #include "util/colls.h"
 #include "util/log.h"
@@ -146,11 +146,11 @@ static unsigned char *accumulator(struct reduce_call *c, const struct level_role
 
 
 /* ---- The single-copy path, one chunk at one level, in three pieces so
- * that the waits between them can return (coll/op.h). */
+ * that the waits between them can return (coll/task.h). */
 
 /* Chunk k at level l: this rank's slice, where it goes, where it is built.
  * Returns 0 if this rank has no slice of the chunk at this level. */
-static int chunk_level_begin(struct strata_reduce_op *o, int l, size_t k)
+static int chunk_level_begin(struct strata_reduce_task *o, int l, size_t k)
 {
     struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
@@ -183,7 +183,7 @@ static int chunk_level_begin(struct strata_reduce_op *o, int l, size_t k)
  * there directly, so nothing is copied just to be combined).  Peers'
  * operands land in scratch at their own page offset; this rank's padded
  * last element is copied out first rather than read past its buffer's end. */
-static void chunk_level_operand(struct strata_reduce_op *o, int l, int i)
+static void chunk_level_operand(struct strata_reduce_task *o, int l, int i)
 {
     struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
@@ -207,7 +207,7 @@ static void chunk_level_operand(struct strata_reduce_op *o, int l, int i)
     else strata_combine(a, o->acc, i == 1 ? o->operand0 : o->acc, operand, o->elems);
 }
 
-static void chunk_level_finish(struct strata_reduce_op *o, int l)
+static void chunk_level_finish(struct strata_reduce_task *o, int l)
 {
     struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
@@ -224,9 +224,9 @@ static void chunk_level_finish(struct strata_reduce_op *o, int l)
 /* Whether this rank takes part in the top level (Allreduce's allgather). */
 static int at_top(const struct reduce_call *c) { return c->nlev == c->p->hier->nlevels; }
 
-static struct strata_reduce_op *reduce_of(struct strata_op *op)
+static struct strata_reduce_task *reduce_of(struct strata_task *op)
 {
-    return (struct strata_reduce_op *)((char *)op - offsetof(struct strata_reduce_op, op));
+    return (struct strata_reduce_task *)((char *)op - offsetof(struct strata_reduce_task, op));
 }
 
 /* Waits until participant q = role[l].who[o->i] has its data at level l
@@ -238,26 +238,26 @@ static struct strata_reduce_op *reduce_of(struct strata_op *op)
         (o)->nmembers = strata_tree_participants((p)->hier, (c)->top_root, (l) - 1,        \
                                                  (c)->role[l].who[(o)->i], (o)->members);  \
         for ((o)->j = 0; (o)->j < (o)->nmembers; (o)->j++)                                 \
-            STRATA_OP_AWAIT_GE(op, &(p)->ctl[(o)->members[(o)->j]].done[(l) - 1], (target), \
-                               (p)->pid[(o)->members[(o)->j]]);                            \
+            STRATA_TASK_AWAIT_GE(op, &(p)->ctl[(o)->members[(o)->j]].done[(l) - 1], (target), \
+                                 (p)->pid[(o)->members[(o)->j]]);                          \
     }
 
-static int single_copy_progress(struct strata_op *op)
+static int single_copy_progress(struct strata_task *op)
 {
-    struct strata_reduce_op *o = reduce_of(op);
+    struct strata_reduce_task *o = reduce_of(op);
     struct reduce_call *c = &o->c;
     struct strata_plane *p = op->p;
     const struct strata_reduce_args *a = c->a;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
     int allreduce = a->root < 0;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     /* Every participant has exposed its buffers (acquire: buf and acc). */
     for (o->l = 0; o->l < c->nlev; o->l++)
         for (o->i = 0; o->i < c->role[o->l].n; o->i++)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[o->l].who[o->i]].seq, c->base,
-                               p->pid[c->role[o->l].who[o->i]]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[c->role[o->l].who[o->i]].seq, c->base,
+                                 p->pid[c->role[o->l].who[o->i]]);
     if (allreduce && o->parent >= 0)
-        STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].seq, c->base, p->pid[o->parent]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[o->parent].seq, c->base, p->pid[o->parent]);
 
     for (o->k = 0; o->k < c->nchunks; o->k++) {
         for (o->l = 0; o->l < c->nlev; o->l++) {
@@ -283,16 +283,16 @@ static int single_copy_progress(struct strata_op *op)
                 size_t lo, hi;
                 slice_of(c, c->role[c->nlev - 1].n, o->n, o->i, &lo, &hi);
                 if (c->role[c->nlev - 1].who[o->i] == p->rank || hi == lo) continue;
-                STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[c->nlev - 1].who[o->i]].done[c->nlev - 1],
-                                   c->base + o->k + 1, p->pid[c->role[c->nlev - 1].who[o->i]]);
+                STRATA_TASK_AWAIT_GE(op, &p->ctl[c->role[c->nlev - 1].who[o->i]].done[c->nlev - 1],
+                                     c->base + o->k + 1, p->pid[c->role[c->nlev - 1].who[o->i]]);
                 slice_of(c, c->role[c->nlev - 1].n, o->n, o->i, &lo, &hi);
                 size_t off = (o->c0 + lo) * a->extent;
                 fetch(c, 1, c->role[c->nlev - 1].who[o->i], off,
                       (unsigned char *)a->recvbuf + off, span_bytes(a, o->c0 + lo, hi - lo));
             }
         } else {
-            STRATA_OP_AWAIT_GE(op, &p->ctl[o->parent].progress,
-                               c->base + (o->c0 + o->n) * a->extent, p->pid[o->parent]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[o->parent].progress,
+                                 c->base + (o->c0 + o->n) * a->extent, p->pid[o->parent]);
             fetch(c, 1, o->parent, o->c0 * a->extent, (unsigned char *)a->recvbuf + o->c0 * a->extent,
                   span_bytes(a, o->c0, o->n));
         }
@@ -303,26 +303,26 @@ static int single_copy_progress(struct strata_op *op)
         /* tree_buf was reused by the reducers: list the children again. */
         o->nchildren = strata_tree_links(p->hier, 0, p->rank, &o->parent, p->tree_buf);
         for (o->i = 0; o->i < o->nchildren; o->i++)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[p->tree_buf[o->i]].ack, c->base,
-                               p->pid[p->tree_buf[o->i]]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[p->tree_buf[o->i]].ack, c->base,
+                                 p->pid[p->tree_buf[o->i]]);
         /* The other top participants read our slices: wait until they hold
          * the whole result. */
         for (o->i = 0; at_top(c) && o->i < c->role[c->nlev - 1].n; o->i++)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[c->nlev - 1].who[o->i]].progress,
-                               c->base + a->count * a->extent,
-                               p->pid[c->role[c->nlev - 1].who[o->i]]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[c->role[c->nlev - 1].who[o->i]].progress,
+                                 c->base + a->count * a->extent,
+                                 p->pid[c->role[c->nlev - 1].who[o->i]]);
         strata_plane_publish(p, &me->ack, c->base);
     } else {
         /* Every reducer that reads from or writes to this rank's buffers. */
         for (o->l = 0; o->l < c->nlev; o->l++)
             for (o->i = 0; o->i < c->role[o->l].n; o->i++)
-                STRATA_OP_AWAIT_GE(op, &p->ctl[c->role[o->l].who[o->i]].done[o->l],
-                                   c->base + c->nchunks, p->pid[c->role[o->l].who[o->i]]);
+                STRATA_TASK_AWAIT_GE(op, &p->ctl[c->role[o->l].who[o->i]].done[o->l],
+                                     c->base + c->nchunks, p->pid[c->role[o->l].who[o->i]]);
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-static void single_copy_start(struct strata_reduce_op *o)
+static void single_copy_start(struct strata_reduce_task *o)
 {
     struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
@@ -349,7 +349,7 @@ static void single_copy_start(struct strata_reduce_op *o)
 /* ---- Small payloads: operands and partial results live in the segment,
  * and reducers combine straight from it into the leader's region. */
 
-static void cico_start(struct strata_reduce_op *o, const struct strata_reduce_args *a)
+static void cico_start(struct strata_reduce_task *o, const struct strata_reduce_args *a)
 {
     struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
@@ -362,14 +362,14 @@ static void cico_start(struct strata_reduce_op *o, const struct strata_reduce_ar
                                                                            older regions */
 }
 
-STRATA_HOT static int cico_steps(struct strata_reduce_op *o, struct strata_op *step)
+STRATA_HOT static int cico_steps(struct strata_reduce_task *o, struct strata_task *step)
 {
     struct reduce_call *c = &o->c;
     struct strata_plane *p = c->p;
     const struct strata_reduce_args *a = c->a;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    STRATA_OP_BEGIN(step);
-    STRATA_OP_AWAIT_REGIONS_FREE(step, p, o->i);
+    STRATA_TASK_BEGIN(step);
+    STRATA_TASK_AWAIT_REGIONS_FREE(step, p, o->i);
     memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN), a->sendbuf ? a->sendbuf : a->recvbuf,
            span_bytes(a, 0, a->count));
     strata_plane_publish(p, &me->progress, c->base + 1); /* the operand is in the region */
@@ -378,8 +378,8 @@ STRATA_HOT static int cico_steps(struct strata_reduce_op *o, struct strata_op *s
         slice_of(c, c->role[o->l].n, a->count, c->role[o->l].me, &o->lo, &o->hi);
         for (o->i = 0; o->hi > o->lo && o->i < c->role[o->l].n; o->i++) {
             if (o->l == 0)
-                STRATA_OP_AWAIT_GE(step, &p->ctl[c->role[0].who[o->i]].progress, c->base + 1,
-                                   p->pid[c->role[0].who[o->i]]);
+                STRATA_TASK_AWAIT_GE(step, &p->ctl[c->role[0].who[o->i]].progress, c->base + 1,
+                                     p->pid[c->role[0].who[o->i]]);
             AWAIT_SOURCE_READY(step, o, c, p, o->l, c->base + 1);
             int q = c->role[o->l].who[o->i];
             size_t off = o->lo * a->extent, len = (o->hi - o->lo) * a->extent;
@@ -397,26 +397,26 @@ STRATA_HOT static int cico_steps(struct strata_reduce_op *o, struct strata_op *s
     if (a->root < 0 || p->rank == a->root) {
         /* The result is in the top leader's region once the top group is done. */
         for (o->j = 0; o->j < p->plan.ntop; o->j++)
-            STRATA_OP_AWAIT_GE(step, &p->ctl[p->plan.top[o->j]].done[p->hier->nlevels - 1],
-                               c->base + 1, p->pid[p->plan.top[o->j]]);
+            STRATA_TASK_AWAIT_GE(step, &p->ctl[p->plan.top[o->j]].done[p->hier->nlevels - 1],
+                                 c->base + 1, p->pid[p->plan.top[o->j]]);
         memcpy(a->recvbuf,
                strata_plane_region(p, c->top_root, STRATA_REGION_ACC0 + p->hier->nlevels - 1),
                span_bytes(a, 0, a->count));
         if (p->stats && c->top_root != p->rank)
             strata_stats_bytes(coll_of(a), p->dist[c->top_root], a->count * a->extent);
     }
-    STRATA_OP_END(step);
+    STRATA_TASK_END(step);
 }
 
-STRATA_HOT static int cico_progress(struct strata_op *op) { return cico_steps(reduce_of(op), op); }
+STRATA_HOT static int cico_progress(struct strata_task *op) { return cico_steps(reduce_of(op), op); }
 
 /* Without a single-copy transport, the segment carries the vector in
  * rounds of one region each. */
-static int rounds_progress(struct strata_op *op)
+static int rounds_progress(struct strata_task *op)
 {
-    struct strata_reduce_op *o = reduce_of(op);
+    struct strata_reduce_task *o = reduce_of(op);
     const struct strata_reduce_args *a = &o->a;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->first = 0; o->first < a->count; o->first += o->per_round) {
         size_t off = o->first * a->extent;
         o->part = *a;
@@ -426,26 +426,26 @@ static int rounds_progress(struct strata_op *op)
         if (o->first + o->part.count < a->count) o->part.true_extent = o->part.extent;
         cico_start(o, &o->part);
         o->step.resume = 0;
-        STRATA_OP_AWAIT_STEPS(op, &o->step, cico_steps(o, &o->step));
+        STRATA_TASK_AWAIT_STEPS(op, &o->step, cico_steps(o, &o->step));
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-static int tiny_progress(struct strata_op *op)
+static int tiny_progress(struct strata_task *op)
 {
-    struct strata_reduce_op *o = reduce_of(op);
-    STRATA_OP_BEGIN(op);
-    STRATA_OP_AWAIT_STEPS(op, &o->tiny.op, strata_op_step(&o->tiny.op));
-    STRATA_OP_END(op);
+    struct strata_reduce_task *o = reduce_of(op);
+    STRATA_TASK_BEGIN(op);
+    STRATA_TASK_AWAIT_STEPS(op, &o->tiny.op, strata_task_step(&o->tiny.op));
+    STRATA_TASK_END(op);
 }
 
-static int nothing_to_do(struct strata_op *op)
+static int nothing_to_do(struct strata_task *op)
 {
     (void)op;
     return MPI_SUCCESS;
 }
 
-STRATA_HOT void strata_reduce_start(struct strata_reduce_op *o, struct strata_plane *p,
+STRATA_HOT void strata_reduce_start(struct strata_reduce_task *o, struct strata_plane *p,
                          const struct strata_reduce_args *a)
 {
     o->a = *a;
@@ -461,21 +461,21 @@ STRATA_HOT void strata_reduce_start(struct strata_reduce_op *o, struct strata_pl
     if (p->size == 1 || bytes == 0) {
         if (bytes && a->sendbuf && (a->root < 0 || p->rank == a->root))
             memcpy(a->recvbuf, a->sendbuf, span_bytes(a, 0, a->count));
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
     size_t region = p->region < strata_tuning()->cico_max ? p->region : strata_tuning()->cico_max;
     if (a->root < 0 && bytes <= STRATA_TINY_MAX) {
-        strata_op_init(&o->op, p, tiny_progress);
+        strata_task_init(&o->op, p, tiny_progress);
         strata_allreduce_tiny_start(&o->tiny, p, a);
     } else if (bytes <= region) {
-        strata_op_init(&o->op, p, cico_progress);
+        strata_task_init(&o->op, p, cico_progress);
         cico_start(o, &o->a);
     } else if (strata_plane_single_copy(p)) {
-        strata_op_init(&o->op, p, single_copy_progress);
+        strata_task_init(&o->op, p, single_copy_progress);
         single_copy_start(o);
     } else {
-        strata_op_init(&o->op, p, rounds_progress);
+        strata_task_init(&o->op, p, rounds_progress);
         o->per_round = p->region / a->extent;
     }
 }
@@ -488,7 +488,7 @@ STRATA_HOT int strata_reduce(struct strata_plane *p, const struct strata_reduce_
     size_t bytes = a->count * a->extent;
     if (a->root < 0 && p->size > 1 && bytes && bytes <= STRATA_TINY_MAX)
         return strata_allreduce_tiny(p, a);
-    struct strata_reduce_op o;
+    struct strata_reduce_task o;
     strata_reduce_start(&o, p, a);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }

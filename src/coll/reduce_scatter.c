@@ -31,21 +31,21 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/rs_scan_common.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 
-static struct strata_rs_op *rs_of(struct strata_op *op)
+static struct strata_rs_task *rs_of(struct strata_task *op)
 {
-    return (struct strata_rs_op *)((char *)op - offsetof(struct strata_rs_op, op));
+    return (struct strata_rs_task *)((char *)op - offsetof(struct strata_rs_task, op));
 }
 
 /* Folds elements [lo, hi) of the vector into acc (which holds the block
  * from element first_mine on): operand 0 is copied, each later one
  * combined.  src: operand q's bytes of element lo. */
-static void fold(struct strata_rs_op *o, int q, const unsigned char *src, size_t lo, size_t hi)
+static void fold(struct strata_rs_task *o, int q, const unsigned char *src, size_t lo, size_t hi)
 {
     const struct strata_reduce_args *a = &o->a.r;
     unsigned char *dst = o->acc + (lo - o->first_mine) * a->extent;
@@ -55,7 +55,7 @@ static void fold(struct strata_rs_op *o, int q, const unsigned char *src, size_t
 
 /* Publishes the end of reading (ack), waits for every peer's, then puts the
  * block where it belongs.  Shared by both paths as the last steps. */
-static void deliver(struct strata_rs_op *o)
+static void deliver(struct strata_rs_task *o)
 {
     const struct strata_reduce_args *a = &o->a.r;
     if (o->mine && o->acc != a->recvbuf)
@@ -64,18 +64,18 @@ static void deliver(struct strata_rs_op *o)
 
 /* ---- Copy-in/copy-out windows through the segment. */
 
-static int cico_progress(struct strata_op *op)
+static int cico_progress(struct strata_task *op)
 {
-    struct strata_rs_op *o = rs_of(op);
+    struct strata_rs_task *o = rs_of(op);
     struct strata_plane *p = op->p;
     const struct strata_reduce_args *a = &o->a.r;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->first = 0; o->first < a->count; o->first += o->per_round) {
         o->win = a->count - o->first < o->per_round ? a->count - o->first : o->per_round;
         /* Entered: done reading what this rank read of older regions. */
         o->base = strata_plane_enter(p, 1, NULL, NULL);
-        STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->q);
+        STRATA_TASK_AWAIT_REGIONS_FREE(op, p, o->q);
         memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN),
                o->operand + o->first * a->extent, strata_rs_span(a, o->first, o->win));
         /* release: the window is in the region */
@@ -84,7 +84,7 @@ static int cico_progress(struct strata_op *op)
             continue; /* none of this rank's block lies in the window */
         for (o->q = 0; o->q < p->size; o->q++) {
             if (o->q != p->rank)
-                STRATA_OP_AWAIT_GE(op, &p->ctl[o->q].progress, o->base + 1, p->pid[o->q]);
+                STRATA_TASK_AWAIT_GE(op, &p->ctl[o->q].progress, o->base + 1, p->pid[o->q]);
             size_t lo = o->first > o->first_mine ? o->first : o->first_mine;
             size_t end = o->first + o->win, mend = o->first_mine + o->mine;
             size_t hi = end < mend ? end : mend;
@@ -98,13 +98,13 @@ static int cico_progress(struct strata_op *op)
     /* Nobody reads this rank's user buffers on this path: the block can go
      * out at once. */
     deliver(o);
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
 /* ---- Single copy. */
 
 /* Chunk k of this rank's block from every rank, folded in rank order. */
-static void single_copy_chunk(struct strata_rs_op *o, struct strata_plane *p)
+static void single_copy_chunk(struct strata_rs_task *o, struct strata_plane *p)
 {
     const struct strata_reduce_args *a = &o->a.r;
     size_t lo = o->first_mine + o->k * o->chunk;
@@ -133,31 +133,31 @@ static void single_copy_chunk(struct strata_rs_op *o, struct strata_plane *p)
     }
 }
 
-static int single_copy_progress(struct strata_op *op)
+static int single_copy_progress(struct strata_task *op)
 {
-    struct strata_rs_op *o = rs_of(op);
+    struct strata_rs_task *o = rs_of(op);
     struct strata_plane *p = op->p;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     /* Acquire: every peer's operand address (published with seq). */
     for (o->q = 0; o->q < p->size; o->q++)
-        if (o->q != p->rank) STRATA_OP_AWAIT_GE(op, &p->ctl[o->q].seq, o->base, p->pid[o->q]);
+        if (o->q != p->rank) STRATA_TASK_AWAIT_GE(op, &p->ctl[o->q].seq, o->base, p->pid[o->q]);
     /* Operands are complete from the start: no wait between chunks. */
     for (o->k = 0; o->k * o->chunk < o->mine; o->k++) single_copy_chunk(o, p);
     strata_plane_publish(p, &me->ack, o->base); /* this rank reads no peer any more */
     for (o->q = 0; o->q < p->size; o->q++)
-        if (o->q != p->rank) STRATA_OP_AWAIT_GE(op, &p->ctl[o->q].ack, o->base, p->pid[o->q]);
+        if (o->q != p->rank) STRATA_TASK_AWAIT_GE(op, &p->ctl[o->q].ack, o->base, p->pid[o->q]);
     deliver(o);
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-static int nothing_to_do(struct strata_op *op)
+static int nothing_to_do(struct strata_task *op)
 {
     (void)op;
     return MPI_SUCCESS;
 }
 
-void strata_reduce_scatter_start(struct strata_rs_op *o, struct strata_plane *p,
+void strata_reduce_scatter_start(struct strata_rs_task *o, struct strata_plane *p,
                                  const struct strata_rs_args *a)
 {
     o->a = *a;
@@ -168,7 +168,7 @@ void strata_reduce_scatter_start(struct strata_rs_op *o, struct strata_plane *p,
     o->operand = r->sendbuf ? r->sendbuf : r->recvbuf;
     size_t bytes = r->count * r->extent;
     if (bytes == 0) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
     /* The block is built in the receive buffer unless peers still read it
@@ -184,11 +184,11 @@ void strata_reduce_scatter_start(struct strata_rs_op *o, struct strata_plane *p,
     }
     size_t window = strata_rs_window(p);
     if (bytes <= window || !strata_plane_single_copy(p)) {
-        strata_op_init(&o->op, p, cico_progress);
+        strata_task_init(&o->op, p, cico_progress);
         o->per_round = window / r->extent ? window / r->extent : 1;
         return;
     }
-    strata_op_init(&o->op, p, single_copy_progress);
+    strata_task_init(&o->op, p, single_copy_progress);
     o->chunk = strata_tuning()->reduce_chunk / r->extent ? strata_tuning()->reduce_chunk / r->extent
                                                          : 1;
     o->base = strata_plane_enter(p, 1, o->operand, NULL);
@@ -196,7 +196,7 @@ void strata_reduce_scatter_start(struct strata_rs_op *o, struct strata_plane *p,
 
 int strata_reduce_scatter(struct strata_plane *p, const struct strata_rs_args *a)
 {
-    struct strata_rs_op o;
+    struct strata_rs_task o;
     strata_reduce_scatter_start(&o, p, a);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }

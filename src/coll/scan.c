@@ -36,39 +36,39 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/rs_scan_common.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 
-static struct strata_scan_op *scan_of(struct strata_op *op)
+static struct strata_scan_task *scan_of(struct strata_task *op)
 {
-    return (struct strata_scan_op *)((char *)op - offsetof(struct strata_scan_op, op));
+    return (struct strata_scan_task *)((char *)op - offsetof(struct strata_scan_task, op));
 }
 
 /* ---- Copy-in/copy-out windows: every rank folds its predecessors. */
 
-static int cico_progress(struct strata_op *op)
+static int cico_progress(struct strata_task *op)
 {
-    struct strata_scan_op *o = scan_of(op);
+    struct strata_scan_task *o = scan_of(op);
     struct strata_plane *p = op->p;
     const struct strata_reduce_args *a = &o->a;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
     int last = o->exclusive ? p->rank - 1 : p->rank; /* the last operand this rank folds */
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     for (o->first = 0; o->first < a->count; o->first += o->per_round) {
         o->win = a->count - o->first < o->per_round ? a->count - o->first : o->per_round;
         /* Entered: done reading what this rank read of older regions. */
         o->base = strata_plane_enter(p, 1, NULL, NULL);
-        STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->q);
+        STRATA_TASK_AWAIT_REGIONS_FREE(op, p, o->q);
         memcpy(strata_plane_region(p, p->rank, STRATA_REGION_IN),
                o->operand + o->first * a->extent, strata_rs_span(a, o->first, o->win));
         /* release: the window is in the region */
         strata_plane_publish(p, &me->progress, o->base + 1);
         for (o->q = 0; o->q <= last; o->q++) {
             if (o->q != p->rank)
-                STRATA_OP_AWAIT_GE(op, &p->ctl[o->q].progress, o->base + 1, p->pid[o->q]);
+                STRATA_TASK_AWAIT_GE(op, &p->ctl[o->q].progress, o->base + 1, p->pid[o->q]);
             /* Folded in private memory: the receive buffer may hold this
              * rank's operand (in place) or lack a padded element's tail. */
             unsigned char *acc = strata_rs_slot(p, 0, 1, o->win * a->extent);
@@ -82,14 +82,14 @@ static int cico_progress(struct strata_op *op)
             memcpy((unsigned char *)a->recvbuf + o->first * a->extent,
                    strata_rs_slot(p, 0, 1, o->win * a->extent), strata_rs_span(a, o->first, o->win));
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
 /* ---- Single copy: the pipelined prefix. */
 
 /* Chunk k: s_{r-1}'s chunk (announced) into private memory, then this
  * rank's result and, if a successor reads it, its prefix. */
-static void prefix_chunk(struct strata_scan_op *o, struct strata_plane *p)
+static void prefix_chunk(struct strata_scan_task *o, struct strata_plane *p)
 {
     const struct strata_reduce_args *a = &o->a;
     size_t lo = o->k * o->chunk;
@@ -135,26 +135,26 @@ static void prefix_chunk(struct strata_scan_op *o, struct strata_plane *p)
     memcpy(recv, prev, bytes);
 }
 
-static int prefix_progress(struct strata_op *op)
+static int prefix_progress(struct strata_task *op)
 {
-    struct strata_scan_op *o = scan_of(op);
+    struct strata_scan_task *o = scan_of(op);
     struct strata_plane *p = op->p;
     const struct strata_reduce_args *a = &o->a;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (p->rank == 0) {
         /* s_0 = x_0 was exposed complete; Scan's result is the operand. */
         if (!o->exclusive && a->sendbuf)
             memcpy(a->recvbuf, a->sendbuf, strata_rs_span(a, 0, a->count));
     } else {
         /* Acquire: the predecessor's prefix address (published with seq). */
-        STRATA_OP_AWAIT_GE(op, &p->ctl[p->rank - 1].seq, o->base, p->pid[p->rank - 1]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[p->rank - 1].seq, o->base, p->pid[p->rank - 1]);
         for (o->k = 0; o->k * o->chunk < a->count; o->k++) {
             o->first = o->k * o->chunk + (a->count - o->k * o->chunk < o->chunk
                                               ? a->count - o->k * o->chunk
                                               : o->chunk); /* end of chunk k */
-            STRATA_OP_AWAIT_GE(op, &p->ctl[p->rank - 1].progress, o->base + o->first,
-                               p->pid[p->rank - 1]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[p->rank - 1].progress, o->base + o->first,
+                                 p->pid[p->rank - 1]);
             prefix_chunk(o, p);
             /* Release: the chunk of this rank's prefix is written (and
              * this rank has read its predecessor's). */
@@ -164,18 +164,18 @@ static int prefix_progress(struct strata_op *op)
     /* The successor reads this rank's prefix until it has announced all of
      * its own. */
     if (p->rank + 1 < p->size)
-        STRATA_OP_AWAIT_GE(op, &p->ctl[p->rank + 1].progress, o->base + a->count,
-                           p->pid[p->rank + 1]);
-    STRATA_OP_END(op);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[p->rank + 1].progress, o->base + a->count,
+                             p->pid[p->rank + 1]);
+    STRATA_TASK_END(op);
 }
 
-static int nothing_to_do(struct strata_op *op)
+static int nothing_to_do(struct strata_task *op)
 {
     (void)op;
     return MPI_SUCCESS;
 }
 
-void strata_scan_start(struct strata_scan_op *o, struct strata_plane *p,
+void strata_scan_start(struct strata_scan_task *o, struct strata_plane *p,
                        const struct strata_reduce_args *a, int exclusive)
 {
     o->a = *a;
@@ -185,16 +185,16 @@ void strata_scan_start(struct strata_scan_op *o, struct strata_plane *p,
     o->prefix = NULL;
     size_t bytes = a->count * a->extent;
     if (bytes == 0) {
-        strata_op_init(&o->op, p, nothing_to_do);
+        strata_task_init(&o->op, p, nothing_to_do);
         return;
     }
     size_t window = strata_rs_window(p);
     if (bytes <= window || !strata_plane_single_copy(p)) {
-        strata_op_init(&o->op, p, cico_progress);
+        strata_task_init(&o->op, p, cico_progress);
         o->per_round = window / a->extent ? window / a->extent : 1;
         return;
     }
-    strata_op_init(&o->op, p, prefix_progress);
+    strata_task_init(&o->op, p, prefix_progress);
     o->chunk = strata_tuning()->reduce_chunk / a->extent ? strata_tuning()->reduce_chunk / a->extent
                                                          : 1;
     /* Exscan on two ranks: rank 1 reads rank 0's operand, whole from the
@@ -225,7 +225,7 @@ void strata_scan_start(struct strata_scan_op *o, struct strata_plane *p,
 
 int strata_scan(struct strata_plane *p, const struct strata_reduce_args *a, int exclusive)
 {
-    struct strata_scan_op o;
+    struct strata_scan_task o;
     strata_scan_start(&o, p, a, exclusive);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }

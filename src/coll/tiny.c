@@ -12,7 +12,7 @@
  * rank has entered o, so the next operation's region check, and the next
  * slots' reuse (plane.h, "The flag lines"), are free.
  *
- * A resumable operation (coll/op.h): value[], filled across awaits, lives
+ * A resumable operation (coll/task.h): value[], filled across awaits, lives
  * in the plane's tree_buf, not on the stack. */
 #include <stddef.h>
 #include <stdint.h>
@@ -20,31 +20,31 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/tree.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
 #include "util/hot.h"
 
-STRATA_HOT static int tiny_progress(struct strata_op *op)
+STRATA_HOT static int tiny_progress(struct strata_task *op)
 {
-    struct strata_tiny_op *o = (struct strata_tiny_op *)((char *)op -
-                                                         offsetof(struct strata_tiny_op, op));
+    struct strata_tiny_task *o = (struct strata_tiny_task *)((char *)op -
+                                                             offsetof(struct strata_tiny_task, op));
     struct strata_plane *p = op->p;
     const struct strata_reduce_args *a = &o->a;
     struct strata_rank_ctl *me = &p->ctl[p->rank];
     /* Each rank's current value: its operand, then its groups' results. */
     const unsigned char **value = (const unsigned char **)p->tree_buf;
-    STRATA_OP_BEGIN(op);
-    STRATA_OP_AWAIT_SLOT_FREE(op, p, o->r); /* nobody still reads our line of this slot */
+    STRATA_TASK_BEGIN(op);
+    STRATA_TASK_AWAIT_SLOT_FREE(op, p, o->r); /* nobody still reads our line of this slot */
     memcpy(me->line[o->slot][0].data, a->sendbuf ? a->sendbuf : a->recvbuf, o->span);
     strata_plane_publish(p, &me->line[o->slot][0].flag, o->base); /* release: the data goes with it */
 
     for (o->r = 0; o->r < p->size; o->r++) {
         /* Acquire: the line's bytes are those of this operation. */
         if (o->r != p->rank)
-            STRATA_OP_AWAIT_GE(op, &p->ctl[o->r].line[o->slot][0].flag, o->base, p->pid[o->r]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[o->r].line[o->slot][0].flag, o->base, p->pid[o->r]);
         value[o->r] = p->ctl[o->r].line[o->slot][0].data;
         if (p->stats && o->r != p->rank)
             strata_stats_bytes(STRATA_COLL_ALLREDUCE, p->dist[o->r], o->span);
@@ -73,13 +73,13 @@ STRATA_HOT static int tiny_progress(struct strata_op *op)
         }
     }
     memcpy(a->recvbuf, value[0], o->span);
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-STRATA_HOT void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct strata_plane *p,
+STRATA_HOT void strata_allreduce_tiny_start(struct strata_tiny_task *o, struct strata_plane *p,
                                  const struct strata_reduce_args *a)
 {
-    strata_op_init(&o->op, p, tiny_progress);
+    strata_task_init(&o->op, p, tiny_progress);
     o->a = *a;
     o->span = (a->count - 1) * a->extent + a->true_extent;
     /* Entered: done reading older lines. */
@@ -89,7 +89,7 @@ STRATA_HOT void strata_allreduce_tiny_start(struct strata_tiny_op *o, struct str
 
 STRATA_HOT int strata_allreduce_tiny(struct strata_plane *p, const struct strata_reduce_args *a)
 {
-    struct strata_tiny_op o;
+    struct strata_tiny_task o;
     strata_allreduce_tiny_start(&o, p, a);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }

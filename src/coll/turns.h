@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/plane.h"
 
 static inline int strata_turn_rank(const struct strata_plane *p, int root, int turn)
@@ -40,17 +40,17 @@ static inline int strata_turns_first(const struct strata_plane *p, int k)
     return last - k + 1 > 1 ? last - k + 1 : 1;
 }
 
-/* Resumable waits (coll/op.h).  A non-root waits for its turn: */
-#define STRATA_OP_AWAIT_TURN(op, p, root, base, k)                                           \
+/* Resumable waits (coll/task.h).  A non-root waits for its turn: */
+#define STRATA_TASK_AWAIT_TURN(op, p, root, base, k)                                         \
     if (strata_turn_before(p, root, k) >= 0)                                               \
-    STRATA_OP_AWAIT_GE(op, &(p)->ctl[strata_turn_before(p, root, k)].ack, base,            \
-                       (p)->pid[strata_turn_before(p, root, k)])
+    STRATA_TASK_AWAIT_GE(op, &(p)->ctl[strata_turn_before(p, root, k)].ack, base,          \
+                         (p)->pid[strata_turn_before(p, root, k)])
 
 /* The root waits until every turn has acknowledged (t: an int field of the
  * operation). */
-#define STRATA_OP_AWAIT_ALL_TURNS(op, p, root, base, k, t)                                   \
+#define STRATA_TASK_AWAIT_ALL_TURNS(op, p, root, base, k, t)                                 \
     for ((t) = strata_turns_first(p, k); (t) < (p)->size; (t)++)                           \
-    STRATA_OP_AWAIT_GE(op, &(p)->ctl[strata_turn_rank(p, root, t)].ack, base,              \
-                       (p)->pid[strata_turn_rank(p, root, t)])
+    STRATA_TASK_AWAIT_GE(op, &(p)->ctl[strata_turn_rank(p, root, t)].ack, base,            \
+                         (p)->pid[strata_turn_rank(p, root, t)])
 
 #endif

@@ -48,7 +48,7 @@
  * published, so that its peers' copies overlap with it (as Gather's root
  * does).
  *
- * A resumable operation (coll/op.h); the layout arrays are private copies,
+ * A resumable operation (coll/task.h); the layout arrays are private copies,
  * so the caller's may live on its stack. */
 #include <stddef.h>
 #include <stdint.h>
@@ -65,9 +65,9 @@
 /* Record words: the header, then two per reader. */
 enum { REC_AGREED, REC_LONGEST, REC_HEADER };
 
-static struct strata_block_op *block_of(struct strata_op *op)
+static struct strata_block_task *block_of(struct strata_task *op)
 {
-    return (struct strata_block_op *)((char *)op - offsetof(struct strata_block_op, op));
+    return (struct strata_block_task *)((char *)op - offsetof(struct strata_block_task, op));
 }
 
 static size_t round_bytes(const struct strata_plane *p) { return (size_t)p->nregions * p->region; }
@@ -111,7 +111,7 @@ static int one_block(const struct strata_vblock_state *v)
 }
 
 /* Whether rank r publishes a record with per-reader entries or a header. */
-static int has_record(const struct strata_block_op *o, int r)
+static int has_record(const struct strata_block_task *o, int r)
 {
     int coll = o->v.coll;
     if (coll == STRATA_COLL_ALLTOALLV) return 1;
@@ -122,7 +122,7 @@ static int has_record(const struct strata_block_op *o, int r)
 static size_t max2(size_t a, size_t b) { return a > b ? a : b; }
 
 /* Fills the header values this rank knows, and its per-reader stream offsets. */
-static void own_header(struct strata_block_op *o, const struct strata_plane *p)
+static void own_header(struct strata_block_task *o, const struct strata_plane *p)
 {
     struct strata_vblock_state *v = &o->v;
     int me = p->rank, coll = v->coll;
@@ -144,7 +144,7 @@ static void own_header(struct strata_block_op *o, const struct strata_plane *p)
     if (coll == STRATA_COLL_GATHERV) o->mine = p->rank == o->a.root ? 0 : v->out_len[o->a.root];
 }
 
-static void write_record(const struct strata_block_op *o, struct strata_plane *p)
+static void write_record(const struct strata_block_task *o, struct strata_plane *p)
 {
     const struct strata_vblock_state *v = &o->v;
     uint64_t *rec = (uint64_t *)(void *)strata_plane_region(p, p->rank, 0);
@@ -166,7 +166,7 @@ static void write_record(const struct strata_block_op *o, struct strata_plane *p
 }
 
 /* Takes what this rank needs of q's record (published and acquired). */
-static void read_record(struct strata_block_op *o, const struct strata_plane *p, int q)
+static void read_record(struct strata_block_task *o, const struct strata_plane *p, int q)
 {
     struct strata_vblock_state *v = &o->v;
     const uint64_t *rec = (const uint64_t *)(const void *)strata_plane_region(p, q, 0);
@@ -187,7 +187,7 @@ static void read_record(struct strata_block_op *o, const struct strata_plane *p,
 
 /* Bytes [from, to) of this rank's stream into dst: its block, or its
  * pieces in reader order (its own left out). */
-static void copy_stream(const struct strata_block_op *o, const struct strata_plane *p, size_t from,
+static void copy_stream(const struct strata_block_task *o, const struct strata_plane *p, size_t from,
                         size_t to, unsigned char *dst)
 {
     const struct strata_vblock_state *v = &o->v;
@@ -205,14 +205,14 @@ static void copy_stream(const struct strata_block_op *o, const struct strata_pla
 }
 
 /* This rank's whole stream fits beside its record: it goes with the layout. */
-static int own_fits(const struct strata_block_op *o, const struct strata_plane *p)
+static int own_fits(const struct strata_block_task *o, const struct strata_plane *p)
 {
     return o->mine > 0 && o->mine <= fused_room(p);
 }
 
 /* Copies this rank's whole stream beside its record, stamped with the
  * operation's base (the region is free: the caller waited). */
-static void write_fused(const struct strata_block_op *o, struct strata_plane *p)
+static void write_fused(const struct strata_block_task *o, struct strata_plane *p)
 {
     unsigned char *at = strata_plane_region(p, p->rank, 0) + fused_at(p->size);
     uint64_t *hdr = (uint64_t *)(void *)at;
@@ -223,7 +223,7 @@ static void write_fused(const struct strata_block_op *o, struct strata_plane *p)
 
 /* What this rank copies of writer (rank + i)'s stream in round j: [*a, *b)
  * of the stream into *dst.  0 if nothing. */
-static int piece_of(const struct strata_block_op *o, const struct strata_plane *p, size_t j, int i,
+static int piece_of(const struct strata_block_task *o, const struct strata_plane *p, size_t j, int i,
                     int *q, size_t *a, size_t *b, unsigned char **dst)
 {
     const struct strata_vblock_state *v = &o->v;
@@ -241,7 +241,7 @@ static int piece_of(const struct strata_block_op *o, const struct strata_plane *
  * exposed memory when pull, else memory this rank reads itself), copied to
  * where they go: recv + in_off[q] + from, or across the layout's pieces
  * (once: into each of them, every piece a copy of the stream's start). */
-static void deliver(struct strata_block_op *o, struct strata_plane *p, int q,
+static void deliver(struct strata_block_task *o, struct strata_plane *p, int q,
                     const unsigned char *src, size_t from, size_t n, int pull)
 {
     const struct strata_vblock_state *v = &o->v;
@@ -258,7 +258,7 @@ static void deliver(struct strata_block_op *o, struct strata_plane *p, int q,
 }
 
 /* One piece straight from writer q's exposed buffer. */
-static void pull_piece(struct strata_block_op *o, struct strata_plane *p, int q)
+static void pull_piece(struct strata_block_task *o, struct strata_plane *p, int q)
 {
     const struct strata_vblock_state *v = &o->v;
     const unsigned char *src = (const void *)(uintptr_t)strata_flag_read(&p->ctl[q].buf);
@@ -267,7 +267,7 @@ static void pull_piece(struct strata_block_op *o, struct strata_plane *p, int q)
 }
 
 /* This rank's block straight into the root's exposed receive buffer. */
-static void push_block(struct strata_block_op *o, struct strata_plane *p, int root)
+static void push_block(struct strata_block_task *o, struct strata_plane *p, int root)
 {
     const struct strata_vblock_state *v = &o->v;
     unsigned char *dst = (void *)(uintptr_t)strata_flag_read(&p->ctl[root].acc);
@@ -280,7 +280,7 @@ int strata_vblock_path(const struct strata_algorithm *al)
     return al->id == STRATA_ALGO_GATHERV_THROTTLED_WRITE ? STRATA_VBLOCK_WRITES : STRATA_VBLOCK_READS;
 }
 
-static void finish(struct strata_block_op *o)
+static void finish(struct strata_block_task *o)
 {
     if (o->v.arrays != o->v.small) free(o->v.arrays);
     o->v.arrays = NULL;
@@ -288,21 +288,21 @@ static void finish(struct strata_block_op *o)
     o->owned = NULL;
 }
 
-static int vblock_progress(struct strata_op *op)
+static int vblock_progress(struct strata_task *op)
 {
-    struct strata_block_op *o = block_of(op);
+    struct strata_block_task *o = block_of(op);
     struct strata_vblock_state *v = &o->v;
     struct strata_plane *p = op->p;
     int me = p->rank, size = p->size, root = o->a.root;
     size_t R = round_bytes(p);
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     /* ---- The layout: entered with the buffer peers read from exposed. */
     /* Gatherv's root also exposes its receive buffer, for the writes. */
     o->base = strata_plane_enter(p, 1, o->send,
                                  v->coll == STRATA_COLL_GATHERV && me == root ? o->a.recv : NULL);
     if (has_record(o, me) || own_fits(o, p)) {
         /* Readers of this half's last contents (two operations ago) are done. */
-        STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
+        STRATA_TASK_AWAIT_REGIONS_FREE(op, p, o->i);
         if (has_record(o, me)) write_record(o, p);
         if (own_fits(o, p)) write_fused(o, p);
     }
@@ -314,7 +314,7 @@ static int vblock_progress(struct strata_op *op)
     else if (v->own_len) memcpy(v->own_dst, v->own_src, v->own_len);
     for (o->i = 0; o->i < size; o->i++) {
         if (o->i == me || !has_record(o, o->i)) continue;
-        STRATA_OP_AWAIT_GE(op, &p->ctl[o->i].progress, o->base + 1, p->pid[o->i]);
+        STRATA_TASK_AWAIT_GE(op, &p->ctl[o->i].progress, o->base + 1, p->pid[o->i]);
         read_record(o, p, o->i);
     }
     /* v->agreed is now the same on every rank: so is the choice. */
@@ -330,8 +330,8 @@ static int vblock_progress(struct strata_op *op)
             unsigned char *dst;
             if (!piece_of(o, p, 0, o->i, &q, &a, &b, &dst)) continue;
             /* Acquire: the writer's stamp and stream, published with its progress. */
-            STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
-                               p->pid[(me + o->i) % size]);
+            STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
+                                 p->pid[(me + o->i) % size]);
             piece_of(o, p, 0, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
             const unsigned char *at = strata_plane_region(p, q, 0) + fused_at(size);
             const uint64_t *hdr = (const uint64_t *)(const void *)at;
@@ -342,7 +342,7 @@ static int vblock_progress(struct strata_op *op)
                              "(%zu bytes at %zu; do the counts match?)",
                              strata_coll_name(v->counted), q, me, b - a, a);
                 finish(o);
-                op->resume = STRATA_OP_FINISHED;
+                op->resume = STRATA_TASK_FINISHED;
                 return MPI_ERR_TRUNCATE;
             }
             deliver(o, p, q, at + FUSED_HEADER * sizeof(uint64_t) + a, a - v->from_stream[q], b - a,
@@ -351,16 +351,16 @@ static int vblock_progress(struct strata_op *op)
         }
         /* No ack: nobody reads this rank's exposed buffer on this path, and
          * the regions' next writer waits for every rank to enter a later
-         * operation (STRATA_OP_AWAIT_REGIONS_FREE), i.e. to be done here. */
+         * operation (STRATA_TASK_AWAIT_REGIONS_FREE), i.e. to be done here. */
     } else if (v->single_copy == STRATA_VBLOCK_WRITES) {
         /* Gatherv's throttled write: at most k writers in the root at once. */
         if (me != root) {
-            STRATA_OP_AWAIT_TURN(op, p, root, o->base, o->k);
+            STRATA_TASK_AWAIT_TURN(op, p, root, o->base, o->k);
             /* The root's acc is visible: its progress of this operation was
              * acquired with its record above. */
             if (v->out_len[root]) push_block(o, p, root);
         } else {
-            STRATA_OP_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t); /* every block is in */
+            STRATA_TASK_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t); /* every block is in */
         }
         /* Release: this rank's block is in the root's buffer (the root may
          * return once it has them all); hands the turn on to turn + k. */
@@ -369,12 +369,12 @@ static int vblock_progress(struct strata_op *op)
         if (v->coll == STRATA_COLL_SCATTERV) {
             /* Throttled read: at most k readers on the root at once. */
             if (me != root) {
-                STRATA_OP_AWAIT_TURN(op, p, root, o->base, o->k);
+                STRATA_TASK_AWAIT_TURN(op, p, root, o->base, o->k);
                 if (v->in_len[root]) pull_piece(o, p, root);
                 /* Release: done with the root's buffer; hands the turn on. */
                 strata_plane_publish(p, &p->ctl[me].ack, o->base);
             } else {
-                STRATA_OP_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t);
+                STRATA_TASK_AWAIT_ALL_TURNS(op, p, root, o->base, o->k, o->t);
             }
         } else {
             /* Ring reads: step i reads from rank - i, so that each writer
@@ -382,8 +382,8 @@ static int vblock_progress(struct strata_op *op)
             for (o->i = 1; o->i < size; o->i++) {
                 if (!v->in_len[(me - o->i + size) % size]) continue;
                 /* The acquire makes the writer's buf of this operation visible. */
-                STRATA_OP_AWAIT_GE(op, &p->ctl[(me - o->i + size) % size].progress, o->base + 1,
-                                   p->pid[(me - o->i + size) % size]);
+                STRATA_TASK_AWAIT_GE(op, &p->ctl[(me - o->i + size) % size].progress, o->base + 1,
+                                     p->pid[(me - o->i + size) % size]);
                 pull_piece(o, p, (me - o->i + size) % size);
             }
             /* Release: this rank reads no peer's memory again. */
@@ -391,8 +391,8 @@ static int vblock_progress(struct strata_op *op)
             /* Every reader of this rank's buffer must be done before it returns. */
             for (o->i = 1; o->i < size; o->i++) {
                 if (!v->out_len[(me + o->i) % size]) continue;
-                STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].ack, o->base,
-                                   p->pid[(me + o->i) % size]);
+                STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + o->i) % size].ack, o->base,
+                                     p->pid[(me + o->i) % size]);
             }
         }
     } else {
@@ -401,7 +401,7 @@ static int vblock_progress(struct strata_op *op)
         for (o->j = 0; o->j < o->rounds; o->j++) {
             o->base = strata_plane_enter(p, 1, NULL, NULL); /* done reading older regions */
             if (o->mine > o->j * R) {
-                STRATA_OP_AWAIT_REGIONS_FREE(op, p, o->i);
+                STRATA_TASK_AWAIT_REGIONS_FREE(op, p, o->i);
                 size_t from = o->j * R, to = o->mine < from + R ? o->mine : from + R;
                 copy_stream(o, p, from, to, strata_plane_region(p, me, 0));
             }
@@ -412,8 +412,8 @@ static int vblock_progress(struct strata_op *op)
                 size_t a, b;
                 unsigned char *dst;
                 if (!piece_of(o, p, o->j, o->i, &q, &a, &b, &dst)) continue;
-                STRATA_OP_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
-                                   p->pid[(me + o->i) % size]);
+                STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
+                                     p->pid[(me + o->i) % size]);
                 piece_of(o, p, o->j, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
                 deliver(o, p, q, strata_plane_region(p, q, 0) + (a - o->j * R),
                         a - v->from_stream[q], b - a, 0);
@@ -422,7 +422,7 @@ static int vblock_progress(struct strata_op *op)
         }
     }
     finish(o);
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
 static void *alloc_or_abort(size_t bytes, const char *what)
@@ -452,13 +452,13 @@ static void uniform_layout(struct strata_vblock_state *v, const struct strata_pl
     }
 }
 
-void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int coll,
+void strata_vblock_start(struct strata_block_task *o, struct strata_plane *p, int coll,
                          const struct strata_block_args *a, int single_copy,
-                         void (*choose)(struct strata_block_op *o))
+                         void (*choose)(struct strata_block_task *o))
 {
     int me = p->rank, size = p->size, root = a->root;
     struct strata_vblock_state *v = &o->v;
-    strata_op_init(&o->op, p, vblock_progress);
+    strata_task_init(&o->op, p, vblock_progress);
     o->a = *a;
     o->a.v = NULL; /* the caller's layout may not outlive this call */
     o->k = a->k;
@@ -542,7 +542,7 @@ void strata_vblock_start(struct strata_block_op *o, struct strata_plane *p, int 
 
 /* The named algorithms of the table: a data path each. */
 #define VBLOCK_ALGO(name, coll, single_copy)                                                 \
-    void strata_##name##_start(struct strata_block_op *o, struct strata_plane *p,          \
+    void strata_##name##_start(struct strata_block_task *o, struct strata_plane *p,        \
                                const struct strata_block_args *a)                          \
     {                                                                                      \
         strata_vblock_start(o, p, coll, a, single_copy, NULL);                             \

@@ -1,7 +1,7 @@
 /* The collectives behind every entry point (interpose/calls.def: the C
  * functions, their large-count forms; the Fortran bindings through them),
  * staging device buffers through host memory around the host-memory path
- * (serve/collectives.h, serve/rs_scan_calls.h: strata_host_*), which gets
+ * (serve/collectives.h, serve/rs_scan_calls.h: strata_serve_*), which gets
  * them at once in a job without devices (device_calls.c, device_vcalls.c).
  *
  * The MPI function's arguments with counts as long long, so that a call

@@ -2,7 +2,7 @@
  *
  * Every intercepted collective enters here first (strata_call_*).  With no
  * device anywhere in the job (runtime's device_world, agreed at set-up) it
- * goes straight to strata_host_* (collectives.c): exactly the behaviour
+ * goes straight to strata_serve_* (collectives.c): exactly the behaviour
  * without device support.  Otherwise each rank looks at its own buffers and
  * stages the ones in device memory through pinned host memory, on its
  * communicator's lane (a CUDA stream and pinned buffers, transport/device.h),
@@ -21,7 +21,7 @@
  * program.  Where counts differ across the cut, the ranks above it would
  * make more calls than the others (or the CUDA IPC path's host reduction),
  * so a rank about to cut first takes the agreement of the whole call
- * (collectives.h, strata_host_agree_whole). */
+ * (collectives.h, strata_serve_agree_whole). */
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -216,7 +216,7 @@ static int bcast_pieces(void *buffer, long long count, MPI_Datatype type, int ro
             }
             strata_device_wait(lane, (int)(i % STRATA_DEVICE_EVENTS));
         }
-        rc = strata_host_bcast(view + off, (long long)len, MPI_BYTE, root, comm, large, NULL);
+        rc = strata_serve_bcast(view + off, (long long)len, MPI_BYTE, root, comm, large, NULL);
         if (dev_run && rank != root) strata_device_from_host(lane, dev_run + off, view + off, len);
     }
     if (rank != root && rc == MPI_SUCCESS) {
@@ -241,12 +241,12 @@ static int bcast_one(void *buffer, long long count, MPI_Datatype datatype, int r
                      MPI_Comm comm, int large, int host_only)
 {
     return host_only ? strata_host_mpi_bcast(buffer, count, datatype, root, comm, large)
-                     : strata_host_bcast(buffer, count, datatype, root, comm, large, NULL);
+                     : strata_serve_bcast(buffer, count, datatype, root, comm, large, NULL);
 }
 
 /* The whole broadcast in one call, its device buffer staged whole: through
  * strata (host_only 0), or to the host MPI alone (1: another rank left the
- * call there, strata_host_agree_whole). */
+ * call there, strata_serve_agree_whole). */
 static int bcast_whole(struct side *s, int bad, void *buffer, long long count,
                        MPI_Datatype datatype, int root, MPI_Comm comm, int large, int host_only)
 {
@@ -269,18 +269,18 @@ STRATA_HOT int strata_call_bcast(void *buffer, long long count, MPI_Datatype dat
                                  MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_bcast(buffer, count, datatype, root, comm, large, build);
+        return strata_serve_bcast(buffer, count, datatype, root, comm, large, build);
     struct side s;
     int bad = describe(&s, buffer, count, datatype);
     if (is_inter(comm)) {
         if (s.device)
             return unstageable(comm, "MPI_Bcast", "device buffers on intercommunicators are not "
                                                   "supported");
-        return strata_host_bcast(buffer, count, datatype, root, comm, large, build);
+        return strata_serve_bcast(buffer, count, datatype, root, comm, large, build);
     }
     if (build)
         return s.device ? refuse_nonblocking(comm, STRATA_COLL_BCAST, build)
-                        : strata_host_bcast(buffer, count, datatype, root, comm, large, build);
+                        : strata_serve_bcast(buffer, count, datatype, root, comm, large, build);
     int size;
     long long bytes = count;
     if (count < 0 || datatype == MPI_DATATYPE_NULL || PMPI_Type_size(datatype, &size) ||
@@ -289,7 +289,7 @@ STRATA_HOT int strata_call_bcast(void *buffer, long long count, MPI_Datatype dat
     /* Above one piece on this rank's count: agreed first (collectives.h),
      * before the IPC path's host reduction or a second piece. */
     int rc;
-    switch (strata_host_agree_whole(STRATA_COLL_BCAST, count, datatype, root, comm, &rc)) {
+    switch (strata_serve_agree_whole(STRATA_COLL_BCAST, count, datatype, root, comm, &rc)) {
     case STRATA_WHOLE_REFUSED: return rc;
     case STRATA_WHOLE_TO_HOST:
         return bcast_whole(&s, bad, buffer, count, datatype, root, comm, large, 1);
@@ -309,8 +309,8 @@ static int reduce_one(int all, int host_only, const void *s, void *r, long long 
     if (host_only)
         return all ? strata_host_mpi_allreduce(s, r, n, type, op, comm, large)
                    : strata_host_mpi_reduce(s, r, n, type, op, root, comm, large);
-    return all ? strata_host_allreduce(s, r, n, type, op, comm, large, NULL)
-               : strata_host_reduce(s, r, n, type, op, root, comm, large, NULL);
+    return all ? strata_serve_allreduce(s, r, n, type, op, comm, large, NULL)
+               : strata_serve_reduce(s, r, n, type, op, root, comm, large, NULL);
 }
 
 /* Whether the whole-call agreement (collectives.h) was taken before
@@ -338,17 +338,17 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
     if (is_inter(comm)) {
         if (snd.device || rcv.device)
             return unstageable(comm, name, "device buffers on intercommunicators are not supported");
-        return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large, build)
-                   : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large,
-                                        build);
+        return all ? strata_serve_allreduce(sendbuf, recvbuf, count, type, op, comm, large, build)
+                   : strata_serve_reduce(sendbuf, recvbuf, count, type, op, root, comm, large,
+                                         build);
     }
     if (build) {
         if (snd.device || rcv.device)
             return refuse_nonblocking(comm, all ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE,
                                       build);
-        return all ? strata_host_allreduce(sendbuf, recvbuf, count, type, op, comm, large, build)
-                   : strata_host_reduce(sendbuf, recvbuf, count, type, op, root, comm, large,
-                                        build);
+        return all ? strata_serve_allreduce(sendbuf, recvbuf, count, type, op, comm, large, build)
+                   : strata_serve_reduce(sendbuf, recvbuf, count, type, op, root, comm, large,
+                                         build);
     }
     MPI_Aint lb, extent = 0, true_lb = 0, true_extent = 0;
     long long per = count > 0 ? count : 1;
@@ -364,8 +364,8 @@ static int reduce_staged(int all, const void *sendbuf, void *recvbuf, long long 
      * whose count differs would wait for this one's second piece forever. */
     if (pieces > 1 && asked == NOT_ASKED) {
         int rc;
-        switch (strata_host_agree_whole(all ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE, count,
-                                        type, root, comm, &rc)) {
+        switch (strata_serve_agree_whole(all ? STRATA_COLL_ALLREDUCE : STRATA_COLL_REDUCE, count,
+                                         type, root, comm, &rc)) {
         case STRATA_WHOLE_REFUSED: return rc;
         case STRATA_WHOLE_TO_HOST: asked = HOST_ONLY; break;
         case STRATA_WHOLE_GO_ON: asked = AGREED; break;
@@ -429,7 +429,7 @@ STRATA_HOT int strata_call_reduce(const void *sendbuf, void *recvbuf, long long 
                                   int large, struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, large, build);
+        return strata_serve_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, large, build);
     return reduce_staged(0, sendbuf, recvbuf, count, datatype, op, root, comm, large, NOT_ASKED,
                          build);
 }
@@ -439,7 +439,7 @@ STRATA_HOT int strata_call_allreduce(const void *sendbuf, void *recvbuf, long lo
                                      struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_allreduce(sendbuf, recvbuf, count, datatype, op, comm, large, build);
+        return strata_serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, large, build);
     /* Above one piece, on an intracommunicator, blocking: the reduction on
      * the device through CUDA IPC when every rank qualifies (every rank
      * passes the same count, type and form, so all of them ask: the
@@ -449,7 +449,7 @@ STRATA_HOT int strata_call_allreduce(const void *sendbuf, void *recvbuf, long lo
     if (!is_inter(comm) && !build && count > 0 &&
         datatype != MPI_DATATYPE_NULL && PMPI_Type_size(datatype, &size) == MPI_SUCCESS &&
         (bytes *= size) > (long long)chunk_bytes()) {
-        switch (strata_host_agree_whole(STRATA_COLL_ALLREDUCE, count, datatype, -1, comm, &rc)) {
+        switch (strata_serve_agree_whole(STRATA_COLL_ALLREDUCE, count, datatype, -1, comm, &rc)) {
         case STRATA_WHOLE_REFUSED: return rc;
         case STRATA_WHOLE_TO_HOST:
             return reduce_staged(1, sendbuf, recvbuf, count, datatype, op, -1, comm, large,
@@ -479,10 +479,10 @@ STRATA_HOT static int block_host(enum block_coll c, const void *sb, long long sc
                                  int large, struct strata_build *build)
 {
     switch (c) {
-    case GATHER: return strata_host_gather(sb, sc, st, rb, rc, rt, root, comm, large, build);
-    case SCATTER: return strata_host_scatter(sb, sc, st, rb, rc, rt, root, comm, large, build);
-    case ALLGATHER: return strata_host_allgather(sb, sc, st, rb, rc, rt, comm, large, build);
-    default: return strata_host_alltoall(sb, sc, st, rb, rc, rt, comm, large, build);
+    case GATHER: return strata_serve_gather(sb, sc, st, rb, rc, rt, root, comm, large, build);
+    case SCATTER: return strata_serve_scatter(sb, sc, st, rb, rc, rt, root, comm, large, build);
+    case ALLGATHER: return strata_serve_allgather(sb, sc, st, rb, rc, rt, comm, large, build);
+    default: return strata_serve_alltoall(sb, sc, st, rb, rc, rt, comm, large, build);
     }
 }
 
@@ -551,8 +551,8 @@ STRATA_HOT int strata_call_gather(const void *sendbuf, long long sendcount, MPI_
                                   int root, MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                  root, comm, large, build);
+        return strata_serve_gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                   root, comm, large, build);
     return block_staged(GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                         comm, large, build);
 }
@@ -562,8 +562,8 @@ STRATA_HOT int strata_call_scatter(const void *sendbuf, long long sendcount, MPI
                                    int root, MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                   root, comm, large, build);
+        return strata_serve_scatter(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                    root, comm, large, build);
     return block_staged(SCATTER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root,
                         comm, large, build);
 }
@@ -574,8 +574,8 @@ STRATA_HOT int strata_call_allgather(const void *sendbuf, long long sendcount,
                                      struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                     comm, large, build);
+        return strata_serve_allgather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                      comm, large, build);
     return block_staged(ALLGATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
                         comm, large, build);
 }
@@ -585,8 +585,8 @@ STRATA_HOT int strata_call_alltoall(const void *sendbuf, long long sendcount, MP
                                     MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
-                                    comm, large, build);
+        return strata_serve_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                                     comm, large, build);
     return block_staged(ALLTOALL, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, -1,
                         comm, large, build);
 }

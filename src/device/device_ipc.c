@@ -58,7 +58,7 @@ static int leaders_bcast(struct strata_device_lane *lane, MPI_Comm leaders, int 
             }
             strata_device_wait(lane, (int)(i % STRATA_DEVICE_EVENTS));
         }
-        rc = strata_host_bcast(host + off, (long long)len, MPI_BYTE, lroot, leaders, 0, NULL);
+        rc = strata_serve_bcast(host + off, (long long)len, MPI_BYTE, lroot, leaders, 0, NULL);
         if (lrank != lroot && rc == MPI_SUCCESS) {
             strata_device_count(STRATA_DEVICE_NETWORK, len);
             strata_device_from_host(lane, run + off, host + off, len);

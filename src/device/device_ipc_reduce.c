@@ -101,8 +101,8 @@ int strata_device_allreduce_ipc(const void *sendbuf, void *recvbuf, long long co
         strata_device_sync(lane);
         /* The host path on the leaders' host copy (type and op as passed:
          * the layout is one contiguous run, so the host copy is too). */
-        rc = strata_host_allreduce(MPI_IN_PLACE, host - (rrun - (unsigned char *)recvbuf), count,
-                                   type, op, dc->leaders, 0, NULL);
+        rc = strata_serve_allreduce(MPI_IN_PLACE, host - (rrun - (unsigned char *)recvbuf), count,
+                                    type, op, dc->leaders, 0, NULL);
         if (rc == MPI_SUCCESS) {
             strata_device_count(STRATA_DEVICE_NETWORK, bytes);
             strata_device_from_host(lane, rrun, host, bytes);

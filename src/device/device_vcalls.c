@@ -4,7 +4,7 @@
  * As device_calls.c does for Gather and its kin: each rank looks at the
  * buffers it uses, and those in device memory are staged whole through the
  * communicator's pinned host buffers (transport/device.h) before the host
- * path (strata_host_*: strata's algorithms or the host MPI) runs on the host
+ * path (strata_serve_*: strata's algorithms or the host MPI) runs on the host
  * copies, then the receive side is copied back.  Neither strata's algorithms
  * nor the host MPI see a device pointer.
  *
@@ -208,8 +208,8 @@ static inline __attribute__((always_inline)) int call_reduce_scatter(const void 
                                MPI_Comm comm, int large, struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_reduce_scatter(sendbuf, recvbuf, recvcounts, blockcount, datatype, op,
-                                          comm, large, build);
+        return strata_serve_reduce_scatter(sendbuf, recvbuf, recvcounts, blockcount, datatype, op,
+                                           comm, large, build);
     int rank, n = comm_rank_size(comm, &rank);
     long long total = 0, mine = 0;
     for (int q = 0; q < n; q++) {
@@ -230,12 +230,12 @@ static inline __attribute__((always_inline)) int call_reduce_scatter(const void 
     enum strata_coll coll = recvcounts ? STRATA_COLL_REDUCE_SCATTER
                                        : STRATA_COLL_REDUCE_SCATTER_BLOCK;
     if (stage_begin(comm, coll, &s, &r, &lane, &rc, build))
-        return strata_host_reduce_scatter(sendbuf, recvbuf, recvcounts, blockcount, datatype, op,
-                                          comm, large, build);
+        return strata_serve_reduce_scatter(sendbuf, recvbuf, recvcounts, blockcount, datatype, op,
+                                           comm, large, build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
-    rc = strata_host_reduce_scatter(sb, view(&r), recvcounts, blockcount, datatype, op, comm,
-                                    large, build);
+    rc = strata_serve_reduce_scatter(sb, view(&r), recvcounts, blockcount, datatype, op, comm,
+                                     large, build);
     return stage_end(lane, &r, rc);
 }
 
@@ -245,8 +245,8 @@ static inline __attribute__((always_inline)) int call_scan(const void *sendbuf, 
                      struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_scan(sendbuf, recvbuf, count, datatype, op, comm, exclusive, large,
-                                build);
+        return strata_serve_scan(sendbuf, recvbuf, count, datatype, op, comm, exclusive, large,
+                                 build);
     struct layout l = layout_of(datatype);
     struct region s, r;
     region_start(&s, sendbuf);
@@ -257,11 +257,11 @@ static inline __attribute__((always_inline)) int call_scan(const void *sendbuf, 
     int rc = MPI_SUCCESS;
     enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
     if (stage_begin(comm, coll, &s, &r, &lane, &rc, build))
-        return strata_host_scan(sendbuf, recvbuf, count, datatype, op, comm, exclusive, large,
-                                build);
+        return strata_serve_scan(sendbuf, recvbuf, count, datatype, op, comm, exclusive, large,
+                                 build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
-    rc = strata_host_scan(sb, view(&r), count, datatype, op, comm, exclusive, large, build);
+    rc = strata_serve_scan(sb, view(&r), count, datatype, op, comm, exclusive, large, build);
     return stage_end(lane, &r, rc);
 }
 
@@ -301,8 +301,8 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
                         struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                   recvtype, root, comm, large, build);
+        return strata_serve_gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                    recvtype, root, comm, large, build);
     int rank, n = comm_rank_size(comm, &rank), is_root = rank == root;
     struct layout sl = layout_of(sendtype), rl = layout_of(recvtype);
     struct region s, r;
@@ -314,12 +314,12 @@ int strata_call_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
     int rc = MPI_SUCCESS;
     void *rb = is_root ? recvbuf : (void *)unused(recvbuf);
     if (stage_begin(comm, STRATA_COLL_GATHERV, &s, &r, &lane, &rc, build))
-        return strata_host_gatherv(sendbuf, sendcount, sendtype, rb, recvcounts, displs,
-                                   recvtype, root, comm, large, build);
+        return strata_serve_gatherv(sendbuf, sendcount, sendtype, rb, recvcounts, displs,
+                                    recvtype, root, comm, large, build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
-    rc = strata_host_gatherv(sb, sendcount, sendtype, is_root ? view(&r) : rb, recvcounts, displs,
-                             recvtype, root, comm, large, build);
+    rc = strata_serve_gatherv(sb, sendcount, sendtype, is_root ? view(&r) : rb, recvcounts, displs,
+                              recvtype, root, comm, large, build);
     return stage_end(lane, &r, rc);
 }
 
@@ -329,8 +329,8 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
                          struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                    recvtype, root, comm, large, build);
+        return strata_serve_scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                     recvtype, root, comm, large, build);
     int rank, n = comm_rank_size(comm, &rank), is_root = rank == root;
     struct layout sl = layout_of(sendtype), rl = layout_of(recvtype);
     struct region s, r;
@@ -342,12 +342,12 @@ int strata_call_scatterv(const void *sendbuf, const void *sendcounts, const void
     int rc = MPI_SUCCESS;
     const void *sb = is_root ? sendbuf : unused(sendbuf);
     if (stage_begin(comm, STRATA_COLL_SCATTERV, &s, &r, &lane, &rc, build))
-        return strata_host_scatterv(sb, sendcounts, displs, sendtype, recvbuf, recvcount,
-                                    recvtype, root, comm, large, build);
+        return strata_serve_scatterv(sb, sendcounts, displs, sendtype, recvbuf, recvcount,
+                                     recvtype, root, comm, large, build);
     if (!lane) return rc;
     void *rb = recvbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&r);
-    rc = strata_host_scatterv(is_root ? view(&s) : sb, sendcounts, displs, sendtype, rb,
-                              recvcount, recvtype, root, comm, large, build);
+    rc = strata_serve_scatterv(is_root ? view(&s) : sb, sendcounts, displs, sendtype, rb,
+                               recvcount, recvtype, root, comm, large, build);
     return stage_end(lane, &r, rc);
 }
 
@@ -357,8 +357,8 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
                            struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                      recvtype, comm, large, build);
+        return strata_serve_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                       recvtype, comm, large, build);
     int rank, n = comm_rank_size(comm, &rank);
     struct layout sl = layout_of(sendtype), rl = layout_of(recvtype);
     struct region s, r;
@@ -369,12 +369,12 @@ int strata_call_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
     struct strata_device_lane *lane = NULL;
     int rc = MPI_SUCCESS;
     if (stage_begin(comm, STRATA_COLL_ALLGATHERV, &s, &r, &lane, &rc, build))
-        return strata_host_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
-                                      recvtype, comm, large, build);
+        return strata_serve_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                       recvtype, comm, large, build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
-    rc = strata_host_allgatherv(sb, sendcount, sendtype, view(&r), recvcounts, displs, recvtype,
-                                comm, large, build);
+    rc = strata_serve_allgatherv(sb, sendcount, sendtype, view(&r), recvcounts, displs, recvtype,
+                                 comm, large, build);
     return stage_end(lane, &r, rc);
 }
 
@@ -384,8 +384,8 @@ int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const voi
                           struct strata_build *build)
 {
     if (!device_job(comm))
-        return strata_host_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, large, build);
+        return strata_serve_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                      rdispls, recvtype, comm, large, build);
     int rank, n = comm_rank_size(comm, &rank);
     struct layout sl = layout_of(sendtype), rl = layout_of(recvtype);
     struct region s, r;
@@ -396,11 +396,11 @@ int strata_call_alltoallv(const void *sendbuf, const void *sendcounts, const voi
     struct strata_device_lane *lane = NULL;
     int rc = MPI_SUCCESS;
     if (stage_begin(comm, STRATA_COLL_ALLTOALLV, &s, &r, &lane, &rc, build))
-        return strata_host_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
-                                     rdispls, recvtype, comm, large, build);
+        return strata_serve_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                      rdispls, recvtype, comm, large, build);
     if (!lane) return rc;
     const void *sb = sendbuf == MPI_IN_PLACE ? MPI_IN_PLACE : view(&s);
-    rc = strata_host_alltoallv(sb, sendcounts, sdispls, sendtype, view(&r), recvcounts, rdispls,
-                               recvtype, comm, large, build);
+    rc = strata_serve_alltoallv(sb, sendcounts, sdispls, sendtype, view(&r), recvcounts, rdispls,
+                                recvtype, comm, large, build);
     return stage_end(lane, &r, rc);
 }

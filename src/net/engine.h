@@ -102,8 +102,8 @@ static inline int strata_engine_complete(const struct strata_engine *e)
  * can watch it (0: none): what a waiting operation checks for liveness. */
 pid_t strata_engine_waiting_for(const struct strata_engine *e);
 
-/* Waiting for the engine is the operation's (coll/op.h): a composition
+/* Waiting for the engine is the operation's (coll/task.h): a composition
  * calls strata_engine_progress once per progress step and returns "not yet"
- * when nothing moved, so strata_op_run's spin-then-yield policy applies. */
+ * when nothing moved, so strata_task_run's spin-then-yield policy applies. */
 
 #endif

@@ -91,50 +91,50 @@ int strata_net_block(struct strata_net *net, int coll, const struct strata_block
                      char *desc, size_t desclen);
 int strata_net_barrier(struct strata_net *net);
 
-/* ---- Resumable forms (coll/op.h): start, then strata_op_step until
+/* ---- Resumable forms (coll/task.h): start, then strata_task_step until
  * MPI_SUCCESS (or the host MPI's error).  The node's part runs as a
  * sub-operation; the leaders' network part polls the host MPI (and the
  * engine of engine.h) once per step instead of waiting. */
-struct strata_net_barrier_op {
-    struct strata_op op;
+struct strata_net_barrier_task {
+    struct strata_task op;
     struct strata_net *net;
-    struct strata_barrier_op node;  /* the node barriers, before and after */
+    struct strata_barrier_task node;  /* the node barriers, before and after */
     int dist, from, to;
     MPI_Request req[2];
     char token;                     /* the zero-byte message's buffer */
 };
-void strata_net_barrier_start(struct strata_net_barrier_op *o, struct strata_net *net);
+void strata_net_barrier_start(struct strata_net_barrier_task *o, struct strata_net *net);
 
-struct strata_net_bcast_op {
-    struct strata_op op;
+struct strata_net_bcast_task {
+    struct strata_task op;
     struct strata_net *net;
-    struct strata_bcast_op node;    /* this node's broadcast, or the feed's close */
+    struct strata_bcast_task node;    /* this node's broadcast, or the feed's close */
     unsigned char *data;
     size_t bytes, announced;
     int local_root, leader, from, first_send, fed;
     uint64_t base;                  /* the fed node broadcast's */
 };
-struct strata_net_block_op {
-    struct strata_op op;
+struct strata_net_block_task {
+    struct strata_task op;
     struct strata_net *net;
     struct strata_block_args a;
     int coll, leader, local_root, rc;
     const unsigned char *send;      /* what this rank gives its node's gather */
     unsigned char *transit, *mine;  /* node-ordered bundles; this node's bundle */
-    struct strata_block_op node;    /* the node's part */
-    struct strata_bcast_op bcast;   /* Allgather: the result inside the node */
+    struct strata_block_task node;    /* the node's part */
+    struct strata_bcast_task bcast;   /* Allgather: the result inside the node */
 };
 /* coll, a, desc as strata_net_block's. */
-void strata_net_block_start(struct strata_net_block_op *o, struct strata_net *net, int coll,
+void strata_net_block_start(struct strata_net_block_task *o, struct strata_net *net, int coll,
                             const struct strata_block_args *a, char *desc, size_t desclen);
 
 /* desc as strata_net_bcast's. */
-void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_net *net, void *data,
+void strata_net_bcast_start(struct strata_net_bcast_task *o, struct strata_net *net, void *data,
                             size_t bytes, int root, char *desc, size_t desclen);
 
 /* Reduce (a->root >= 0) or Allreduce (a->root < 0) across nodes. */
-struct strata_net_reduce_op {
-    struct strata_op op;
+struct strata_net_reduce_task {
+    struct strata_task op;
     struct strata_net *net;
     struct strata_reduce_args a;
     const void *send;               /* this rank's input (NULL: already in acc) */
@@ -143,10 +143,10 @@ struct strata_net_reduce_op {
     size_t seg_elems, total, stride, first, reduced, combined;
     unsigned char *from_in;         /* incoming partial results, stride apart */
     struct strata_reduce_args seg;  /* the segment the node is reducing */
-    struct strata_reduce_op node;   /* ... its node reduction */
-    struct strata_net_bcast_op bcast; /* Allreduce: the result back down */
+    struct strata_reduce_task node;   /* ... its node reduction */
+    struct strata_net_bcast_task bcast; /* Allreduce: the result back down */
 };
-void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_net *net,
+void strata_net_reduce_start(struct strata_net_reduce_task *o, struct strata_net *net,
                              const struct strata_reduce_args *a, char *desc, size_t desclen);
 
 /* Reduce_scatter(_block), Scan and Exscan across nodes (net_rs_scan.c).
@@ -156,8 +156,8 @@ int strata_net_reduce_scatter(struct strata_net *net, const struct strata_rs_arg
 int strata_net_scan(struct strata_net *net, const struct strata_reduce_args *a, int exclusive,
                     char *desc, size_t desclen);
 
-struct strata_net_rs_op {
-    struct strata_op op;
+struct strata_net_rs_task {
+    struct strata_task op;
     struct strata_net *net;
     struct strata_rs_args a;
     int leader, nreq, rc;
@@ -165,32 +165,32 @@ struct strata_net_rs_op {
     unsigned char *full;            /* leader: the node's reduction of the vector */
     unsigned char *perm, *in, *own, *res; /* leader: shares by node; others' parts; ours; result */
     MPI_Request *reqs;
-    struct strata_reduce_op node;   /* the node reduction */
-    struct strata_bcast_op bcast;   /* the share inside the node */
+    struct strata_reduce_task node;   /* the node reduction */
+    struct strata_bcast_task bcast;   /* the share inside the node */
 };
-void strata_net_reduce_scatter_start(struct strata_net_rs_op *o, struct strata_net *net,
+void strata_net_reduce_scatter_start(struct strata_net_rs_task *o, struct strata_net *net,
                                      const struct strata_rs_args *a, char *desc, size_t desclen);
 
-struct strata_net_scan_op {
-    struct strata_op op;
+struct strata_net_scan_task {
+    struct strata_task op;
     struct strata_net *net;
     struct strata_reduce_args a;
     int exclusive, leader, last, node_size, local_leader, nreq, rc;
     unsigned char *prefix;          /* E: the earlier nodes' total (leader: then their totals) */
     unsigned char *total_buf, *x;   /* the node's last rank: its total; (Exscan) its operand */
     MPI_Request *reqs;
-    struct strata_scan_op node;     /* the node's scan */
-    struct strata_bcast_op bcast;   /* E inside the node */
+    struct strata_scan_task node;     /* the node's scan */
+    struct strata_bcast_task bcast;   /* E inside the node */
 };
-void strata_net_scan_start(struct strata_net_scan_op *o, struct strata_net *net,
+void strata_net_scan_start(struct strata_net_scan_task *o, struct strata_net *net,
                            const struct strata_reduce_args *a, int exclusive, char *desc,
                            size_t desclen);
 
 /* Gatherv, Scatterv (a->root), Allgatherv and Alltoallv across nodes (net_vblock.c),
  * coll as enum strata_coll, a as block.h's v-collective arguments (a->v:
  * this rank's own layout, which must outlive the operation). */
-struct strata_net_v_op {
-    struct strata_op op;
+struct strata_net_v_task {
+    struct strata_task op;
     struct strata_net *net;
     struct strata_block_args a;
     struct strata_vlayout nlay;     /* the node part's layout (views of arrays) */
@@ -204,10 +204,10 @@ struct strata_net_v_op {
     const unsigned char *send;      /* Allgatherv: this rank's block; Alltoallv: its blocks */
     size_t *sent_at;                /* Alltoallv in place: offsets of the private copy */
     int node_done;                  /* Alltoallv: the node part has finished */
-    struct strata_block_op node;    /* the node parts */
-    struct strata_bcast_op bcast;   /* Allgatherv: the result inside the node */
+    struct strata_block_task node;    /* the node parts */
+    struct strata_bcast_task bcast;   /* Allgatherv: the result inside the node */
 };
-void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, int coll,
+void strata_net_vblock_start(struct strata_net_v_task *o, struct strata_net *net, int coll,
                              const struct strata_block_args *a, char *desc, size_t desclen);
 int strata_net_vblock(struct strata_net *net, int coll, const struct strata_block_args *a,
                       char *desc, size_t desclen);

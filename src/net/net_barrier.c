@@ -3,7 +3,7 @@
  * tell leader i + 2^r, hear from leader i - 2^r; ceil(log2 nodes) rounds,
  * no root), and every node is released by a second node barrier.  The
  * second node barrier is also what keeps a non-leader from leaving before
- * every other node has arrived.  A resumable operation (coll/op.h). */
+ * every other node has arrived.  A resumable operation (coll/task.h). */
 #include "net/net.h"
 
 #include <stddef.h>
@@ -13,22 +13,22 @@
 
 enum { TAG_BARRIER = 6 }; /* 7: net_reduce.c */
 
-static struct strata_net_barrier_op *barrier_of(struct strata_op *op)
+static struct strata_net_barrier_task *barrier_of(struct strata_task *op)
 {
-    return (struct strata_net_barrier_op *)((char *)op -
-                                            offsetof(struct strata_net_barrier_op, op));
+    return (struct strata_net_barrier_task *)((char *)op -
+                                              offsetof(struct strata_net_barrier_task, op));
 }
 
-static int net_barrier_progress(struct strata_op *op)
+static int net_barrier_progress(struct strata_task *op)
 {
-    struct strata_net_barrier_op *o = barrier_of(op);
+    struct strata_net_barrier_task *o = barrier_of(op);
     struct strata_net *net = o->net;
     struct strata_plane *np = net->node_plane;
     int nn = net->nnodes, me = net->my_node, rc;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (np) {
         strata_barrier_start(&o->node, np);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     }
     if (o->net->rank == strata_net_leader(net, me, -1)) {
         for (o->dist = 1; o->dist < nn; o->dist *= 2) {
@@ -49,27 +49,27 @@ static int net_barrier_progress(struct strata_op *op)
                 if (rc != MPI_SUCCESS) return rc;
                 if (done) break;
                 op->waiting_for = net->peer_pid[o->from];
-                STRATA_OP_YIELD(op);
+                STRATA_TASK_YIELD(op);
             }
             op->waits++; /* a new wait starts its own spin */
         }
     }
     if (np) {
         strata_barrier_start(&o->node, np);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_net_barrier_start(struct strata_net_barrier_op *o, struct strata_net *net)
+void strata_net_barrier_start(struct strata_net_barrier_task *o, struct strata_net *net)
 {
-    strata_op_init(&o->op, net->node_plane, net_barrier_progress);
+    strata_task_init(&o->op, net->node_plane, net_barrier_progress);
     o->net = net;
 }
 
 int strata_net_barrier(struct strata_net *net)
 {
-    struct strata_net_barrier_op o;
+    struct strata_net_barrier_task o;
     strata_net_barrier_start(&o, net);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }

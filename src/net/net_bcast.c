@@ -7,7 +7,7 @@
  * segment to its children the moment it has arrived, and announces every
  * completed prefix to its own node, whose ranks pull it with one CMA copy
  * per chunk while later segments are still on the wire: the intra-node time
- * hides behind the inter-node time.  A resumable operation (coll/op.h): the
+ * hides behind the inter-node time.  A resumable operation (coll/task.h): the
  * engine's progress is one of its steps. */
 #include "net/net.h"
 
@@ -31,21 +31,21 @@ static void describe(char *desc, size_t len, const struct strata_net_tree *t, in
                                   : "then each node's own broadcast");
 }
 
-static struct strata_net_bcast_op *net_bcast_of(struct strata_op *op)
+static struct strata_net_bcast_task *net_bcast_of(struct strata_task *op)
 {
-    return (struct strata_net_bcast_op *)((char *)op - offsetof(struct strata_net_bcast_op, op));
+    return (struct strata_net_bcast_task *)((char *)op - offsetof(struct strata_net_bcast_task, op));
 }
 
-static int net_bcast_progress(struct strata_op *op)
+static int net_bcast_progress(struct strata_task *op)
 {
-    struct strata_net_bcast_op *o = net_bcast_of(op);
+    struct strata_net_bcast_task *o = net_bcast_of(op);
     struct strata_net *net = o->net;
     struct strata_plane *np = net->node_plane;
     struct strata_engine *e = &net->engine;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (o->net->rank == o->leader) {
         /* The engine's progress joins the operation's: one pass per step;
-         * the run loop (strata_op_run) spins, then yields, in between. */
+         * the run loop (strata_task_run) spins, then yields, in between. */
         for (;;) {
             size_t have = o->from >= 0 ? e->s[o->from].done : o->bytes;
             for (int i = o->first_send; i < e->nstreams; i++) strata_stream_ready(e, i, have);
@@ -58,27 +58,27 @@ static int net_bcast_progress(struct strata_op *op)
                 op->waits++; /* something arrived: the next wait spins afresh */
             } else {
                 op->waiting_for = strata_engine_waiting_for(e);
-                STRATA_OP_YIELD(op);
+                STRATA_TASK_YIELD(op);
             }
         }
         if (o->fed) {
             strata_bcast_feed_close_start(&o->node, np, o->base);
-            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+            STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
         }
     }
     if (np && !o->fed) {
         strata_bcast_start(&o->node, np, o->data, o->bytes, o->local_root);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_net *net, void *data,
+void strata_net_bcast_start(struct strata_net_bcast_task *o, struct strata_net *net, void *data,
                             size_t bytes, int root, char *desc, size_t desclen)
 {
     const struct strata_tuning *tu = strata_tuning();
     struct strata_plane *np = net->node_plane;
-    strata_op_init(&o->op, np, net_bcast_progress);
+    strata_task_init(&o->op, np, net_bcast_progress);
     o->net = net;
     o->data = data;
     o->bytes = bytes;
@@ -121,7 +121,7 @@ void strata_net_bcast_start(struct strata_net_bcast_op *o, struct strata_net *ne
 int strata_net_bcast(struct strata_net *net, void *data, size_t bytes, int root, char *desc,
                      size_t desclen)
 {
-    struct strata_net_bcast_op o;
+    struct strata_net_bcast_task o;
     strata_net_bcast_start(&o, net, data, bytes, root, desc, desclen);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }

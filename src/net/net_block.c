@@ -20,7 +20,7 @@
  *             arrives) when there are many; then each leader broadcasts the
  *             whole result inside its node.
  *
- * Resumable operations (coll/op.h): the node parts run as sub-operations,
+ * Resumable operations (coll/task.h): the node parts run as sub-operations,
  * the engine one pass per step. */
 #include "net/net.h"
 
@@ -39,14 +39,14 @@ enum { TAG_GATHER = 3, TAG_SCATTER = 4, TAG_ALLGATHER = 5 };
 /* Up to this many nodes, leaders exchange Allgather bundles all with all. */
 #define ALLGATHER_DIRECT_MAX_NODES 4
 
-static struct strata_net_block_op *net_block_of(struct strata_op *op)
+static struct strata_net_block_task *net_block_of(struct strata_task *op)
 {
-    return (struct strata_net_block_op *)((char *)op - offsetof(struct strata_net_block_op, op));
+    return (struct strata_net_block_task *)((char *)op - offsetof(struct strata_net_block_task, op));
 }
 
 /* Starts one block collective inside this rank's node, as the model
- * chooses it, in o->node (run it with STRATA_OP_AWAIT_STEPS). */
-static void node_block_start(struct strata_net_block_op *o, int coll, const unsigned char *send,
+ * chooses it, in o->node (run it with STRATA_TASK_AWAIT_STEPS). */
+static void node_block_start(struct strata_net_block_task *o, int coll, const unsigned char *send,
                              unsigned char *recv)
 {
     struct strata_plane *np = o->net->node_plane;
@@ -69,7 +69,7 @@ static void node_block_start(struct strata_net_block_op *o, int coll, const unsi
             (op)->waits++;                                                                 \
         } else {                                                                           \
             (op)->waiting_for = strata_engine_waiting_for(e);                                        \
-            STRATA_OP_YIELD(op);                                                           \
+            STRATA_TASK_YIELD(op);                                                         \
         }                                                                                  \
     }
 
@@ -126,7 +126,7 @@ static void all_ready(struct strata_engine *e)
     for (int i = 0; i < e->nstreams; i++) strata_stream_ready(e, i, e->s[i].bytes);
 }
 
-static void gather_start(struct strata_net_block_op *o)
+static void gather_start(struct strata_net_block_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_block_args *a = &o->a;
@@ -154,21 +154,21 @@ static void gather_start(struct strata_net_block_op *o)
     }
 }
 
-static int gather_progress(struct strata_op *op)
+static int gather_progress(struct strata_task *op)
 {
-    struct strata_net_block_op *o = net_block_of(op);
+    struct strata_net_block_task *o = net_block_of(op);
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     const struct strata_block_args *a = &o->a;
     size_t b = a->block;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (net->rank != o->leader) {
         node_block_start(o, STRATA_COLL_GATHER, o->send, NULL);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     } else {
         if (net->node_plane) {
             node_block_start(o, STRATA_COLL_GATHER, o->send, o->mine);
-            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+            STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
         } else if (o->send) {
             memcpy(o->mine, o->send, b);
         }
@@ -179,10 +179,10 @@ static int gather_progress(struct strata_op *op)
         AWAIT_ENGINE(op, e, (void)0);
         if (net->rank == a->root) sort_bundles(net, a->recv, o->transit, b, 1, -1);
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-static int scatter_start(struct strata_net_block_op *o)
+static int scatter_start(struct strata_net_block_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_block_args *a = &o->a;
@@ -214,29 +214,29 @@ static int scatter_start(struct strata_net_block_op *o)
     return MPI_SUCCESS;
 }
 
-static int scatter_progress(struct strata_op *op)
+static int scatter_progress(struct strata_task *op)
 {
-    struct strata_net_block_op *o = net_block_of(op);
+    struct strata_net_block_task *o = net_block_of(op);
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     const struct strata_block_args *a = &o->a;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (o->rc != MPI_SUCCESS) return o->rc; /* the start's first engine pass failed */
     if (net->rank != o->leader) {
         node_block_start(o, STRATA_COLL_SCATTER, NULL, a->recv);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     } else {
         /* A non-root leader needs its bundle before its node can scatter. */
         if (net->rank != a->root) AWAIT_ENGINE(op, e, (void)0);
         if (net->node_plane) {
             node_block_start(o, STRATA_COLL_SCATTER, o->mine, a->recv);
-            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+            STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
         } else if (a->recv) {
             memcpy(a->recv, o->mine, a->block);
         }
         AWAIT_ENGINE(op, e, (void)0);
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 /* Leaders exchange bundles: all with all, or around the ring of leaders. */
 static void exchange_bundles(struct strata_net *net, unsigned char *recv, unsigned char *transit,
@@ -282,22 +282,22 @@ static void forward_ring(struct strata_engine *e, int nnodes)
         strata_stream_ready(e, i + 1, e->s[i].done);
 }
 
-static int allgather_progress(struct strata_op *op)
+static int allgather_progress(struct strata_task *op)
 {
-    struct strata_net_block_op *o = net_block_of(op);
+    struct strata_net_block_task *o = net_block_of(op);
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     struct strata_plane *np = net->node_plane;
     const struct strata_block_args *a = &o->a;
     size_t b = a->block, total = (size_t)net->size * b;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (net->rank != o->leader) {
         node_block_start(o, STRATA_COLL_GATHER, o->send, NULL);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     } else {
         if (np) {
             node_block_start(o, STRATA_COLL_GATHER, o->send, o->mine);
-            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+            STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
         } else if (o->send) {
             memcpy(o->mine, o->send, b);
         }
@@ -309,12 +309,12 @@ static int allgather_progress(struct strata_op *op)
     }
     if (np) {
         strata_bcast_start(&o->bcast, np, a->recv, total, o->local_root);
-        STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->bcast.op, strata_task_step(&o->bcast.op));
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-static void allgather_start(struct strata_net_block_op *o)
+static void allgather_start(struct strata_net_block_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_block_args *a = &o->a;
@@ -328,7 +328,7 @@ static void allgather_start(struct strata_net_block_op *o)
     if (!a->send && net->contiguous[net->my_node]) o->send = NULL;
 }
 
-void strata_net_block_start(struct strata_net_block_op *o, struct strata_net *net, int coll,
+void strata_net_block_start(struct strata_net_block_task *o, struct strata_net *net, int coll,
                             const struct strata_block_args *a, char *desc, size_t desclen)
 {
     if (desc) {
@@ -348,15 +348,15 @@ void strata_net_block_start(struct strata_net_block_op *o, struct strata_net *ne
     o->local_root = net->node_rank[o->leader];
     switch (coll) {
     case STRATA_COLL_GATHER:
-        strata_op_init(&o->op, net->node_plane, gather_progress);
+        strata_task_init(&o->op, net->node_plane, gather_progress);
         gather_start(o);
         break;
     case STRATA_COLL_SCATTER:
-        strata_op_init(&o->op, net->node_plane, scatter_progress);
+        strata_task_init(&o->op, net->node_plane, scatter_progress);
         o->rc = scatter_start(o);
         break;
     default:
-        strata_op_init(&o->op, net->node_plane, allgather_progress);
+        strata_task_init(&o->op, net->node_plane, allgather_progress);
         allgather_start(o);
         break;
     }
@@ -365,7 +365,7 @@ void strata_net_block_start(struct strata_net_block_op *o, struct strata_net *ne
 int strata_net_block(struct strata_net *net, int coll, const struct strata_block_args *a,
                      char *desc, size_t desclen)
 {
-    struct strata_net_block_op o;
+    struct strata_net_block_task o;
     strata_net_block_start(&o, net, coll, a, desc, desclen);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }

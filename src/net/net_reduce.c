@@ -14,7 +14,7 @@
  * between any two MPI libraries).  Allreduce reduces towards rank 0 and
  * then broadcasts the result from it (net_bcast.c), pipelined the same way.
  *
- * A resumable operation (coll/op.h): the node reductions run as
+ * A resumable operation (coll/task.h): the node reductions run as
  * sub-operations, the engine one pass per step. */
 #include "net/net.h"
 
@@ -90,9 +90,9 @@ static int second_leader(const struct strata_net *net, int root)
     return net->members[net->node_start[net->my_node] + 1];
 }
 
-static struct strata_net_reduce_op *net_reduce_of(struct strata_op *op)
+static struct strata_net_reduce_task *net_reduce_of(struct strata_task *op)
 {
-    return (struct strata_net_reduce_op *)((char *)op - offsetof(struct strata_net_reduce_op, op));
+    return (struct strata_net_reduce_task *)((char *)op - offsetof(struct strata_net_reduce_task, op));
 }
 
 static void out_of_memory(struct strata_net *net)
@@ -104,7 +104,7 @@ static void out_of_memory(struct strata_net *net)
 /* Sets up the reduction to `root`, leaving the result in `acc` at the
  * root; send is this rank's input (NULL: it is already in acc).  acc is
  * significant at the leaders and at second leaders. */
-static void reduce_to_start(struct strata_net_reduce_op *o, char *desc, size_t desclen)
+static void reduce_to_start(struct strata_net_reduce_task *o, char *desc, size_t desclen)
 {
     struct strata_net *net = o->net;
     const struct strata_tuning *tu = strata_tuning();
@@ -178,7 +178,7 @@ static void reduce_to_start(struct strata_net_reduce_op *o, char *desc, size_t d
 /* Combines every segment the node has reduced and every stream has
  * brought: own or node result first, then the children in order.  Returns
  * whether anything was combined. */
-static int combine_ready(struct strata_net_reduce_op *o)
+static int combine_ready(struct strata_net_reduce_task *o)
 {
     const struct strata_reduce_args *a = &o->a;
     struct strata_engine *e = &o->net->engine;
@@ -204,15 +204,15 @@ static int combine_ready(struct strata_net_reduce_op *o)
     return any;
 }
 
-static int net_reduce_progress(struct strata_op *op)
+static int net_reduce_progress(struct strata_task *op)
 {
-    struct strata_net_reduce_op *o = net_reduce_of(op);
+    struct strata_net_reduce_task *o = net_reduce_of(op);
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     struct strata_plane *np = net->node_plane;
     const struct strata_reduce_args *a = &o->a;
     int moved, rc;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (a->count == 0) return MPI_SUCCESS; /* nothing to move */
     if (net->rank != o->leader && o->second < 0) {
         /* This rank's share of each segment's node reduction. */
@@ -220,7 +220,7 @@ static int net_reduce_progress(struct strata_op *op)
             segment_args(a, &o->seg, o->first, segment_len(a, o->first, o->seg_elems), o->send,
                          NULL, net->node_rank[o->leader]);
             strata_reduce_start(&o->node, np, &o->seg);
-            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+            STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
         }
     } else if (net->rank != o->leader) {
         /* Workers of a two-leader node: the second leader is rank 0 of
@@ -229,7 +229,7 @@ static int net_reduce_progress(struct strata_op *op)
             segment_args(a, &o->seg, o->first, segment_len(a, o->first, o->seg_elems), o->send,
                          net->rank == o->second ? o->acc : NULL, 0);
             strata_reduce_start(&o->node, net->workers_plane, &o->seg);
-            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+            STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
             if (net->rank != o->second) continue;
             strata_stream_ready(e, o->up,
                                 span(a, 0, o->first + segment_len(a, o->first, o->seg_elems)));
@@ -242,7 +242,7 @@ static int net_reduce_progress(struct strata_op *op)
                 op->waits++;
             } else {
                 op->waiting_for = strata_engine_waiting_for(e);
-                STRATA_OP_YIELD(op);
+                STRATA_TASK_YIELD(op);
             }
         }
     } else {
@@ -256,7 +256,7 @@ static int net_reduce_progress(struct strata_op *op)
                              o->send, o->acc, net->node_rank[o->leader]);
                 if (np) {
                     strata_reduce_start(&o->node, np, &o->seg);
-                    STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+                    STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
                 } else if (o->seg.sendbuf) {
                     memcpy(o->seg.recvbuf, o->seg.sendbuf,
                            span(a, o->reduced, segment_len(a, o->reduced, o->seg_elems)));
@@ -269,22 +269,22 @@ static int net_reduce_progress(struct strata_op *op)
                 op->waits++;
             } else {
                 op->waiting_for = strata_engine_waiting_for(e);
-                STRATA_OP_YIELD(op);
+                STRATA_TASK_YIELD(op);
             }
         }
     }
     if (o->allreduce) {
         /* Allreduce: the result goes back from rank 0 (net_bcast.c). */
         strata_net_bcast_start(&o->bcast, net, a->recvbuf, span(a, 0, a->count), 0, NULL, 0);
-        STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->bcast.op, strata_task_step(&o->bcast.op));
     }
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_net *net,
+void strata_net_reduce_start(struct strata_net_reduce_task *o, struct strata_net *net,
                              const struct strata_reduce_args *a, char *desc, size_t desclen)
 {
-    strata_op_init(&o->op, net->node_plane, net_reduce_progress);
+    strata_task_init(&o->op, net->node_plane, net_reduce_progress);
     o->net = net;
     o->a = *a;
     o->allreduce = a->root < 0;
@@ -321,17 +321,17 @@ void strata_net_reduce_start(struct strata_net_reduce_op *o, struct strata_net *
 int strata_net_reduce(struct strata_net *net, const struct strata_reduce_args *a, char *desc,
                       size_t desclen)
 {
-    struct strata_net_reduce_op o;
+    struct strata_net_reduce_task o;
     strata_net_reduce_start(&o, net, a, desc, desclen);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }
 
 int strata_net_allreduce(struct strata_net *net, const struct strata_reduce_args *a,
                          char *desc, size_t desclen)
 {
-    struct strata_net_reduce_op o;
+    struct strata_net_reduce_task o;
     struct strata_reduce_args all = *a;
     all.root = -1; /* Allreduce: towards rank 0, then back */
     strata_net_reduce_start(&o, net, &all, desc, desclen);
-    return strata_op_run(&o.op);
+    return strata_task_run(&o.op);
 }

@@ -19,7 +19,7 @@
  *
  * Order: node results combine in node order (commutative ops only: the
  * router hands non-commutative user ops to the host across nodes), the same
- * on every run.  Resumable operations (coll/op.h): the node parts run as
+ * on every run.  Resumable operations (coll/task.h): the node parts run as
  * sub-operations, the leaders' requests are tested once per step. */
 #include "net/net.h"
 
@@ -52,7 +52,7 @@ static int requests_done(MPI_Request *reqs, int n, int *rc)
 #define AWAIT_REQUESTS(op, o)                                                              \
     while (!requests_done((o)->reqs, (o)->nreq, &(o)->rc)) {                               \
         (op)->waiting_for = 0;                                                             \
-        STRATA_OP_YIELD(op);                                                               \
+        STRATA_TASK_YIELD(op);                                                             \
     }                                                                                      \
     if ((o)->rc != MPI_SUCCESS) return (o)->rc
 
@@ -73,9 +73,9 @@ static size_t span(const struct strata_reduce_args *a, size_t first, size_t n)
 
 /* ---- Reduce_scatter ---- */
 
-static struct strata_net_rs_op *rs_of(struct strata_op *op)
+static struct strata_net_rs_task *rs_of(struct strata_task *op)
 {
-    return (struct strata_net_rs_op *)((char *)op - offsetof(struct strata_net_rs_op, op));
+    return (struct strata_net_rs_task *)((char *)op - offsetof(struct strata_net_rs_task, op));
 }
 
 /* Elements of node n's share (its ranks' blocks). */
@@ -96,7 +96,7 @@ static size_t first_of(const size_t *counts, int rank)
 /* The leader's exchange: posts the receives of its share from every other
  * leader and the sends of their shares, taken from the node's result in
  * `full` and laid out node after node in `perm`. */
-static int rs_post(struct strata_net_rs_op *o)
+static int rs_post(struct strata_net_rs_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_reduce_args *a = &o->a.r;
@@ -127,7 +127,7 @@ static int rs_post(struct strata_net_rs_op *o)
 }
 
 /* The node's share: every node's contribution, in node order, into res. */
-static void rs_fold(struct strata_net_rs_op *o)
+static void rs_fold(struct strata_net_rs_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_reduce_args *a = &o->a.r;
@@ -139,14 +139,14 @@ static void rs_fold(struct strata_net_rs_op *o)
     }
 }
 
-static int rs_progress(struct strata_op *op)
+static int rs_progress(struct strata_task *op)
 {
-    struct strata_net_rs_op *o = rs_of(op);
+    struct strata_net_rs_task *o = rs_of(op);
     struct strata_net *net = o->net;
     const struct strata_reduce_args *a = &o->a.r;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (net->node_plane)
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     if (o->leader) {
         o->rc = rs_post(o);
         if (o->rc != MPI_SUCCESS) return o->rc;
@@ -156,7 +156,7 @@ static int rs_progress(struct strata_op *op)
     if (net->node_plane && o->share) {
         strata_bcast_start(&o->bcast, net->node_plane, o->res, o->share * a->extent,
                            net->node_rank[strata_net_leader(net, net->my_node, -1)]);
-        STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->bcast.op, strata_task_step(&o->bcast.op));
     }
     /* This rank's block, from the node's share. */
     if (o->a.counts[net->rank]) {
@@ -171,10 +171,10 @@ static int rs_progress(struct strata_op *op)
      * the NULL left here is harmless. */
     free(o->reqs);
     o->reqs = NULL;
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_net_reduce_scatter_start(struct strata_net_rs_op *o, struct strata_net *net,
+void strata_net_reduce_scatter_start(struct strata_net_rs_task *o, struct strata_net *net,
                                      const struct strata_rs_args *a, char *desc, size_t desclen)
 {
     const struct strata_reduce_args *r = &a->r;
@@ -184,7 +184,7 @@ void strata_net_reduce_scatter_start(struct strata_net_rs_op *o, struct strata_n
     o->share = share_of(net, a->counts, net->my_node);
     size_t total = r->count * r->extent, share = o->share * r->extent;
     const unsigned char *operand = r->sendbuf ? r->sendbuf : r->recvbuf;
-    strata_op_init(&o->op, net->node_plane, rs_progress);
+    strata_task_init(&o->op, net->node_plane, rs_progress);
     /* The leader's buffers: the node's result (ACC), then (TRANSIT) the
      * shares laid out by node, every other node's contribution to this
      * node's share, and the share itself.  Others receive the share. */
@@ -221,23 +221,23 @@ void strata_net_reduce_scatter_start(struct strata_net_rs_op *o, struct strata_n
 int strata_net_reduce_scatter(struct strata_net *net, const struct strata_rs_args *a, char *desc,
                               size_t desclen)
 {
-    struct strata_net_rs_op o;
+    struct strata_net_rs_task o;
     strata_net_reduce_scatter_start(&o, net, a, desc, desclen);
-    int rc = strata_op_run(&o.op);
+    int rc = strata_task_run(&o.op);
     free(o.reqs);
     return rc;
 }
 
 /* ---- Scan and Exscan ---- */
 
-static struct strata_net_scan_op *scan_of(struct strata_op *op)
+static struct strata_net_scan_task *scan_of(struct strata_task *op)
 {
-    return (struct strata_net_scan_op *)((char *)op - offsetof(struct strata_net_scan_op, op));
+    return (struct strata_net_scan_task *)((char *)op - offsetof(struct strata_net_scan_task, op));
 }
 
 /* The node's last rank: its node's total, into o->total_buf, then sent to
  * every later node's leader. */
-static int scan_send_total(struct strata_net_scan_op *o)
+static int scan_send_total(struct strata_net_scan_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_reduce_args *a = &o->a;
@@ -253,15 +253,15 @@ static int scan_send_total(struct strata_net_scan_op *o)
     return MPI_SUCCESS;
 }
 
-static int scan_progress(struct strata_op *op)
+static int scan_progress(struct strata_task *op)
 {
-    struct strata_net_scan_op *o = scan_of(op);
+    struct strata_net_scan_task *o = scan_of(op);
     struct strata_net *net = o->net;
     const struct strata_reduce_args *a = &o->a;
     size_t bytes = a->count * a->extent;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (net->node_plane)
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     o->nreq = 0;
     if (o->last && net->my_node + 1 < net->nnodes) {
         o->rc = scan_send_total(o);
@@ -286,7 +286,7 @@ static int scan_progress(struct strata_op *op)
         }
         if (net->node_plane) {
             strata_bcast_start(&o->bcast, net->node_plane, o->prefix, bytes, o->local_leader);
-            STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+            STRATA_TASK_AWAIT_STEPS(op, &o->bcast.op, strata_task_step(&o->bcast.op));
         }
         /* E in front of the node-local result (Exscan's first rank: E alone). */
         if (!(o->exclusive && o->leader))
@@ -295,10 +295,10 @@ static int scan_progress(struct strata_op *op)
     }
     free(o->reqs); /* as in rs_progress */
     o->reqs = NULL;
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-void strata_net_scan_start(struct strata_net_scan_op *o, struct strata_net *net,
+void strata_net_scan_start(struct strata_net_scan_task *o, struct strata_net *net,
                            const struct strata_reduce_args *a, int exclusive, char *desc,
                            size_t desclen)
 {
@@ -309,7 +309,7 @@ void strata_net_scan_start(struct strata_net_scan_op *o, struct strata_net *net,
     o->leader = strata_net_leader(net, net->my_node, -1) == net->rank;
     o->last = net->members[net->node_start[net->my_node + 1] - 1] == net->rank;
     size_t bytes = a->count * a->extent;
-    strata_op_init(&o->op, net->node_plane, scan_progress);
+    strata_task_init(&o->op, net->node_plane, scan_progress);
     o->reqs = malloc(sizeof *o->reqs * (size_t)net->nnodes);
     /* TRANSIT: E, then (leader) the totals of the nodes before; ACC (the
      * node's last rank): its total, then (Exscan) its operand, which the
@@ -337,9 +337,9 @@ void strata_net_scan_start(struct strata_net_scan_op *o, struct strata_net *net,
 int strata_net_scan(struct strata_net *net, const struct strata_reduce_args *a, int exclusive,
                     char *desc, size_t desclen)
 {
-    struct strata_net_scan_op o;
+    struct strata_net_scan_task o;
     strata_net_scan_start(&o, net, a, exclusive, desc, desclen);
-    int rc = strata_op_run(&o.op);
+    int rc = strata_task_run(&o.op);
     free(o.reqs);
     return rc;
 }

@@ -48,7 +48,7 @@
  * there by the cost model from the largest block of the node, identical on
  * the node's ranks.
  *
- * Resumable operations (coll/op.h): node parts are sub-operations, the
+ * Resumable operations (coll/task.h): node parts are sub-operations, the
  * leaders' streams (engine.h) advance one pass per step. */
 #include "net/net.h"
 
@@ -64,9 +64,9 @@
 
 enum { TAG_GATHERV = 11, TAG_SCATTERV = 12, TAG_ALLGATHERV = 13, TAG_ALLTOALLV = 14 };
 
-static struct strata_net_v_op *v_of(struct strata_op *op)
+static struct strata_net_v_task *v_of(struct strata_task *op)
 {
-    return (struct strata_net_v_op *)((char *)op - offsetof(struct strata_net_v_op, op));
+    return (struct strata_net_v_task *)((char *)op - offsetof(struct strata_net_v_task, op));
 }
 
 static void *alloc_or_abort(struct strata_net *net, size_t bytes)
@@ -122,13 +122,13 @@ static void add_or_abort(struct strata_net *net, int is_send, int peer, int tag,
             (op)->waits++;                                                                 \
         } else {                                                                           \
             (op)->waiting_for = strata_engine_waiting_for(e);                              \
-            STRATA_OP_YIELD(op);                                                           \
+            STRATA_TASK_YIELD(op);                                                         \
         }                                                                                  \
     }
 
 /* The node engine's choice, once the node's ranks agree on their largest
  * block (as the entry point's, on the node's plane). */
-static void choose(struct strata_block_op *o)
+static void choose(struct strata_block_task *o)
 {
     struct strata_choice ch;
     strata_select(o->op.p, o->v.coll, o->v.agreed, &ch);
@@ -141,13 +141,13 @@ static void choose(struct strata_block_op *o)
 }
 
 /* This rank's node layout: four [node size] arrays, zeroed. */
-static void node_layout_clear(struct strata_net_v_op *o)
+static void node_layout_clear(struct strata_net_v_task *o)
 {
     memset(o->arrays, 0, 4 * (size_t)o->nsize * sizeof(size_t));
 }
 
 /* Starts a node v-collective on the layout in o->arrays. */
-static void node_start(struct strata_net_v_op *o, int coll, const unsigned char *send,
+static void node_start(struct strata_net_v_task *o, int coll, const unsigned char *send,
                        unsigned char *recv)
 {
     size_t *arr = o->arrays, n = (size_t)o->nsize;
@@ -156,10 +156,10 @@ static void node_start(struct strata_net_v_op *o, int coll, const unsigned char 
     strata_vblock_start(&o->node, o->net->node_plane, coll, &a, -1, choose);
 }
 
-static size_t *out_len(struct strata_net_v_op *o) { return o->arrays; }
-static size_t *out_off(struct strata_net_v_op *o) { return o->arrays + o->nsize; }
-static size_t *in_len(struct strata_net_v_op *o) { return o->arrays + 2 * (size_t)o->nsize; }
-static size_t *in_off(struct strata_net_v_op *o) { return o->arrays + 3 * (size_t)o->nsize; }
+static size_t *out_len(struct strata_net_v_task *o) { return o->arrays; }
+static size_t *out_off(struct strata_net_v_task *o) { return o->arrays + o->nsize; }
+static size_t *in_len(struct strata_net_v_task *o) { return o->arrays + 2 * (size_t)o->nsize; }
+static size_t *in_off(struct strata_net_v_task *o) { return o->arrays + 3 * (size_t)o->nsize; }
 
 /* The rank of node n's i-th member. */
 static int member(const struct strata_net *net, int n, int i)
@@ -178,7 +178,7 @@ static size_t bundle_bytes(const struct strata_net *net, const size_t *len, int 
 
 /* ---- Lengths: a node Gatherv of one word per rank to the leader, into
  * o->lens ([node size], the leader's). */
-static void lengths_start(struct strata_net_v_op *o)
+static void lengths_start(struct strata_net_v_task *o)
 {
     node_layout_clear(o);
     out_len(o)[o->local_root] = sizeof o->word;
@@ -193,18 +193,18 @@ static void lengths_start(struct strata_net_v_op *o)
 
 /* ---- Gatherv */
 
-static int gatherv_progress(struct strata_op *op)
+static int gatherv_progress(struct strata_task *op)
 {
-    struct strata_net_v_op *o = v_of(op);
+    struct strata_net_v_task *o = v_of(op);
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     const struct strata_vlayout *v = o->a.v;
     int root = o->a.root, me = net->my_node, at_root = net->rank == root;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (o->rc != MPI_SUCCESS) return o->rc; /* the start's first engine pass failed */
     if (!at_root && net->node_plane && me != net->node_of[root]) {
         lengths_start(o);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     }
     if (net->node_plane) {
         node_layout_clear(o);
@@ -228,7 +228,7 @@ static int gatherv_progress(struct strata_op *op)
         /* The root in place: its block is already at its displacement. */
         node_start(o, STRATA_COLL_GATHERV, o->a.send,
                    at_root ? o->a.recv : net->rank == o->leader ? o->bundle : NULL);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     } else if (at_root) {
         if (o->a.send && v->in_len[root])
             memcpy(o->a.recv + v->in_off[root], o->a.send + v->out_off[root], v->in_len[root]);
@@ -259,12 +259,12 @@ static int gatherv_progress(struct strata_op *op)
     }
     free(o->arrays); /* freed by the operation: one run by steps has no caller that frees */
     o->arrays = NULL;
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
 /* The root's staging for the other nodes' bundles (lens: each rank's bytes
  * on the wire) and the engine that moves them, counted as coll. */
-static struct strata_engine *root_transit_open(struct strata_net_v_op *o, const size_t *lens,
+static struct strata_engine *root_transit_open(struct strata_net_v_task *o, const size_t *lens,
                                                int coll)
 {
     struct strata_net *net = o->net;
@@ -278,7 +278,7 @@ static struct strata_engine *root_transit_open(struct strata_net_v_op *o, const 
     return e;
 }
 
-static int gatherv_start(struct strata_net_v_op *o)
+static int gatherv_start(struct strata_net_v_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_vlayout *v = o->a.v;
@@ -301,19 +301,19 @@ static int gatherv_start(struct strata_net_v_op *o)
 
 /* ---- Scatterv */
 
-static int scatterv_progress(struct strata_op *op)
+static int scatterv_progress(struct strata_task *op)
 {
-    struct strata_net_v_op *o = v_of(op);
+    struct strata_net_v_task *o = v_of(op);
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     const struct strata_vlayout *v = o->a.v;
     int root = o->a.root, me = net->my_node, at_root = net->rank == root;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     if (o->rc != MPI_SUCCESS) return o->rc; /* the start's first engine pass failed */
     if (!at_root && me != net->node_of[root]) {
         if (net->node_plane) {
             lengths_start(o);
-            STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+            STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
         }
         if (net->rank == o->leader) {
             size_t total = 0;
@@ -354,17 +354,17 @@ static int scatterv_progress(struct strata_op *op)
         }
         /* The root in place: recv NULL, its block stays where it is. */
         node_start(o, STRATA_COLL_SCATTERV, send, o->a.recv);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     } else if (at_root && o->a.recv && v->in_len[root]) {
         memcpy(o->a.recv + v->in_off[root], o->a.send + v->out_off[root], v->in_len[root]);
     }
     if (at_root) AWAIT_ENGINE(op, e);
     free(o->arrays); /* as in gatherv_progress */
     o->arrays = NULL;
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-static int scatterv_start(struct strata_net_v_op *o)
+static int scatterv_start(struct strata_net_v_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_vlayout *v = o->a.v;
@@ -391,14 +391,14 @@ static int scatterv_start(struct strata_net_v_op *o)
 
 /* ---- Allgatherv */
 
-static int allgatherv_progress(struct strata_op *op)
+static int allgatherv_progress(struct strata_task *op)
 {
-    struct strata_net_v_op *o = v_of(op);
+    struct strata_net_v_task *o = v_of(op);
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     const struct strata_vlayout *v = o->a.v;
     int me = net->my_node, leader = net->rank == o->leader;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     /* This rank's block: in place, at its own displacement. */
     o->send = o->a.send ? o->a.send + v->out_off[0] : o->a.recv + v->in_off[net->rank];
     if (net->node_plane) {
@@ -413,7 +413,7 @@ static int allgatherv_progress(struct strata_op *op)
             }
         }
         node_start(o, STRATA_COLL_GATHERV, o->send, leader ? o->transit : NULL);
-        STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     } else if (v->in_len[net->rank]) {
         memcpy(o->transit + o->node_at[me], o->send, v->in_len[net->rank]);
     }
@@ -433,7 +433,7 @@ static int allgatherv_progress(struct strata_op *op)
     if (net->node_plane && o->node_at[net->nnodes]) {
         strata_bcast_start(&o->bcast, net->node_plane, o->transit, o->node_at[net->nnodes],
                            o->local_root);
-        STRATA_OP_AWAIT_STEPS(op, &o->bcast.op, strata_op_step(&o->bcast.op));
+        STRATA_TASK_AWAIT_STEPS(op, &o->bcast.op, strata_task_step(&o->bcast.op));
     }
     /* Every block from the node-ordered copy to its displacement (this
      * rank's own too: the same bytes, unless it is in place already). */
@@ -448,10 +448,10 @@ static int allgatherv_progress(struct strata_op *op)
     }
     free(o->arrays); /* as in gatherv_progress */
     o->arrays = NULL;
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
-static void allgatherv_start(struct strata_net_v_op *o)
+static void allgatherv_start(struct strata_net_v_task *o)
 {
     struct strata_net *net = o->net;
     /* node_at[n]: where node n's bundle starts in the node-ordered copy. */
@@ -465,7 +465,7 @@ static void allgatherv_start(struct strata_net_v_op *o)
 
 /* Offsets of this rank's outgoing blocks: the private copy's in place,
  * else the caller's. */
-static const size_t *sent_at(const struct strata_net_v_op *o)
+static const size_t *sent_at(const struct strata_net_v_task *o)
 {
     return o->sent_at ? o->sent_at : o->a.v->out_off;
 }
@@ -479,7 +479,7 @@ static const size_t *sent_at(const struct strata_net_v_op *o)
 
 /* The streams to and from every rank of another node, pairwise order;
  * zero-length blocks need no message (both ends know the length). */
-static void alltoallv_streams(struct strata_net_v_op *o)
+static void alltoallv_streams(struct strata_net_v_task *o)
 {
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
@@ -502,14 +502,14 @@ static void alltoallv_streams(struct strata_net_v_op *o)
     }
 }
 
-static int alltoallv_progress(struct strata_op *op)
+static int alltoallv_progress(struct strata_task *op)
 {
-    struct strata_net_v_op *o = v_of(op);
+    struct strata_net_v_task *o = v_of(op);
     struct strata_net *net = o->net;
     struct strata_engine *e = &net->engine;
     const struct strata_vlayout *v = o->a.v;
     int me = net->my_node;
-    STRATA_OP_BEGIN(op);
+    STRATA_TASK_BEGIN(op);
     o->node_done = net->node_plane == NULL;
     /* The messages first, so they fly while the node part runs (the node
      * part reads the outgoing blocks and writes only the node's incoming
@@ -537,11 +537,11 @@ static int alltoallv_progress(struct strata_op *op)
     }
     /* The node part and the streams in the same steps, while both run. */
     while (!o->node_done) {
-        int rc = strata_op_step(&o->node.op), moved;
+        int rc = strata_task_step(&o->node.op), moved;
         op->waits += o->node.op.waits;
         o->node.op.waits = 0;
         if (rc == MPI_SUCCESS) o->node_done = 1;
-        else if (rc != STRATA_OP_PENDING) return rc;
+        else if (rc != STRATA_TASK_PENDING) return rc;
         int erc = strata_engine_progress(e, &moved);
         if (erc != MPI_SUCCESS) return erc;
         /* Only the node part left: its own waits (which may block on a flag). */
@@ -549,19 +549,19 @@ static int alltoallv_progress(struct strata_op *op)
         if (moved) op->waits++;
         op->waiting_for = o->node.op.waiting_for ? o->node.op.waiting_for
                                                  : strata_engine_waiting_for(e);
-        STRATA_OP_YIELD(op);
+        STRATA_TASK_YIELD(op);
     }
-    if (!o->node_done) STRATA_OP_AWAIT_STEPS(op, &o->node.op, strata_op_step(&o->node.op));
+    if (!o->node_done) STRATA_TASK_AWAIT_STEPS(op, &o->node.op, strata_task_step(&o->node.op));
     AWAIT_ENGINE(op, e);
     free(o->arrays); /* as in gatherv_progress */
     o->arrays = NULL;
-    STRATA_OP_END(op);
+    STRATA_TASK_END(op);
 }
 
 /* In place (a->send NULL): recv holds the outgoing blocks and takes the
  * incoming ones, so the outgoing ones are read from a private copy, packed
  * in rank order. */
-static void alltoallv_start(struct strata_net_v_op *o)
+static void alltoallv_start(struct strata_net_v_task *o)
 {
     struct strata_net *net = o->net;
     const struct strata_vlayout *v = o->a.v;
@@ -577,7 +577,7 @@ static void alltoallv_start(struct strata_net_v_op *o)
     o->send = copy;
 }
 
-void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, int coll,
+void strata_net_vblock_start(struct strata_net_v_task *o, struct strata_net *net, int coll,
                              const struct strata_block_args *a, char *desc, size_t desclen)
 {
     int rooted = coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV;
@@ -603,20 +603,20 @@ void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, 
     switch (coll) {
     case STRATA_COLL_GATHERV:
         o->word = a->v->out_len[a->root];
-        strata_op_init(&o->op, net->node_plane, gatherv_progress);
+        strata_task_init(&o->op, net->node_plane, gatherv_progress);
         o->rc = gatherv_start(o);
         break;
     case STRATA_COLL_SCATTERV:
         o->word = a->v->in_len[a->root];
-        strata_op_init(&o->op, net->node_plane, scatterv_progress);
+        strata_task_init(&o->op, net->node_plane, scatterv_progress);
         o->rc = scatterv_start(o);
         break;
     case STRATA_COLL_ALLTOALLV:
-        strata_op_init(&o->op, net->node_plane, alltoallv_progress);
+        strata_task_init(&o->op, net->node_plane, alltoallv_progress);
         alltoallv_start(o);
         break;
     default:
-        strata_op_init(&o->op, net->node_plane, allgatherv_progress);
+        strata_task_init(&o->op, net->node_plane, allgatherv_progress);
         allgatherv_start(o);
         break;
     }
@@ -639,9 +639,9 @@ void strata_net_vblock_start(struct strata_net_v_op *o, struct strata_net *net, 
 int strata_net_vblock(struct strata_net *net, int coll, const struct strata_block_args *a,
                       char *desc, size_t desclen)
 {
-    struct strata_net_v_op o;
+    struct strata_net_v_task o;
     strata_net_vblock_start(&o, net, coll, a, desc, desclen);
-    int rc = strata_op_run(&o.op);
+    int rc = strata_task_run(&o.op);
     free(o.arrays); /* NULL unless the operation ended early with an error */
     return rc;
 }

@@ -108,8 +108,8 @@ static void setup(void)
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &keyval, NULL) == MPI_SUCCESS)
         PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
     strata_ctx_before_free = before_ctx_free;
-    /* Relaxed: a function set once (op.h). */
-    atomic_store_explicit(&strata_op_idle_hook, progress_hook, memory_order_relaxed);
+    /* Relaxed: a function set once (task.h). */
+    atomic_store_explicit(&strata_task_idle_hook, progress_hook, memory_order_relaxed);
     if (strata_nb_upcalls.setup) strata_nb_upcalls.setup();
 }
 
@@ -190,9 +190,9 @@ static void release(struct strata_nb *nb, int unpack)
 /* ---- Running. */
 
 /* The started operation of a queue's head. */
-static struct strata_op *running_op(struct strata_nb *nb)
+static struct strata_task *running_task(struct strata_nb *nb)
 {
-    return nb->build.kind == STRATA_BUILD_OWNED ? nb->build.owned_op : &nb->u.op;
+    return nb->build.kind == STRATA_BUILD_OWNED ? nb->build.owned_task : &nb->u.op;
 }
 
 /* The agreement over: the operation may start. */
@@ -294,7 +294,7 @@ static int step(struct strata_nb *nb)
     if (nb->attaching) {
         char why[STRATA_SEGMENT_NAME_MAX + 64];
         int ready = strata_ctx_channel_ready(nb->build.ctx, why, sizeof why);
-        if (ready == 0) return STRATA_OP_PENDING;
+        if (ready == 0) return STRATA_TASK_PENDING;
         nb->attaching = 0;
         if (ready < 0) {
             strata_error("%s on communicator #%lu: the persistent request's own plane: %s",
@@ -305,17 +305,17 @@ static int step(struct strata_nb *nb)
     }
     if (nb->agreeing) {
         int verdict = agreement(nb, &rc);
-        if (verdict <= 0) return verdict ? rc : STRATA_OP_PENDING;
+        if (verdict <= 0) return verdict ? rc : STRATA_TASK_PENDING;
         start_operation(nb);
     }
     switch (nb->build.kind) {
     case STRATA_BUILD_NOTHING: return MPI_SUCCESS;
     case STRATA_BUILD_HOST:
         rc = PMPI_Test(&nb->host_req, &flag, MPI_STATUS_IGNORE);
-        return rc != MPI_SUCCESS ? rc : flag ? MPI_SUCCESS : STRATA_OP_PENDING;
+        return rc != MPI_SUCCESS ? rc : flag ? MPI_SUCCESS : STRATA_TASK_PENDING;
     default:
         was = strata_stats_serve_as(nb->build.call);
-        rc = strata_op_step(running_op(nb));
+        rc = strata_task_step(running_task(nb));
         strata_stats_serve_as(was);
         return rc;
     }
@@ -377,7 +377,7 @@ static void progress_locked(void)
     for (struct strata_nb **pp = &active; *pp;) {
         struct strata_nb *nb = *pp;
         int rc = step(nb);
-        if (rc == STRATA_OP_PENDING) {
+        if (rc == STRATA_TASK_PENDING) {
             pp = &nb->next_active;
             continue;
         }
@@ -437,7 +437,7 @@ void strata_nb_idle(unsigned long round)
         else if (nb->agreeing)
             strata_agree_check_alive(nb->build.ctx->plane); /* the ranks not yet stamped */
         else if (nb->build.kind != STRATA_BUILD_NOTHING && nb->build.kind != STRATA_BUILD_HOST)
-            strata_peer_check_alive(running_op(nb)->waiting_for);
+            strata_peer_check_alive(running_task(nb)->waiting_for);
     pthread_mutex_unlock(&nb_lock);
 }
 

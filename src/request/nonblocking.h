@@ -51,14 +51,14 @@ struct strata_nb {
     int kept;                   /* a persistent request's, reused by every start (not freed) */
 
     union {
-        struct strata_op op;
-        struct strata_block_op block;
-        struct strata_reduce_op reduce;
-        struct strata_barrier_op barrier;
-        struct strata_net_bcast_op net_bcast;
-        struct strata_net_reduce_op net_reduce;
-        struct strata_net_block_op net_block;
-        struct strata_net_barrier_op net_barrier;
+        struct strata_task op;
+        struct strata_block_task block;
+        struct strata_reduce_task reduce;
+        struct strata_barrier_task barrier;
+        struct strata_net_bcast_task net_bcast;
+        struct strata_net_reduce_task net_reduce;
+        struct strata_net_block_task net_block;
+        struct strata_net_barrier_task net_barrier;
     } u;
     MPI_Request host_req;       /* STRATA_BUILD_HOST */
     /* The agreement (coll/agree.h): build.sig is published when the

@@ -1,7 +1,7 @@
 /* What a nonblocking or persistent call decided, for the operation that
  * runs it later (issue 30): served or the host's, which path and algorithm,
  * on which context, with which resolved buffers, and what to do once it has
- * run.  The serve layer fills it (strata_host_* with a non-NULL build);
+ * run.  The serve layer fills it (strata_serve_* with a non-NULL build);
  * the request layer (request/nonblocking.h) keeps it in its operation and
  * starts and finishes what it says.  A blocking call passes no build: the
  * same decisions, then the algorithm runs at once (no allocation and no
@@ -81,14 +81,14 @@ struct strata_build {
      * v-collectives) keep their call's state in a struct of their own file
      * (rs_scan_calls.c, vcollectives.c), so that a collective or a
      * composition across nodes plugs in without an edit of request/.
-     * owned_start starts the operation and sets owned_op to it (the
-     * strata_op that progress steps); owned_finish (the queue's lock held,
+     * owned_start starts the operation and sets owned_task to it (the
+     * strata_task that progress steps); owned_finish (the queue's lock held,
      * or at an abandoned build with finished 0) ends the call: the results
      * to the application's buffers when finished, STRATA_STATS, then frees
      * owned. */
     void (*owned_start)(struct strata_build *b);
     void (*owned_finish)(struct strata_build *b, int finished);
-    struct strata_op *owned_op;
+    struct strata_task *owned_task;
     void *owned;
 };
 

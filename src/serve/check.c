@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/plane.h"
 #include "config/config.h"
 #include "net/net.h"
@@ -216,7 +216,7 @@ STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc,
     struct strata_plane *p = open_call(ctx, build);
     if (!p) return rc;
     struct strata_agree_verdict v;
-    if (rc == STRATA_OP_DISAGREE) {
+    if (rc == STRATA_TASK_DISAGREE) {
         /* Every rank stamps first thing in the call: the wait ends, and
          * this rank's error is judged against all of them. */
         strata_agree_all(p, &v);
@@ -229,7 +229,7 @@ STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc,
      * a count of 0 looks: a peer may send it more. */
     int small = p->call.small, receives = p->call.mine.in >= 0;
     int moved_nothing = small && p->ops == p->call.ops;
-    if (moved_nothing) strata_agree_null_op(p);
+    if (moved_nothing) strata_agree_null_task(p);
     /* Having read nothing, it cannot count on its sources having stamped:
      * it waits for them (a count of 0 against peers that send more). */
     if (moved_nothing && receives && rc == MPI_SUCCESS) {

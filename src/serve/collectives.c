@@ -103,18 +103,18 @@ static struct strata_ctx *refuse(struct strata_ctx *ctx, enum strata_coll coll, 
  * every rank is refused with an error where a receive differs (NULL is
  * returned and HOST_CALL returns that error), and a call some rank leaves
  * to the host goes there on every rank.  `bytes`: the most this rank
- * streams through the plane; `one_op`: the collective's node path for such
+ * streams through the plane; `one_task`: the collective's node path for such
  * a call is one plane operation through the segment. */
 STRATA_HOT static struct strata_ctx *settle_sig(struct strata_ctx *ctx,
                                                 struct strata_sig_args *sig, size_t bytes,
-                                                int one_op, const char *why,
+                                                int one_task, const char *why,
                                                 struct strata_build *build)
 {
     enum strata_coll coll = (enum strata_coll)sig->coll;
     if (!strata_check_enabled()) return why ? refuse(ctx, coll, why, build) : ctx;
     char disagreement[240];
     sig->host = why != NULL;
-    switch (strata_check_begin(ctx, strata_build_call_id(build, coll), sig, bytes, one_op,
+    switch (strata_check_begin(ctx, strata_build_call_id(build, coll), sig, bytes, one_task,
                                disagreement, sizeof disagreement, build)) {
     case STRATA_CHECK_RUN:
         return ctx;
@@ -128,12 +128,12 @@ STRATA_HOT static struct strata_ctx *settle_sig(struct strata_ctx *ctx,
 
 STRATA_HOT static struct strata_ctx *settle(struct strata_ctx *ctx, enum strata_coll coll, int root,
                                             long long in, long long out, size_t bytes,
-                                            int one_op, const char *why,
+                                            int one_task, const char *why,
                                             struct strata_build *build)
 {
     struct strata_sig_args sig = {in, out, (int)coll, root, 0, STRATA_SIG_UNUSED,
                                   STRATA_SIG_UNUSED};
-    return settle_sig(ctx, &sig, bytes, one_op, why, build);
+    return settle_sig(ctx, &sig, bytes, one_task, why, build);
 }
 
 /* What a one-rank communicator's collectives do (STRATA_STATS, verbose). */
@@ -296,8 +296,8 @@ static int bcast_served(struct strata_ctx *ctx, void *buffer, long long count,
                         MPI_Datatype datatype, int root, MPI_Comm comm, long long bytes,
                         struct strata_build *build);
 
-STRATA_HOT int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
-                                 MPI_Comm comm, int large, struct strata_build *build)
+STRATA_HOT int strata_serve_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
+                                  MPI_Comm comm, int large, struct strata_build *build)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_BCAST, build);
     long long bytes = ctx ? signature_bytes(count, datatype) : -1;
@@ -430,9 +430,9 @@ STRATA_HOT static int reduce_run(struct strata_ctx *ctx, enum strata_coll coll,
     return strata_reduce(ctx->plane, a);
 }
 
-STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count,
-                                  MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-                                  int large, struct strata_build *build)
+STRATA_HOT int strata_serve_reduce(const void *sendbuf, void *recvbuf, long long count,
+                                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                                   int large, struct strata_build *build)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_REDUCE, build);
     struct strata_reduce_args a;
@@ -461,9 +461,9 @@ STRATA_HOT int strata_host_reduce(const void *sendbuf, void *recvbuf, long long 
     return rc;
 }
 
-STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
-                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
-                                     struct strata_build *build)
+STRATA_HOT int strata_serve_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
+                                      struct strata_build *build)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLREDUCE, build);
     struct strata_reduce_args a;
@@ -490,8 +490,8 @@ STRATA_HOT int strata_host_allreduce(const void *sendbuf, void *recvbuf, long lo
 
 /* ---- The device layer's whole-call agreement (collectives.h) ---- */
 
-enum strata_whole strata_host_agree_whole(enum strata_coll coll, long long count,
-                                          MPI_Datatype datatype, int root, MPI_Comm comm, int *rc)
+enum strata_whole strata_serve_agree_whole(enum strata_coll coll, long long count,
+                                           MPI_Datatype datatype, int root, MPI_Comm comm, int *rc)
 {
     if (!strata_check_enabled()) return STRATA_WHOLE_GO_ON;
     int call = strata_build_call_id(NULL, coll); /* blocking: a build takes no pieces */
@@ -718,9 +718,9 @@ STRATA_HOT static struct strata_ctx *settle_block(struct strata_ctx *ctx, const 
     return settle(ctx, c->coll, c->root, sig->in, sig->out, stream, 1, why, build);
 }
 
-STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                  int root, MPI_Comm comm, int large, struct strata_build *build)
+STRATA_HOT int strata_serve_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                   int root, MPI_Comm comm, int large, struct strata_build *build)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_GATHER, build);
     struct block_call c = {STRATA_COLL_GATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
@@ -755,9 +755,9 @@ STRATA_HOT int strata_host_gather(const void *sendbuf, long long sendcount, MPI_
                             build);
 }
 
-STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                                   void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                   int root, MPI_Comm comm, int large, struct strata_build *build)
+STRATA_HOT int strata_serve_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                    void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                    int root, MPI_Comm comm, int large, struct strata_build *build)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_SCATTER, build);
     struct block_call c = {STRATA_COLL_SCATTER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, root};
@@ -791,10 +791,10 @@ STRATA_HOT int strata_host_scatter(const void *sendbuf, long long sendcount, MPI
                             build);
 }
 
-STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
-                                     MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                                     MPI_Datatype recvtype, MPI_Comm comm, int large,
-                                     struct strata_build *build)
+STRATA_HOT int strata_serve_allgather(const void *sendbuf, long long sendcount,
+                                      MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                                      MPI_Datatype recvtype, MPI_Comm comm, int large,
+                                      struct strata_build *build)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLGATHER, build);
     struct block_call c = {STRATA_COLL_ALLGATHER, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};
@@ -825,9 +825,9 @@ STRATA_HOT int strata_host_allgather(const void *sendbuf, long long sendcount,
                             build);
 }
 
-STRATA_HOT int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                                    void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                                    MPI_Comm comm, int large, struct strata_build *build)
+STRATA_HOT int strata_serve_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                                     void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                                     MPI_Comm comm, int large, struct strata_build *build)
 {
     struct strata_ctx *ctx = served_ctx(comm, STRATA_COLL_ALLTOALL, build);
     struct block_call c = {STRATA_COLL_ALLTOALL, NULL, 0, sendtype, NULL, 0, recvtype, 0, -1, -1};

@@ -28,22 +28,22 @@ int strata_call_barrier(MPI_Comm comm, struct strata_build *build);
 
 /* The v-collectives on host memory only (vcollectives.c), behind the
  * staging of device buffers (device_vcalls.c). */
-int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, const void *recvcounts, const void *displs,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
-                        struct strata_build *build);
-int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
-                         MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+int strata_serve_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const void *recvcounts, const void *displs,
                          MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
                          struct strata_build *build);
-int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, const void *recvcounts, const void *displs,
-                           MPI_Datatype recvtype, MPI_Comm comm, int large,
-                           struct strata_build *build);
-int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
-                          MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
-                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large,
+int strata_serve_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
+                          MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
                           struct strata_build *build);
+int strata_serve_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const void *recvcounts, const void *displs,
+                            MPI_Datatype recvtype, MPI_Comm comm, int large,
+                            struct strata_build *build);
+int strata_serve_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
+                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                           const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large,
+                           struct strata_build *build);
 /* A call already laid out as bytes (wcollectives.c: Alltoallw and the
  * neighbourhood collectives), run as Alltoallv runs one (vcollectives.c),
  * once the route is settled: send and recv are byte runs (send NULL: in
@@ -60,36 +60,36 @@ int strata_vcall_bytes(struct strata_ctx *ctx, enum strata_coll coll, const unsi
 /* The same calls on host memory only (collectives.c): strata's algorithms or
  * the host MPI.  strata_call_* (device_calls.c) hand calls to them, staging
  * device buffers through host memory first. */
-int strata_host_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
-                      MPI_Comm comm, int large,
-                      struct strata_build *build);
-int strata_host_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                       MPI_Op op, int root, MPI_Comm comm, int large,
-                       struct strata_build *build);
-int strata_host_allreduce(const void *sendbuf, void *recvbuf, long long count,
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
-                          struct strata_build *build);
-int strata_host_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
+int strata_serve_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                        MPI_Comm comm, int large,
                        struct strata_build *build);
-int strata_host_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+int strata_serve_reduce(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                        MPI_Op op, int root, MPI_Comm comm, int large,
+                        struct strata_build *build);
+int strata_serve_allreduce(const void *sendbuf, void *recvbuf, long long count,
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
+                           struct strata_build *build);
+int strata_serve_gather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
                         MPI_Comm comm, int large,
                         struct strata_build *build);
-int strata_host_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, long long recvcount, MPI_Datatype recvtype,
-                          MPI_Comm comm, int large,
-                          struct strata_build *build);
-int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         int large,
+int strata_serve_scatter(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, long long recvcount, MPI_Datatype recvtype, int root,
+                         MPI_Comm comm, int large,
                          struct strata_build *build);
+int strata_serve_allgather(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, long long recvcount, MPI_Datatype recvtype,
+                           MPI_Comm comm, int large,
+                           struct strata_build *build);
+int strata_serve_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, long long recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                          int large,
+                          struct strata_build *build);
 
 /* ---- The device layer's whole-call agreement (device_calls.c).
  *
  * In a job with devices, a Bcast, Reduce or Allreduce above
- * STRATA_CUDA_CHUNK is cut into one strata_host_* call per piece, and a
+ * STRATA_CUDA_CHUNK is cut into one strata_serve_* call per piece, and a
  * Bcast or Allreduce may first try the CUDA IPC path, which opens with a
  * host MPI reduction over the communicator.  Both follow this rank's own
  * byte count, the same everywhere in a correct program but not in one whose
@@ -110,8 +110,8 @@ int strata_host_alltoall(const void *sendbuf, long long sendcount, MPI_Datatype 
  * to the host MPI, so this one hands its whole call there too
  * (strata_host_mpi_*, its device buffers staged whole). */
 enum strata_whole { STRATA_WHOLE_GO_ON, STRATA_WHOLE_REFUSED, STRATA_WHOLE_TO_HOST };
-enum strata_whole strata_host_agree_whole(enum strata_coll coll, long long count,
-                                          MPI_Datatype datatype, int root, MPI_Comm comm, int *rc);
+enum strata_whole strata_serve_agree_whole(enum strata_coll coll, long long count,
+                                           MPI_Datatype datatype, int root, MPI_Comm comm, int *rc);
 /* The host MPI's call alone, as an entry point hands a call it leaves. */
 int strata_host_mpi_bcast(void *buffer, long long count, MPI_Datatype datatype, int root,
                           MPI_Comm comm, int large);

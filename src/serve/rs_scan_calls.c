@@ -1,5 +1,5 @@
 /* The host-memory paths of MPI_Reduce_scatter_block, MPI_Reduce_scatter,
- * MPI_Scan and MPI_Exscan (strata_host_*: C, large-count and Fortran forms
+ * MPI_Scan and MPI_Exscan (strata_serve_*: C, large-count and Fortran forms
  * all come here, through device_vcalls.c's staging; the C entry points are
  * generated in entry_points.c).
  *
@@ -96,11 +96,11 @@ struct rs_owned {
     struct strata_reduce_args a;    /* Scan, Exscan */
     size_t *counts;                 /* rs.counts, owned */
     union {
-        struct strata_op op;
-        struct strata_rs_op rs;
-        struct strata_scan_op scan;
-        struct strata_net_rs_op net_rs;
-        struct strata_net_scan_op net_scan;
+        struct strata_task op;
+        struct strata_rs_task rs;
+        struct strata_scan_task scan;
+        struct strata_net_rs_task net_rs;
+        struct strata_net_scan_task net_scan;
     } u;
 };
 
@@ -120,14 +120,14 @@ static void rs_owned_start(struct strata_build *build)
         strata_net_reduce_scatter_start(&s->u.net_rs, ctx->net, &s->rs, desc, sizeof build->desc);
     else
         strata_reduce_scatter_start(&s->u.rs, ctx->plane, &s->rs);
-    build->owned_op = &s->u.op;
+    build->owned_task = &s->u.op;
 }
 
 static void rs_owned_finish(struct strata_build *build, int finished)
 {
     struct rs_owned *s = build->owned;
     (void)finished; /* the results are in place; reduce_op's end (build->how) unpacks */
-    if (build->owned_op && build->ctx->net) {
+    if (build->owned_task && build->ctx->net) {
         /* An operation that failed midway still holds its requests' array
          * (its end frees it and leaves NULL). */
         free(s->scan ? s->u.net_scan.reqs : s->u.net_rs.reqs);
@@ -196,9 +196,9 @@ static int rs_run(struct strata_ctx *ctx, enum strata_coll coll, struct strata_r
     return strata_reduce_scatter(ctx->plane, &rs);
 }
 
-int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
-                               long long blockcount, MPI_Datatype datatype, MPI_Op op,
-                               MPI_Comm comm, int large, struct strata_build *build)
+int strata_serve_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+                                long long blockcount, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm, int large, struct strata_build *build)
 {
     int block = recvcounts == NULL;
     enum strata_coll coll = block ? STRATA_COLL_REDUCE_SCATTER_BLOCK : STRATA_COLL_REDUCE_SCATTER;
@@ -277,9 +277,9 @@ int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
 
 /* ---- Scan and Exscan ---- */
 
-int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int exclusive, int large,
-                     struct strata_build *build)
+int strata_serve_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, int exclusive, int large,
+                      struct strata_build *build)
 {
     enum strata_coll coll = exclusive ? STRATA_COLL_EXSCAN : STRATA_COLL_SCAN;
     struct strata_ctx *ctx = strata_entry_served(comm, coll, build);

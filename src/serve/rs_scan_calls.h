@@ -3,7 +3,7 @@
  * function's arguments, then `large` and the call's build (collectives.h,
  * device_vcalls.c).
  *
- * strata_host_reduce_scatter: recvcounts NULL means MPI_Reduce_scatter_block
+ * strata_serve_reduce_scatter: recvcounts NULL means MPI_Reduce_scatter_block
  * with `blockcount` per rank; otherwise the array (int, or MPI_Count when
  * `large`) of MPI_Reduce_scatter. */
 #ifndef STRATA_SERVE_RS_SCAN_CALLS_H
@@ -15,11 +15,11 @@
 
 /* On host memory only (rs_scan_calls.c; exclusive: MPI_Exscan), behind the
  * staging of device buffers (device_vcalls.c). */
-int strata_host_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
-                               long long blockcount, MPI_Datatype datatype, MPI_Op op,
-                               MPI_Comm comm, int large, struct strata_build *build);
-int strata_host_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, int exclusive, int large,
-                     struct strata_build *build);
+int strata_serve_reduce_scatter(const void *sendbuf, void *recvbuf, const void *recvcounts,
+                                long long blockcount, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm, int large, struct strata_build *build);
+int strata_serve_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, int exclusive, int large,
+                      struct strata_build *build);
 
 #endif

@@ -1,4 +1,4 @@
-/* The v-collectives' host-memory paths (strata_host_*): MPI_Gatherv,
+/* The v-collectives' host-memory paths (strata_serve_*): MPI_Gatherv,
  * MPI_Scatterv, MPI_Allgatherv and MPI_Alltoallv, reached through
  * device_vcalls.c's staging from every C entry point (entry_points.c, from
  * calls.def) and the Fortran ones (fortran/calls.def).
@@ -196,8 +196,8 @@ struct vcall {
     void *end_arg;
     /* Set by vargs and the operations' start functions, not zeroed. */
     struct strata_block_args a;     /* the node operation's */
-    struct strata_block_op o;
-    struct strata_net_v_op net;     /* a nonblocking start's composition across nodes */
+    struct strata_block_task o;
+    struct strata_net_v_task net;     /* a nonblocking start's composition across nodes */
     size_t small[8 * VCALL_INLINE];
 };
 
@@ -218,7 +218,7 @@ static void w_free(long long *w, const long long *stack)
 
 /* The v-collectives' choice, once the ranks agree on the largest block
  * (coll/vblock.c calls it back). */
-static void choose(struct strata_block_op *o)
+static void choose(struct strata_block_task *o)
 {
     struct strata_choice ch;
     strata_select(o->op.p, o->v.coll, o->v.agreed, &ch);
@@ -233,7 +233,7 @@ static void choose(struct strata_block_op *o)
 /* Reports the algorithm a finished node operation ran: STRATA_STATS under
  * `call` (counted 0: the entry point's count is not wanted, a persistent
  * start after the first) and, at STRATA_VERBOSE=2, its choice. */
-static void report(struct strata_ctx *ctx, int call, const struct strata_block_op *o, int counted)
+static void report(struct strata_ctx *ctx, int call, const struct strata_block_task *o, int counted)
 {
     const struct strata_algorithm *al = o->v.al;
     /* Copy-in/copy-out that ran with the layout, in one operation (vblock.c). */
@@ -300,7 +300,7 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c, const struct strata_bui
         return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc, build);
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
-    int rc = strata_op_run(&c->o.op);
+    int rc = strata_task_run(&c->o.op);
     report(ctx, strata_build_call_id(build, c->coll), &c->o, strata_build_counts(build));
     return rc;
 }
@@ -355,19 +355,19 @@ static void v_owned_start(struct strata_build *build)
     if (ctx->net) {
         strata_net_vblock_start(&c->net, ctx->net, strata_coll_engine(c->coll), &c->a,
                                 build->has_desc ? build->desc : NULL, sizeof build->desc);
-        build->owned_op = &c->net.op;
+        build->owned_task = &c->net.op;
         return;
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
-    build->owned_op = &c->o.op;
+    build->owned_task = &c->o.op;
 }
 
 static void v_owned_finish(struct strata_build *build, int finished)
 {
     struct vcall *c = build->owned;
-    if (build->owned_op && build->ctx->net)
+    if (build->owned_task && build->ctx->net)
         free(c->net.arrays); /* NULL unless the operation ended early with an error */
-    else if (finished && build->owned_op)
+    else if (finished && build->owned_task)
         report(build->ctx, build->call, &c->o, !build->replay);
     vcall_end(c, finished);
     build->owned = NULL;
@@ -496,10 +496,10 @@ static struct strata_ctx *vsettle(struct strata_ctx *ctx, enum strata_coll coll,
 
 /* ---- MPI_Gatherv */
 
-int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, const void *recvcounts, const void *displs,
-                        MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
-                        struct strata_build *build)
+int strata_serve_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, const void *recvcounts, const void *displs,
+                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
+                         struct strata_build *build)
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_GATHERV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
@@ -549,10 +549,10 @@ int strata_host_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype s
 
 /* ---- MPI_Scatterv */
 
-int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
-                         MPI_Datatype sendtype, void *recvbuf, long long recvcount,
-                         MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
-                         struct strata_build *build)
+int strata_serve_scatterv(const void *sendbuf, const void *sendcounts, const void *displs,
+                          MPI_Datatype sendtype, void *recvbuf, long long recvcount,
+                          MPI_Datatype recvtype, int root, MPI_Comm comm, int large,
+                          struct strata_build *build)
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_SCATTERV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
@@ -601,10 +601,10 @@ int strata_host_scatterv(const void *sendbuf, const void *sendcounts, const void
 
 /* ---- MPI_Allgatherv */
 
-int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, const void *recvcounts, const void *displs,
-                           MPI_Datatype recvtype, MPI_Comm comm, int large,
-                           struct strata_build *build)
+int strata_serve_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, const void *recvcounts, const void *displs,
+                            MPI_Datatype recvtype, MPI_Comm comm, int large,
+                            struct strata_build *build)
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLGATHERV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
@@ -661,10 +661,10 @@ int strata_host_allgatherv(const void *sendbuf, long long sendcount, MPI_Datatyp
 
 /* ---- MPI_Alltoallv */
 
-int strata_host_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
-                          MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
-                          const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large,
-                          struct strata_build *build)
+int strata_serve_alltoallv(const void *sendbuf, const void *sendcounts, const void *sdispls,
+                           MPI_Datatype sendtype, void *recvbuf, const void *recvcounts,
+                           const void *rdispls, MPI_Datatype recvtype, MPI_Comm comm, int large,
+                           struct strata_build *build)
 {
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_ALLTOALLV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];

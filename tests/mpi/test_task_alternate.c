@@ -1,4 +1,4 @@
-/* Resumable operations (coll/op.h): two collectives on two different
+/* Resumable operations (coll/task.h): two collectives on two different
  * communicators, started one after the other and driven by alternating
  * single progress steps from one thread, must both complete with the host
  * MPI's result.  A progress step that waited inside (instead of returning
@@ -6,7 +6,7 @@
  * a peer sits in operation B, each waiting for the other's flags, and the
  * test's timeout catches it.
  *
- *   test_op_alternate [--colls=LIST] [--sizes=LIST]
+ *   test_task_alternate [--colls=LIST] [--sizes=LIST]
  *
  * Every converted operation (bcast, barrier, allreduce-tiny, reduce, allreduce,
  * and "block": every block algorithm with a resumable form; across virtual
@@ -28,7 +28,7 @@
 #include "coll/algorithm.h"
 #include "coll/block.h"
 #include "coll/coll.h"
-#include "coll/op.h"
+#include "coll/task.h"
 #include "coll/ops.h"
 #include "context/context.h"
 #include "net/net.h"
@@ -62,20 +62,20 @@ struct slot {
     unsigned seed;
     unsigned char *buf;
     union {
-        struct strata_bcast_op bcast;
-        struct strata_barrier_op barrier;
-        struct strata_tiny_op tiny;
-        struct strata_reduce_op reduce;
-        struct strata_block_op block;
-        struct strata_net_bcast_op net_bcast;
-        struct strata_net_barrier_op net_barrier;
-        struct strata_net_block_op net_block;
-        struct strata_net_reduce_op net_reduce;
-        struct strata_rs_op rs;
-        struct strata_scan_op scan;
-        struct strata_net_rs_op net_rs;
-        struct strata_net_scan_op net_scan;
-        struct strata_net_v_op net_v;
+        struct strata_bcast_task bcast;
+        struct strata_barrier_task barrier;
+        struct strata_tiny_task tiny;
+        struct strata_reduce_task reduce;
+        struct strata_block_task block;
+        struct strata_net_bcast_task net_bcast;
+        struct strata_net_barrier_task net_barrier;
+        struct strata_net_block_task net_block;
+        struct strata_net_reduce_task net_reduce;
+        struct strata_rs_task rs;
+        struct strata_scan_task scan;
+        struct strata_net_rs_task net_rs;
+        struct strata_net_scan_task net_scan;
+        struct strata_net_v_task net_v;
     } u;
     size_t *counts;  /* Reduce_scatter: every rank's block */
     int bcoll;                         /* COLL_BLOCK, COLL_NET_BLOCK: enum strata_coll */
@@ -86,7 +86,7 @@ struct slot {
     unsigned char *bsend;              /* ... its send buffer */
     int *send;       /* reductions: this rank's operand (count ints) */
     size_t count;
-    struct strata_op *op;
+    struct strata_task *op;
     int done;
 };
 
@@ -403,8 +403,8 @@ static long alternate(struct slot *a, struct slot *b, int wrank, const char *wha
         for (int k = 0; k < 2; k++) {
             struct slot *s = order[k];
             if (s->done) continue;
-            int rc = strata_op_step(s->op);
-            if (rc == STRATA_OP_PENDING) {
+            int rc = strata_task_step(s->op);
+            if (rc == STRATA_TASK_PENDING) {
                 pending++;
             } else {
                 CHECK(rc == MPI_SUCCESS, "%s: progress failed (%d)", what, rc);
@@ -574,7 +574,7 @@ int main(int argc, char **argv)
      * really interleaved (e.g. a progress function that spins inside). */
     long all_pending = 0;
     MPI_Allreduce(&pending, &all_pending, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-    CHECK(all_pending > 0, "no progress step ever returned STRATA_OP_PENDING in %ld cases", cases);
+    CHECK(all_pending > 0, "no progress step ever returned STRATA_TASK_PENDING in %ld cases", cases);
     if (wrank == 0) printf("%ld cases, %ld steps returned not-yet\n", cases, all_pending);
     MPI_Comm_free(&a.comm);
     MPI_Comm_free(&b.comm);
