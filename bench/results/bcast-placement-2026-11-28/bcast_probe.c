@@ -19,23 +19,25 @@ int main(int argc,char**argv){
   double handoff=(MPI_Wtime()-p0)*1e9/(2.0*N);
   if(rank==0) printf("placement probe: %.0f ns per cache-line hand-off\n",handoff);
   const char *coll = argc>2 ? argv[2] : "bcast";
-  int isag = !strcmp(coll,"allgather");
+  int isag = !strcmp(coll,"allgather"), isar = !strcmp(coll,"allreduce");
   int np; MPI_Comm_size(MPI_COMM_WORLD,&np);
   char *buf=malloc(n*(isag?np:1)); char *sb=malloc(n);
   double t[2][300];
   for(int i=0;i<iters;i++){
     for(int which=0;which<2;which++){
-      if(rank==0 || isag) memset(isag?sb:buf,i+which,n);
+      if(rank==0 || isag || isar) memset((isag||isar)?sb:buf,isar?0:i+which,n);
       PMPI_Barrier(MPI_COMM_WORLD);
       double t0=MPI_Wtime();
-      if(isag){ if(which) MPI_Allgather(sb,(int)n,MPI_BYTE,buf,(int)n,MPI_BYTE,MPI_COMM_WORLD);
+      if(isar){ if(which) MPI_Allreduce(sb,buf,(int)(n/8),MPI_DOUBLE,MPI_SUM,MPI_COMM_WORLD);
+                else PMPI_Allreduce(sb,buf,(int)(n/8),MPI_DOUBLE,MPI_SUM,MPI_COMM_WORLD); }
+      else if(isag){ if(which) MPI_Allgather(sb,(int)n,MPI_BYTE,buf,(int)n,MPI_BYTE,MPI_COMM_WORLD);
                 else PMPI_Allgather(sb,(int)n,MPI_BYTE,buf,(int)n,MPI_BYTE,MPI_COMM_WORLD); }
       else if(which) MPI_Bcast(buf,(int)n,MPI_BYTE,0,MPI_COMM_WORLD);
       else PMPI_Bcast(buf,(int)n,MPI_BYTE,0,MPI_COMM_WORLD);
       double dt=(MPI_Wtime()-t0)*1e6, mx;
       PMPI_Allreduce(&dt,&mx,1,MPI_DOUBLE,MPI_MAX,MPI_COMM_WORLD);
       t[which][i]=mx;
-      if(buf[(isag?n*np:n)-1]!=(char)(i+which)) {printf("bad\n"); MPI_Abort(MPI_COMM_WORLD,1);}
+      if(!isar && buf[(isag?n*np:n)-1]!=(char)(i+which)) {printf("bad\n"); MPI_Abort(MPI_COMM_WORLD,1);}
     }
   }
   if(rank==0) for(int w=0;w<2;w++){qsort(t[w],iters,sizeof(double),cmp);
