@@ -46,15 +46,9 @@
 
 /* A call strata leaves (serve/host_call.h): the host's function of the
  * form it came through, its large-count one (_c) for large. */
-#ifdef STRATA_HAVE_LARGE_COUNT
-#define HOST_LARGE(name, ...) PMPI_##name##_c(__VA_ARGS__)
-#else
-#define HOST_LARGE(name, ...) MPI_ERR_INTERN /* no _c entry point without them */
-#endif
 #define UNPAREN(...) __VA_ARGS__
-#define HOST_CALL(build, large, name, args, nb_call)                                         \
-    STRATA_HOST_CALL(build, large, (large) ? HOST_LARGE(name, UNPAREN args) : PMPI_##name args, \
-                     nb_call)
+#define HOST_CALL(build, large, name, args, nb_call) \
+    STRATA_HOST_CALL(build, large, STRATA_HOST_BLOCKING(large, name, UNPAREN args), nb_call)
 
 /* One side of a call: n blocks, each a piece of a stream (pc), with what
  * packing it needs. */
