@@ -25,6 +25,16 @@
  *          pages) or across a page boundary each (2N pages): the same bytes
  *          and iovecs, N more pages; l = the difference / N.
  *  beta    the slope of read time over 16 KiB .. 1 MiB, less l per page.
+ *  warm    the same reads from a source in the caches (one slot read again
+ *          and again: data, page tables and page structures hot, as a
+ *          buffer its owner has just written is), 16 KiB .. 16 MiB (at
+ *          most half the last-level cache): its
+ *          slope over 16 KiB .. 1 MiB, page pinning included, and the
+ *          largest size up to which every warm read took at most
+ *          WARM_SHARE of the cold price (past it the source no longer
+ *          stays in the caches, and the cold price holds).  The reader
+ *          re-reading keeps the source in its own caches: the figure of a
+ *          reader that shares the owner's last-level cache.
  *  memcpy  the slope of a private memcpy of the same sizes, from the same
  *          kind of cold source, alternated with the reads.
  *  gamma   c workers read 512 KiB each, distinct parts of the parent, at the
@@ -74,7 +84,10 @@
 
 #define MAX_WORKERS STRATA_MODEL_MAX_GAMMA
 #define MAX_SAMPLES 4096
-#define MAX_COPY ((size_t)1 << 20)       /* largest timed read */
+#define MAX_COPY ((size_t)1 << 20)       /* largest timed cold read */
+#define MAX_WARM ((size_t)16 << 20)      /* largest timed warm read */
+#define NWARM 8                          /* warm sizes: 16 KiB .. 16 MiB, x2 past 1 MiB */
+#define WARM_SHARE 0.8                   /* a read this much under the cold price is warm */
 #define GAMMA_BYTES ((size_t)512 << 10)  /* per reader, contention runs */
 #define STRADDLE_IOVS 64
 #define SHM_ROUND ((size_t)32 << 10)
@@ -82,8 +95,8 @@
 #define STRINGIFY_(x) #x
 #define STRINGIFY(x) STRINGIFY_(x)
 
-enum op { OP_QUIT, OP_NULL_CALL, OP_ONE_BYTE, OP_PAGES, OP_COPY, OP_CONCURRENT, OP_PING,
-          OP_PONG, OP_SHM_WRITE, OP_SHM_READ, OP_MAPPED, OP_PIPE_WRITE, OP_PIPE_READ };
+enum op { OP_QUIT, OP_NULL_CALL, OP_ONE_BYTE, OP_PAGES, OP_COPY, OP_WARM, OP_CONCURRENT,
+          OP_PING, OP_PONG, OP_SHM_WRITE, OP_SHM_READ, OP_MAPPED, OP_PIPE_WRITE, OP_PIPE_READ };
 
 struct command {
     enum op op;
@@ -180,7 +193,7 @@ static int cma_read(void *local, const void *remote, size_t len)
 
 struct worker_state {
     int w;
-    unsigned char *dest;     /* MAX_COPY + a page, warm */
+    unsigned char *dest;     /* MAX_WARM + a page, warm */
     unsigned char *own_pool; /* private cold sources, made on first need */
 };
 
@@ -227,6 +240,20 @@ static int run_copy(struct worker_state *ws, const struct command *c)
         double t2 = now_us();
         sh->samples[ws->w][0][r] = t1 - t0;
         sh->samples[ws->w][1][r] = t2 - t1;
+        sh->disturbed[ws->w][r] = switches() != before;
+    }
+    return 0;
+}
+
+/* The same source every time, at the pool's start: after the first read
+ * (which the median drops) it is in the caches. */
+static int run_warm(struct worker_state *ws, const struct command *c)
+{
+    for (int r = 0; r < c->reps; r++) {
+        long before = switches();
+        double t0 = now_us();
+        if (cma_read(ws->dest, src_pool, c->bytes)) return -1;
+        sh->samples[ws->w][0][r] = now_us() - t0;
         sh->disturbed[ws->w][r] = switches() != before;
     }
     return 0;
@@ -458,6 +485,7 @@ static int run(struct worker_state *ws, const struct command *c)
         return 0;
     case OP_PAGES: return run_pages(ws, c);
     case OP_COPY: return run_copy(ws, c);
+    case OP_WARM: return run_warm(ws, c);
     case OP_CONCURRENT: return run_concurrent(ws, c);
     case OP_PING: run_ping(ws, c); return 0;
     case OP_PONG: run_pong(ws, c); return 0;
@@ -475,9 +503,9 @@ static void worker_main(int w, int in)
 {
     prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a parent that died */
     if (getppid() != parent) _exit(1);
-    struct worker_state ws = {w, map_pool(MAX_COPY + page), NULL};
+    struct worker_state ws = {w, map_pool(MAX_WARM + page), NULL};
     if (!ws.dest) _exit(1);
-    memset(ws.dest, 0, MAX_COPY + page);
+    memset(ws.dest, 0, MAX_WARM + page);
     struct command c;
     while (read(in, &c, sizeof c) == (ssize_t)sizeof c && c.op != OP_QUIT) {
         errno = 0;
@@ -649,6 +677,8 @@ struct results {
     double flag, t1, t2, lock, pages_aligned, pages_straddled;
     int nsizes;
     double size[4], read_us[4], memcpy_us[4];
+    int nwarm;
+    double warm_size[NWARM], warm_us[NWARM];
     int ngamma;
     double t_c[MAX_WORKERS], gamma[MAX_WORKERS];
     double shm_round;
@@ -712,6 +742,19 @@ static int measure(struct results *R)
             R->read_us[i] = median_of(0, 0, c.reps, 1);
             R->memcpy_us[i] = median_of(0, 1, c.reps, 1);
         }
+        /* Up to half the last-level cache (a quarter of the pool): the
+         * destination needs room too. */
+        static const int warm_reps[NWARM] = {800, 400, 200, 120, 60, 40, 30, 20};
+        R->nwarm = 0;
+        for (int i = 0; i < NWARM; i++) {
+            size_t bytes = i < 4 ? (size_t)16384 << (2 * i) : MAX_COPY << (i - 3);
+            if (bytes > pool_bytes / 4) break;
+            R->nwarm = i + 1;
+            c = (struct command){.op = OP_WARM, .reps = warm_reps[i], .bytes = bytes};
+            if ((errno = dispatch(&c, 1, NULL))) return -1;
+            R->warm_size[i] = (double)bytes;
+            R->warm_us[i] = median_of(0, 0, c.reps, 1);
+        }
 
         /* Concurrency levels interleaved, round after round, so a placement
          * change of the host hits them all alike; more rounds (for up to two
@@ -756,6 +799,24 @@ static int measure(struct results *R)
     return pair_median(pipe_pair, 100, SHM_ROUND, &flag_value, 1, &R->pipe_round, &R->pipe_busy);
 }
 
+/* A cold read of n bytes at m's price. */
+static double cold_price(const struct strata_model *m, double n)
+{
+    return m->alpha + n * m->beta + m->lock * ceil(n / m->page);
+}
+
+/* The warm slope and the sizes it holds for (module comment, "warm"): none
+ * when the smallest warm read is not clearly under the cold price, or the
+ * slope is not a slope (a disturbed run). */
+static void warm_model(const struct results *R, struct strata_model *m)
+{
+    m->warm_beta = slope(R->warm_size, R->warm_us, 4);
+    m->warm_bytes = 0;
+    for (int i = 0; i < R->nwarm && R->warm_us[i] <= WARM_SHARE * cold_price(m, R->warm_size[i]); i++)
+        m->warm_bytes = R->warm_size[i];
+    if (m->warm_beta <= 0 || m->warm_bytes == 0) m->warm_beta = m->warm_bytes = 0;
+}
+
 static void to_model(const struct results *R, struct strata_model *m)
 {
     strata_model_defaults(m);
@@ -785,6 +846,7 @@ static void to_model(const struct results *R, struct strata_model *m)
         m->lock = rest > 0 ? rest : 0;
     }
     m->beta = beta;
+    warm_model(R, m);
     if (R->ngamma < 2) return; /* no contention measured: the built-in gammas stay */
     m->ngamma = R->ngamma;
     for (int k = 0; k < R->ngamma; k++) m->gamma[k] = R->gamma[k];
@@ -813,6 +875,18 @@ static void print_table(FILE *f, const struct results *R, const struct strata_mo
                 m->beta, 1e-3 / m->beta, m->lock);
         fprintf(f, "  memcpy                             %.4g us/B = %.1f GB/s\n", m->memcpy_beta,
                 1e-3 / m->memcpy_beta);
+        fprintf(f, "  one reader, warm source (read again and again):\n"
+                   "        bytes   read us  cold price us  model us\n");
+        for (int i = 0; i < R->nwarm; i++)
+            fprintf(f, "  %11.0f %9.2f %14.2f %9.2f\n", R->warm_size[i], R->warm_us[i],
+                    cold_price(m, R->warm_size[i]), strata_model_cma(m, R->warm_size[i], 1));
+        if (m->warm_bytes > 0)
+            fprintf(f, "  warm slope (pinning included)      %.4g us/B = %.1f GB/s, up to %.0f bytes "
+                       "(reads at most %.0f%% of the cold price)\n",
+                    m->warm_beta, 1e-3 / m->warm_beta, m->warm_bytes, 100 * WARM_SHARE);
+        else
+            fprintf(f, "  no warm read was under %.0f%% of the cold price: every copy priced cold\n",
+                    100 * WARM_SHARE);
         /* The other way to split the per-page cost: copy at memcpy speed, l
          * the rest.  The two agree within noise on the development VM. */
         fprintf(f, "  cross-check: read slope less memcpy  l = %.3f us/page\n",

@@ -2,7 +2,10 @@
  * the machine, and its predictions for every algorithm in the registry.
  *
  * A CMA copy of n bytes costs alpha + n*beta + l*gamma_c*ceil(n/s) when c
- * ranks access the same process at once (gamma_1 = 1).  Copies through the
+ * ranks access the same process at once (gamma_1 = 1), from a cold source;
+ * from a source in the caches (n up to warm_bytes: a buffer its owner has
+ * just written, as programs pass them) alpha + n*warm_beta +
+ * l*(gamma_c - 1)*ceil(n/s), the contention's extra pinning kept.  Copies through the
  * shared segment cost shm_beta per byte per copy; a flag hand-off between
  * two ranks (the paper's T^sm terms for tiny control messages) costs flag.
  * All times are in microseconds. */
@@ -31,10 +34,17 @@ struct strata_model_measured {
 
 struct strata_model {
     char source[512];   /* where the numbers come from (file, defaults) */
+    char skipped[160];  /* keys of the cache this build does not know (a
+                           newer strata-calibrate's), skipped; "" for none */
     double alpha;       /* CMA start-up per call (system call + access check) */
     double beta;        /* CMA per byte */
     double lock;        /* l: lock and pin one page, no contention */
     double page;        /* s: bytes per page */
+    double warm_beta;   /* CMA per byte from a source in the caches (just
+                           written by its owner), one reader's pinning
+                           included; 0: not measured, every copy priced cold */
+    double warm_bytes;  /* the largest copy whose source stays warm; larger
+                           ones are priced cold */
     int ngamma;         /* gamma[c - 1] measured for c = 1 .. ngamma */
     double gamma[STRATA_MODEL_MAX_GAMMA];
     double gamma_a, gamma_b; /* fit gamma_c = a c^2 + b c, used past ngamma */
@@ -151,7 +161,8 @@ void strata_model_defaults(struct strata_model *m);
 int strata_model_load(struct strata_model *m, const char *path, char *err, size_t errlen);
 
 /* Reads the per-host cache (strata_model_default_path), only if it is this
- * user's alone: the file and its directory owned by the effective user and
+ * user's alone (keys this build does not know are skipped and named in
+ * m->skipped: a newer strata-calibrate may have written it): the file and its directory owned by the effective user and
  * not writable by group or others, neither a symbolic link.  0: loaded; 1:
  * no such file (nor directory); 2: refused, why in err (the caller warns and
  * keeps m); -1: a bad file of the user's own, file:line and problem in err. */

@@ -23,11 +23,15 @@ double strata_model_gamma(const struct strata_model *m, int c)
 
 /* ---- Building blocks of the formulas (p ranks, n bytes). */
 
-/* One CMA copy of n bytes while c ranks access the same process. */
+/* One CMA copy of n bytes while c ranks access the same process (model.h:
+ * warm up to warm_bytes, cold past it). */
 static double cma(const struct strata_model *m, double n, int c)
 {
     if (n <= 0) return 0;
-    return m->alpha + n * m->beta + m->lock * strata_model_gamma(m, c) * ceil(n / m->page);
+    double pages = ceil(n / m->page), gamma = strata_model_gamma(m, c);
+    if (m->warm_beta > 0 && n <= m->warm_bytes)
+        return m->alpha + n * m->warm_beta + m->lock * (gamma - 1) * pages;
+    return m->alpha + n * m->beta + m->lock * gamma * pages;
 }
 
 static double poll_more(const struct strata_model *m) { return m->flag / 2; }

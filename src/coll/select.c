@@ -127,6 +127,10 @@ static int load_cached_model(struct selection_settings *s)
         rc = strata_model_load_cache(&s->model, path, err, sizeof err);
     }
     if (rc == 0) {
+        if (s->model.skipped[0])
+            strata_verbose(2, "the cached cost model %s has keys this build does not know (a "
+                           "newer strata-calibrate wrote it), skipped: %s", path,
+                           s->model.skipped);
         snprintf(s->cache, sizeof s->cache, "%s", path);
         s->cache_measured = s->model.nmeasured > 0;
         /* STRATA_LEARN=0: the model's choice stands, and strata-info

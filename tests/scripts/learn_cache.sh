@@ -8,8 +8,8 @@
 # - rank 0 wrote, at MPI_Finalize, one "measured allgather 2 ..." line per
 #   algorithm it measured, with the ratio the job printed, into the learned
 #   file beside the cache (learned-HOST.conf), and the cache itself holds
-#   only the keys a strata build without learning reads (an older build on
-#   the same machine keeps working);
+#   only model keys, never a "measured" line (an older build on the same
+#   machine keeps working);
 # - a cache an earlier build wrote a "measured" line into has it moved to
 #   the learned file;
 # - a second job starts from those ratios (each algorithm's, as the first
@@ -49,8 +49,11 @@ while read -r _ algo ratio; do
     fail "$learned has no 'measured allgather 2 1 . 21 $algo $ratio' line (what the job learned)"
 done <"$tmp/learned"
 grep -qx "$legacy" "$learned" || fail "the cache's earlier record is not in $learned"
-# The keys of the model parser before learning (a build that refuses any other).
-awk '{ sub(/#.*/, "") } NF && $1 !~ /^(alpha_us|beta_us_per_byte|lock_us_per_page|page_bytes|gamma|gamma_fit|shm_us_per_byte|shm_pipe_us_per_byte|memcpy_us_per_byte|map_alpha_us|map_lookup_us|flag_us|net_alpha_us|net_beta_us_per_byte|machine|date|cpus)$/ { print; bad = 1 }
+# The keys of the model parser before learning (a build that refuses any
+# other), and the warm-read keys added since (builds from then on skip a
+# cache key they do not know, so later keys stop no build; USAGE "The cost
+# model" says which builds refuse the warm keys).  Never a "measured" line.
+awk '{ sub(/#.*/, "") } NF && $1 !~ /^(alpha_us|beta_us_per_byte|lock_us_per_page|page_bytes|gamma|gamma_fit|shm_us_per_byte|shm_pipe_us_per_byte|memcpy_us_per_byte|map_alpha_us|map_lookup_us|flag_us|net_alpha_us|net_beta_us_per_byte|warm_us_per_byte|warm_bytes|machine|date|cpus)$/ { print; bad = 1 }
      END { exit bad }' "$cache" >"$tmp/unknown" ||
   fail "the model cache has keys an older strata refuses: $(cat "$tmp/unknown")"
 cp "$tmp/out" "$tmp/first"

@@ -5,7 +5,7 @@
 #   model_cache.sh STRATA_RUN PROGRAM STRATA_INFO STRATA_CALIBRATE [RANKS]
 # Runs as root (it plants files owned by `nobody`); as anyone else it skips
 # (exit 77).  Checks, each with a 2-rank job:
-# - a cache directory or file owned by another user (an unknown key in it,
+# - a cache directory or file owned by another user (a bad value in it,
 #   or valid values) is refused with one warning, the job completes and the
 #   built-in model decides (`strata-info --explain` names its model);
 # - the user's own cache file writable by others is refused the same way;
@@ -67,7 +67,7 @@ warnings() { grep -Ec '^strata\[[0-9]+\]: warning: .*cost model' "$tmp/$1.err"; 
 # built-in model decided.
 expect_refused() {
   [ "$rc" = 0 ] || fail "$2: the job failed (exit $rc)"
-  grep -q 'unknown key' "$tmp/$1.err" && fail "$2: the planted file was read"
+  grep -q 'is not a number' "$tmp/$1.err" && fail "$2: the planted file was read"
   local n
   n=$(warnings "$1")
   [ "$n" = 1 ] || fail "$2: $n warnings about the cost model, expected 1"
@@ -83,16 +83,17 @@ expect_builtin() {
 
 cache_dir="$td/strata-0"
 cache="$cache_dir/model-$host.conf"
-unknown='planted_key 1'
+# A value that stops the job of anyone who reads it as their own cache.
+planted_bad='beta_us_per_byte planted'
 valid=$'machine planted-by-nobody\nshm_us_per_byte 1e-9\nbeta_us_per_byte 1'
 
-# ---- A directory planted by another user, with an unknown key in its file.
+# ---- A directory planted by another user, with a bad value in its file.
 mkdir -m 755 "$cache_dir"
-printf '%s\n' "$unknown" >"$cache"
+printf '%s\n' "$planted_bad" >"$cache"
 chown -R nobody "$cache_dir"
-plant_legacy 0 nobody "$unknown"
+plant_legacy 0 nobody "$planted_bad"
 job foreign-dir -- "$run" -n "$ranks" "$prog"
-expect_refused foreign-dir "a directory of nobody's, an unknown key"
+expect_refused foreign-dir "a directory of nobody's, a bad value"
 rm -f "${legacy[@]}"; legacy=()
 
 # ---- The user's own private directory, a file of nobody's with valid values.
@@ -123,15 +124,27 @@ grep -q "^Cost model: $cache\$" "$tmp/own.out" ||
   fail "the user's own cache was not used: $(grep '^Cost model' "$tmp/own.out")"
 echo "ok: the user's own private cache file is used"
 
-# ---- The user's own cache with a bad key: the job stops, and the message
+# ---- The user's own cache with a key this build does not know (a newer
+# strata-calibrate wrote it): skipped, named at STRATA_VERBOSE=2, the rest
+# of the file used.
+printf 'machine the-users-own\nnewer_key_us 1\n' >"$cache"
+job own-newer -- env STRATA_VERBOSE=2 "$run" --native -n "$ranks" "$info" --explain bcast 64K
+[ "$rc" = 0 ] || fail "the user's own cache with a newer key stopped the job (exit $rc)"
+grep -q "has keys this build does not know.*skipped: newer_key_us" "$tmp/own-newer.err" ||
+  fail "the skipped key was not named"
+grep -q "^Cost model: $cache\$" "$tmp/own-newer.out" ||
+  fail "the cache with a newer key was not used: $(grep '^Cost model' "$tmp/own-newer.out")"
+echo "ok: a key of a newer strata-calibrate in the user's own cache is skipped"
+
+# ---- The user's own cache with a bad value: the job stops, and the message
 # says which file it is (no STRATA_MODEL named it).
-printf '%s\n' "$unknown" >"$cache"
+printf '%s\n' "$planted_bad" >"$cache"
 job own-bad -- "$run" -n "$ranks" "$prog"
-[ "$rc" != 0 ] || fail "the user's own cache with an unknown key was accepted"
-grep -Eq "^strata\[[0-9]+\]: error: the cached cost model $cache:1: unknown key" "$tmp/own-bad.err" ||
+[ "$rc" != 0 ] || fail "the user's own cache with a bad value was accepted"
+grep -Eq "^strata\[[0-9]+\]: error: the cached cost model $cache:1: .*is not a number" "$tmp/own-bad.err" ||
   fail "the error does not name the cached cost model"
 grep -q 'STRATA_MODEL:' "$tmp/own-bad.err" && fail "the error blames STRATA_MODEL, which is unset"
-echo "ok: a bad key in the user's own cache: $(grep -E '^strata\[[0-9]+\]: error: ' "$tmp/own-bad.err" |
+echo "ok: a bad value in the user's own cache: $(grep -E '^strata\[[0-9]+\]: error: ' "$tmp/own-bad.err" |
   head -c 160)"
 
 # ---- strata-calibrate never writes through a link at its temporary name:
@@ -175,8 +188,8 @@ unpriv() {
     return
   fi
   mkdir -m 755 "$d"
-  printf '%s\n' "$unknown" >"$d/model-$host.conf"
-  plant_legacy "$nobody_uid" root "$unknown"
+  printf '%s\n' "$planted_bad" >"$d/model-$host.conf"
+  plant_legacy "$nobody_uid" root "$planted_bad"
   runuser -u nobody -- env -u HOME -u XDG_CACHE_HOME -u OMPI_ALLOW_RUN_AS_ROOT \
     -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM TMPDIR="$td" STRATA_CALIBRATE=0 \
     timeout -k 5 120 "$run" -n "$ranks" "$prog" >"$tmp/unpriv.out" 2>"$tmp/unpriv.err"
@@ -184,7 +197,7 @@ unpriv() {
   cp "$tmp/unpriv.out" "$tmp/out"
   cp "$tmp/unpriv.err" "$tmp/err"
   if [ "$rc" != 0 ] && grep -qiE 'session|orte_init|proxy|hydra' "$tmp/unpriv.err" &&
-     ! grep -q 'unknown key' "$tmp/unpriv.err"; then
+     ! grep -q 'is not a number' "$tmp/unpriv.err"; then
     echo "SKIP (part): the launcher cannot run as nobody here: $(head -n 3 "$tmp/unpriv.err")"
     return
   fi
