@@ -300,8 +300,13 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c, const struct strata_bui
         return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc, build);
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
+    c->o.v.verify = strata_check_verifies(ctx, build);
     int rc = strata_task_run(&c->o.op);
-    report(ctx, strata_build_call_id(build, c->coll), &c->o, strata_build_counts(build));
+    int call = strata_build_call_id(build, c->coll);
+    report(ctx, call, &c->o, strata_build_counts(build));
+    /* The counts differ (the operation compared them as it read). */
+    if (rc == STRATA_VBLOCK_FOUND || (rc > MPI_SUCCESS && c->o.v.found.error == rc))
+        rc = strata_check_vfound(ctx, call, &c->o.v.found);
     return rc;
 }
 
