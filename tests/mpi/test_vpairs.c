@@ -69,9 +69,9 @@ static int flows(enum kind k, int s, int r, int root)
 }
 
 /* One case: send[s][r] what s says it sends r, recv[r][s] what r says it
- * receives from s (doubles); each rank reads its own rows.  Returns the
- * class and checks guards and data; `odd_reader` the reader of the odd
- * pair (-1: every count agrees). */
+ * receives from s (doubles); each rank reads its own rows.  Checks the
+ * class, the guards and the data; `odd_reader` the reader of the odd pair
+ * (-1: every count agrees). */
 static void run(MPI_Comm comm, enum kind k, int root, int send[MAXR][MAXR], int recv[MAXR][MAXR],
                 int odd_writer, int odd_reader, int base, const char *what)
 {
