@@ -245,7 +245,7 @@ void strata_agree_skip(struct strata_plane *p)
     strata_agree_null_task(p);
 }
 
-static void describe_veto(char *why, size_t whylen, int finder, int cut)
+void strata_agree_describe_veto(char *why, size_t whylen, int finder, int cut)
 {
     if (cut == finder || cut < 0)
         snprintf(why, whylen, "counts differ across ranks: what rank %d receives differs from "
@@ -253,6 +253,43 @@ static void describe_veto(char *why, size_t whylen, int finder, int cut)
     else
         snprintf(why, whylen, "counts differ across ranks: rank %d's count for rank %d differs "
                  "from rank %d's", finder, cut, cut);
+}
+
+strata_flag *strata_agree_stamp_of(struct strata_plane *p, int r)
+{
+    return &slot_of(p, r, p->call.mine.stamp)->stamp;
+}
+
+strata_flag *strata_agree_veto_of(struct strata_plane *p, int r)
+{
+    return &slot_of(p, r, p->call.mine.stamp)->veto_stamp;
+}
+
+void strata_agree_veto_publish(struct strata_plane *p, int error, int cut)
+{
+    uint64_t n = p->call.mine.stamp;
+    struct strata_call_sig *me = slot_of(p, p->rank, n);
+    me->veto = error;
+    me->veto_rank = cut;
+    /* Release: the finding goes with its stamp. */
+    strata_plane_publish(p, &me->veto_stamp, n);
+}
+
+int strata_agree_veto_read(struct strata_plane *p, int receives, int *result, int *finder,
+                           int *cut)
+{
+    uint64_t n = p->call.mine.stamp;
+    int mine = MPI_SUCCESS, refused = 0;
+    for (int r = 0; r < p->size; r++) {
+        const struct strata_call_sig *o = slot_of(p, r, n);
+        if (o->veto == MPI_SUCCESS) continue;
+        if (!refused) *finder = r, *cut = o->veto_rank;
+        refused = 1;
+        if (o->veto_rank == p->rank && mine != MPI_ERR_TRUNCATE) mine = o->veto;
+    }
+    if (refused && mine == MPI_SUCCESS && receives) mine = MPI_ERR_OTHER;
+    *result = mine;
+    return refused;
 }
 
 /* Whether rank r's flag at slot of call n (by its offset in the slot) is
@@ -307,24 +344,13 @@ int strata_agree_vround_step(struct strata_plane *p, struct strata_agree_vround 
         for (int r = 0; r < p->size; r++)
             if (!stamped(p, r, &slot_of(p, r, n)->counts_stamp, n, wait)) return 0;
         vround_find(p, v, per_pair);
-        me->veto = v->error;
-        me->veto_rank = v->cut;
-        /* Release: the finding goes with its stamp. */
-        strata_plane_publish(p, &me->veto_stamp, n);
+        strata_agree_veto_publish(p, v->error, v->cut);
         v->step = 2;
     }
     for (int r = 0; r < p->size; r++)
         if (!stamped(p, r, &slot_of(p, r, n)->veto_stamp, n, wait)) return 0;
-    int mine = MPI_SUCCESS;
-    *refused = 0;
-    for (int r = 0; r < p->size; r++) {
-        const struct strata_call_sig *o = slot_of(p, r, n);
-        if (o->veto == MPI_SUCCESS) continue;
-        if (!*refused) describe_veto(why, whylen, r, o->veto_rank);
-        *refused = 1;
-        if (o->veto_rank == p->rank && mine != MPI_ERR_TRUNCATE) mine = o->veto;
-    }
-    if (*refused && mine == MPI_SUCCESS && v->receives) mine = MPI_ERR_OTHER;
-    *result = mine;
+    int finder = -1, cut = -1;
+    *refused = strata_agree_veto_read(p, v->receives, result, &finder, &cut);
+    if (*refused) strata_agree_describe_veto(why, whylen, finder, cut);
     return 1;
 }

@@ -174,6 +174,48 @@ struct strata_agree_vround {
 int strata_agree_vround_step(struct strata_plane *p, struct strata_agree_vround *v, int wait,
                              int *result, int *refused, char *why, size_t whylen);
 
+/* ---- The blocking v-collectives under STRATA_CHECK_ARGS=auto (issue 31):
+ * no rounds before the call.  The signature is stamped as a small call's;
+ * the layout operation's records carry the bytes each writer sends each
+ * reader, and each reader compares them with its own counts as it reads
+ * (coll/vblock.c).  A call whose data goes through the regions with the
+ * layout (the fused path) ends there: a reader that found a difference
+ * copied at most the smaller count and reports it (a rank that only sends
+ * is not told, as for the small calls above).  Any other call first reads
+ * every signature (stamped at the call's start), then publishes what it
+ * found in its slot (veto, veto_rank, veto_stamp) and reads everyone's,
+ * before any byte moves: all reach the same verdict. */
+
+/* What the v-collectives' engine found against this rank's counts. */
+struct strata_agree_vfinding {
+    int error;            /* this rank's class (MPI_SUCCESS: nothing found) */
+    int refused;          /* the finding round refused the call: nothing moved */
+    int from;             /* the writer whose bytes differ from this rank's count */
+    long long sent;       /* what it publishes for this rank */
+    long long expected;   /* what this rank's count says */
+    int finder, cut;      /* refused: the first rank that found, and whose receive */
+};
+
+/* Rank r's stamp of its signature for the open call (to wait for). */
+strata_flag *strata_agree_stamp_of(struct strata_plane *p, int r);
+
+/* Rank r's stamp of its finding for the open call (to wait for). */
+strata_flag *strata_agree_veto_of(struct strata_plane *p, int r);
+
+/* Publishes this rank's finding for the open call: error (MPI_SUCCESS:
+ * nothing), cut (whose receive: -1 none). */
+void strata_agree_veto_publish(struct strata_plane *p, int error, int cut);
+
+/* Once every rank's finding is stamped: 1 if any rank found something,
+ * with *result this rank's class (its own finding's where it is the cut
+ * rank, else MPI_ERR_OTHER if it `receives`, else MPI_SUCCESS), *finder and
+ * *cut the first finding's; 0 if nobody did. */
+int strata_agree_veto_read(struct strata_plane *p, int receives, int *result, int *finder,
+                           int *cut);
+
+/* The text of a refusal found by `finder` about rank cut's receive. */
+void strata_agree_describe_veto(char *why, size_t whylen, int finder, int cut);
+
 /* Ends the open call (nothing is published). */
 static inline void strata_agree_close(struct strata_plane *p) { p->call.open = 0; }
 

@@ -48,6 +48,7 @@
 
 #include <stddef.h>
 
+#include "coll/agree.h"
 #include "coll/coll.h"
 #include "coll/task.h"
 #include "coll/plane.h"
@@ -108,6 +109,10 @@ enum { STRATA_VBLOCK_READS = 1, STRATA_VBLOCK_WRITES = 2 };
  * table, for a `choose` callback. */
 int strata_vblock_path(const struct strata_algorithm *al);
 
+/* What a v-collective's operation returns when it found that the counts
+ * differ (v.found says what; the caller reports it, serve/check.h). */
+#define STRATA_VBLOCK_FOUND (-3)
+
 /* Ranks whose v-collective layout fits inside the operation (vblock.c). */
 #define STRATA_VBLOCK_INLINE 8
 
@@ -140,6 +145,11 @@ struct strata_vblock_state {
     const unsigned char *own_src;
     unsigned char *own_dst;
     size_t own_len;
+    /* Set by the caller after the start: the counts were not compared
+     * before the call (a blocking call under STRATA_CHECK_ARGS=auto), so the
+     * operation checks them itself (coll/agree.h). */
+    int verify;
+    struct strata_agree_vfinding found; /* what the layout showed against this rank's counts */
     /* Last (not zeroed at the start): the arrays of up to
      * STRATA_VBLOCK_INLINE ranks, so that a small call allocates nothing. */
     size_t small[6 * STRATA_VBLOCK_INLINE];

@@ -50,6 +50,7 @@
  *
  * A resumable operation (coll/task.h); the layout arrays are private copies,
  * so the caller's may live on its stack. */
+#include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -62,8 +63,12 @@
 #include "util/log.h"
 #include "util/stats.h"
 
-/* Record words: the header, then two per reader. */
+/* Record words: the header, then three per reader: where its piece lies in
+ * the writer's buffer (Gatherv's root: where the writer's block goes in
+ * its receive buffer), where in the writer's stream, and its bytes (what
+ * the reader compares with its own count, coll/agree.h). */
 enum { REC_AGREED, REC_LONGEST, REC_HEADER };
+enum { REC_ADDR, REC_STREAM, REC_BYTES, REC_PER_READER };
 
 static struct strata_block_task *block_of(struct strata_task *op)
 {
@@ -72,7 +77,10 @@ static struct strata_block_task *block_of(struct strata_task *op)
 
 static size_t round_bytes(const struct strata_plane *p) { return (size_t)p->nregions * p->region; }
 
-static size_t record_bytes(int size) { return (REC_HEADER + 2 * (size_t)size) * sizeof(uint64_t); }
+static size_t record_bytes(int size)
+{
+    return (REC_HEADER + REC_PER_READER * (size_t)size) * sizeof(uint64_t);
+}
 
 /* The fused path's words, right after the record (the same place in every
  * rank's region, record or not): the base of the operation whose stream
@@ -110,13 +118,14 @@ static int one_block(const struct strata_vblock_state *v)
     return v->once || v->coll == STRATA_COLL_GATHERV || v->coll == STRATA_COLL_ALLGATHERV;
 }
 
-/* Whether rank r publishes a record with per-reader entries or a header. */
-static int has_record(const struct strata_block_task *o, int r)
+/* Whether this rank reads q's record: every writer's that may send it
+ * something (its bytes are checked against this rank's count), and the
+ * root's (Gatherv's offsets, Scatterv's pieces, the header). */
+static int reads_record(const struct strata_block_task *o, int me, int q)
 {
-    int coll = o->v.coll;
-    if (coll == STRATA_COLL_ALLTOALLV) return 1;
-    if (coll == STRATA_COLL_GATHERV || coll == STRATA_COLL_SCATTERV) return r == o->a.root;
-    return 0;
+    if (o->v.coll == STRATA_COLL_GATHERV) return me == o->a.root || q == o->a.root;
+    if (o->v.coll == STRATA_COLL_SCATTERV) return q == o->a.root;
+    return 1; /* Allgatherv: also so that the header's maximum is everyone's */
 }
 
 static size_t max2(size_t a, size_t b) { return a > b ? a : b; }
@@ -150,19 +159,34 @@ static void write_record(const struct strata_block_task *o, struct strata_plane 
     uint64_t *rec = (uint64_t *)(void *)strata_plane_region(p, p->rank, 0);
     rec[REC_AGREED] = v->agreed;
     rec[REC_LONGEST] = v->longest;
-    if (v->coll == STRATA_COLL_GATHERV) {
-        /* Where each writer's block goes in the root's receive buffer (the
-         * single-copy writes). */
-        for (int r = 0; r < p->size; r++) rec[REC_HEADER + 2 * r] = v->in_off[r];
-        return;
-    }
-    if (one_block(v)) return;
+    uint64_t *per = rec + REC_HEADER;
     size_t pos = 0;
-    for (int r = 0; r < p->size; r++) {
-        rec[REC_HEADER + 2 * r] = v->out_off[r];
-        rec[REC_HEADER + 2 * r + 1] = pos;
-        if (r != p->rank) pos += v->out_len[r];
+    for (int r = 0; r < p->size; r++, per += REC_PER_READER) {
+        per[REC_BYTES] = v->out_len[r];
+        if (v->coll == STRATA_COLL_GATHERV) {
+            /* Where each writer's block goes in the root's receive buffer
+             * (the single-copy writes). */
+            per[REC_ADDR] = v->in_off[r];
+        } else if (!one_block(v)) {
+            per[REC_ADDR] = v->out_off[r];
+            per[REC_STREAM] = pos;
+            if (r != p->rank) pos += v->out_len[r];
+        }
     }
+}
+
+/* Notes that q publishes `sent` bytes for this rank where its count says
+ * `expected` (q == this rank: its own two counts); more sent than expected
+ * outranks less. */
+static void found(struct strata_vblock_state *v, int q, size_t sent, size_t expected)
+{
+    int cls = sent > expected ? MPI_ERR_TRUNCATE : MPI_ERR_OTHER;
+    if (v->found.error == MPI_ERR_TRUNCATE || (v->found.error != MPI_SUCCESS && cls == MPI_ERR_OTHER))
+        return;
+    v->found.error = cls;
+    v->found.from = q;
+    v->found.sent = (long long)sent;
+    v->found.expected = (long long)expected;
 }
 
 /* Takes what this rank needs of q's record (published and acquired). */
@@ -170,18 +194,26 @@ static void read_record(struct strata_block_task *o, const struct strata_plane *
 {
     struct strata_vblock_state *v = &o->v;
     const uint64_t *rec = (const uint64_t *)(const void *)strata_plane_region(p, q, 0);
-    if (v->coll == STRATA_COLL_ALLTOALLV) {
+    const uint64_t *per = rec + REC_HEADER + REC_PER_READER * (size_t)p->rank;
+    int rooted = v->coll == STRATA_COLL_GATHERV || v->coll == STRATA_COLL_SCATTERV;
+    if (!rooted) {
         v->agreed = max2(v->agreed, rec[REC_AGREED]);
         v->longest = max2(v->longest, rec[REC_LONGEST]);
-    } else {
+    } else if (q == o->a.root) {
         v->agreed = rec[REC_AGREED];
         v->longest = rec[REC_LONGEST];
     }
     if (v->coll == STRATA_COLL_GATHERV) {
-        v->from_addr[q] = rec[REC_HEADER + 2 * p->rank];
+        if (q == o->a.root) v->from_addr[q] = per[REC_ADDR];
     } else if (!one_block(v)) {
-        v->from_addr[q] = rec[REC_HEADER + 2 * p->rank];
-        v->from_stream[q] = rec[REC_HEADER + 2 * p->rank + 1];
+        v->from_addr[q] = per[REC_ADDR];
+        v->from_stream[q] = per[REC_STREAM];
+    }
+    /* The pair's check (agree.h): what q publishes for this rank against
+     * this rank's own count; never more than the smaller is copied. */
+    if (per[REC_BYTES] != v->in_len[q]) {
+        found(v, q, per[REC_BYTES], v->in_len[q]);
+        if (per[REC_BYTES] < v->in_len[q]) v->in_len[q] = per[REC_BYTES];
     }
 }
 
@@ -300,12 +332,10 @@ static int vblock_progress(struct strata_task *op)
     /* Gatherv's root also exposes its receive buffer, for the writes. */
     o->base = strata_plane_enter(p, 1, o->send,
                                  v->coll == STRATA_COLL_GATHERV && me == root ? o->a.recv : NULL);
-    if (has_record(o, me) || own_fits(o, p)) {
-        /* Readers of this half's last contents (two operations ago) are done. */
-        STRATA_TASK_AWAIT_REGIONS_FREE(op, p, o->i);
-        if (has_record(o, me)) write_record(o, p);
-        if (own_fits(o, p)) write_fused(o, p);
-    }
+    /* Readers of this half's last contents (two operations ago) are done. */
+    STRATA_TASK_AWAIT_REGIONS_FREE(op, p, o->i);
+    write_record(o, p);
+    if (own_fits(o, p)) write_fused(o, p);
     /* Release: the record, the fused stream and the exposed buffer go with it. */
     strata_plane_publish(p, &p->ctl[me].progress, o->base + 1);
     /* Now that peers can start: this rank's own block (peers read only its
@@ -313,7 +343,7 @@ static int vblock_progress(struct strata_task *op)
     if (v->own_len && v->pieces) deliver(o, p, me, v->own_src, 0, v->own_len, 0);
     else if (v->own_len) memcpy(v->own_dst, v->own_src, v->own_len);
     for (o->i = 0; o->i < size; o->i++) {
-        if (o->i == me || !has_record(o, o->i)) continue;
+        if (o->i == me || !reads_record(o, me, o->i)) continue;
         STRATA_TASK_AWAIT_GE(op, &p->ctl[o->i].progress, o->base + 1, p->pid[o->i]);
         read_record(o, p, o->i);
     }
@@ -322,6 +352,41 @@ static int vblock_progress(struct strata_task *op)
     /* From agreed values only, so the same on every rank; and then every
      * writer's stream fits, so every writer wrote it above. */
     v->fused = !v->single_copy && v->longest <= fused_room(p);
+    if (v->verify && !v->fused) {
+        /* Nothing was compared before this call, and what follows moves
+         * data by counts (single-copy) or in several operations: first
+         * every rank's signature, stamped at its call's start, must name
+         * the same call; then every rank's finding, before any byte moves
+         * (agree.h).  Every rank gets here: with the same call and root
+         * every rank read the same header, so none took the fused path. */
+        for (o->i = 0; o->i < size; o->i++) {
+            if (o->i == me) continue;
+            STRATA_TASK_AWAIT_GE(op, strata_agree_stamp_of(p, o->i), p->call.mine.stamp,
+                                 p->pid[o->i]);
+        }
+        {
+            struct strata_agree_verdict verdict;
+            if (!strata_agree_look(p, &verdict)) {
+                finish(o);
+                op->resume = STRATA_TASK_FINISHED;
+                return STRATA_TASK_DISAGREE; /* the caller rewinds and reports */
+            }
+        }
+        strata_agree_veto_publish(p, v->found.error, v->found.error != MPI_SUCCESS ? me : -1);
+        for (o->i = 0; o->i < size; o->i++) {
+            if (o->i == me) continue;
+            STRATA_TASK_AWAIT_GE(op, strata_agree_veto_of(p, o->i), p->call.mine.stamp,
+                                 p->pid[o->i]);
+        }
+        v->found.finder = v->found.cut = -1;
+        if (strata_agree_veto_read(p, p->call.mine.vrecvd > 0, &v->found.error, &v->found.finder,
+                                   &v->found.cut)) {
+            v->found.refused = 1;
+            finish(o);
+            op->resume = STRATA_TASK_FINISHED;
+            return STRATA_VBLOCK_FOUND;
+        }
+    }
 
     if (v->fused) {
         for (o->i = 1; o->i < size; o->i++) {
@@ -337,13 +402,16 @@ static int vblock_progress(struct strata_task *op)
             const uint64_t *hdr = (const uint64_t *)(const void *)at;
             if (hdr[FUSED_STAMP] != o->base || b > hdr[FUSED_LEN]) {
                 /* Only counts that do not match the writer's (an erroneous
-                 * program) get here: its stream did not fit, or is shorter. */
-                strata_error("%s: rank %d's data for rank %d is not where the counts say "
-                             "(%zu bytes at %zu; do the counts match?)",
-                             strata_coll_name(v->counted), q, me, b - a, a);
-                finish(o);
-                op->resume = STRATA_TASK_FINISHED;
-                return MPI_ERR_TRUNCATE;
+                 * program) get here: its stream did not fit (the record
+                 * said so: found already), or the writer is in another
+                 * call (its signature says so; the caller looks). */
+                if (v->found.error == MPI_SUCCESS) {
+                    v->found.error = MPI_ERR_OTHER;
+                    v->found.from = q;
+                    v->found.sent = -1; /* unknown */
+                    v->found.expected = (long long)v->in_len[q];
+                }
+                continue;
             }
             deliver(o, p, q, at + FUSED_HEADER * sizeof(uint64_t) + a, a - v->from_stream[q], b - a,
                     0);
@@ -422,6 +490,10 @@ static int vblock_progress(struct strata_task *op)
         }
     }
     finish(o);
+    if (v->found.error != MPI_SUCCESS) {
+        op->resume = STRATA_TASK_FINISHED;
+        return v->verify ? STRATA_VBLOCK_FOUND : v->found.error;
+    }
     STRATA_TASK_END(op);
 }
 
@@ -515,11 +587,13 @@ void strata_vblock_start(struct strata_block_task *o, struct strata_plane *p, in
                (coll == STRATA_COLL_SCATTERV && me == root && !a->recv)) {
         v->in_len[me] = v->out_len[me] = 0; /* the root's own block stays where it is */
     }
-    /* This rank's own block: copied once the layout is published. */
+    /* This rank's own block: copied once the layout is published, at most
+     * the smaller of its two counts. */
+    if (v->in_len[me] != v->out_len[me]) found(v, me, v->out_len[me], v->in_len[me]);
     if (v->in_len[me] && v->out_len[me]) {
         v->own_dst = a->recv + v->in_off[me];
         v->own_src = send + v->out_off[me];
-        v->own_len = v->in_len[me];
+        v->own_len = v->in_len[me] < v->out_len[me] ? v->in_len[me] : v->out_len[me];
     }
     v->in_len[me] = v->out_len[me] = 0;
     /* A writer of one block exposes that block (offset 0 for every reader). */
@@ -531,13 +605,11 @@ void strata_vblock_start(struct strata_block_task *o, struct strata_plane *p, in
             }
     }
     o->send = send;
+    /* Allgatherv's header is the maximum of every writer's own block, read
+     * from the records: a rank's counts of the others' blocks are not
+     * trusted to decide the path (they differ across ranks only in an
+     * erroneous program, which must not split the ranks' paths). */
     own_header(o, p);
-    /* Allgatherv's counts are every rank's: nothing to read. */
-    if (coll == STRATA_COLL_ALLGATHERV) {
-        v->agreed = 0;
-        for (int q = 0; q < size; q++) v->agreed = max2(v->agreed, a->v ? a->v->in_len[q] : a->block);
-        v->longest = v->agreed;
-    }
 }
 
 /* The named algorithms of the table: a data path each. */

@@ -81,7 +81,8 @@ static int report(struct strata_ctx *ctx, int call, const struct strata_agree_ve
 {
     int rc = v->error;
     /* A rank that receives got nothing, even if what it was sent matched. */
-    if (gave_up && rc == MPI_SUCCESS && ctx->plane && ctx->plane->call.mine.in >= 0)
+    if (gave_up && rc == MPI_SUCCESS && ctx->plane &&
+        (ctx->plane->call.mine.in >= 0 || ctx->plane->call.mine.vrecvd > 0))
         rc = MPI_ERR_OTHER;
     if (strata_stats_enabled()) strata_stats_algorithm(call, STRATA_STATS_DISAGREED);
     if (rc == MPI_SUCCESS) {
@@ -196,7 +197,9 @@ enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
         return STRATA_CHECK_RUN;
     }
     struct strata_plane *p = open_call(ctx, NULL);
-    if (!p) return STRATA_CHECK_RUN;
+    /* A small (auto) call: its operation compares the pairs as it reads
+     * them (coll/agree.h), without a round of its own. */
+    if (!p || p->call.small) return STRATA_CHECK_RUN;
     struct strata_agree_vround v = {to, from, receives, 0, 0, 0};
     struct strata_agree_verdict verdict = {0, 0, MPI_SUCCESS, ""};
     int refused;
@@ -208,6 +211,34 @@ enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
     refused_rc = report(ctx, call, &verdict, 0);
     strata_check_refused = 1;
     return STRATA_CHECK_REFUSED;
+}
+
+STRATA_HOT int strata_check_verifies(const struct strata_ctx *ctx,
+                                    const struct strata_build *build)
+{
+    const struct strata_plane *p = open_call(ctx, build);
+    return p && p->call.small;
+}
+
+int strata_check_vfound(struct strata_ctx *ctx, int call, const struct strata_agree_vfinding *f)
+{
+    struct strata_plane *p = open_call(ctx, NULL);
+    struct strata_agree_verdict v = {0, 0, f->error, ""};
+    int me = ctx->plane ? ctx->plane->rank : ctx->rank;
+    if (f->refused && f->cut != me)
+        strata_agree_describe_veto(v.why, sizeof v.why, f->finder, f->cut);
+    else if (f->from == me)
+        snprintf(v.why, sizeof v.why, "counts differ: rank %d sends itself %lld bytes and "
+                 "receives %lld from itself", me, f->sent, f->expected);
+    else if (f->sent < 0)
+        snprintf(v.why, sizeof v.why, "counts differ across ranks: rank %d's data for rank %d "
+                 "is not where rank %d's count of %lld bytes says", f->from, me, me, f->expected);
+    else
+        snprintf(v.why, sizeof v.why, "counts differ across ranks: rank %d sends %lld bytes to "
+                 "rank %d, which expects %lld", f->from, f->sent, me, f->expected);
+    if (p && f->refused) strata_agree_skip(p); /* as every rank does: the plane stays in step */
+    if (p) strata_agree_close(p);
+    return report(ctx, call, &v, f->refused);
 }
 
 STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc,
@@ -227,7 +258,7 @@ STRATA_HOT int strata_check_end(struct strata_ctx *ctx, int call, int rc,
     /* A rank that receives nothing (a Barrier, a Bcast root) either got
      * what it waited for or stalled: nothing to look at.  One that posted
      * a count of 0 looks: a peer may send it more. */
-    int small = p->call.small, receives = p->call.mine.in >= 0;
+    int small = p->call.small, receives = p->call.mine.in >= 0 || p->call.mine.vrecvd > 0;
     int moved_nothing = small && p->ops == p->call.ops;
     if (moved_nothing) strata_agree_null_task(p);
     /* Having read nothing, it cannot count on its sources having stamped:

@@ -71,6 +71,17 @@ enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
                                                const long long *to, const long long *from,
                                                int receives, struct strata_build *build);
 
+/* Whether this blocking call's v-collective operation checks the counts
+ * itself (coll/agree.h: a blocking call under STRATA_CHECK_ARGS=auto, whose
+ * pairs were not compared before it; block.h's v.verify). */
+int strata_check_verifies(const struct strata_ctx *ctx, const struct strata_build *build);
+
+/* A v-collective operation found that the counts differ (it returned
+ * STRATA_VBLOCK_FOUND, or its class without verify): reports it on this rank
+ * (a refusal first rewinds the plane as every rank does) and ends the open
+ * call.  Returns this rank's error. */
+int strata_check_vfound(struct strata_ctx *ctx, int call, const struct strata_agree_vfinding *f);
+
 /* The call's result: rc, or the error of a disagreement found while it ran
  * (a stalled wait gave up) or after it (a small call's sources differ). */
 int strata_check_end(struct strata_ctx *ctx, int call, int rc, const struct strata_build *build);

@@ -881,7 +881,10 @@ struct strata_ctx *strata_entry_settle_v(struct strata_ctx *ctx, enum strata_col
 {
     struct strata_sig_args sig = {STRATA_SIG_UNUSED, STRATA_SIG_UNUSED, (int)coll, root, 0,
                                   vsent, vrecvd};
-    return settle_sig(ctx, &sig, 0, 0, why, build);
+    /* One operation, small (0 bytes): a blocking call runs at once and its
+     * operation compares the pairs as it reads them (coll/agree.h, the
+     * v-collectives under auto); a build agrees in full when it starts. */
+    return settle_sig(ctx, &sig, 0, 1, why, build);
 }
 
 void strata_entry_count(enum strata_coll coll, const char *algorithm,

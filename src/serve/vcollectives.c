@@ -300,8 +300,13 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c, const struct strata_bui
         return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc, build);
     }
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
+    c->o.v.verify = strata_check_verifies(ctx, build);
     int rc = strata_task_run(&c->o.op);
-    report(ctx, strata_build_call_id(build, c->coll), &c->o, strata_build_counts(build));
+    int call = strata_build_call_id(build, c->coll);
+    report(ctx, call, &c->o, strata_build_counts(build));
+    /* The counts differ (the operation compared them as it read). */
+    if (rc == STRATA_VBLOCK_FOUND || (rc > MPI_SUCCESS && c->o.v.found.error == rc))
+        rc = strata_check_vfound(ctx, call, &c->o.v.found);
     return rc;
 }
 
@@ -471,10 +476,17 @@ static void pairs_total(struct vpairs *v, int size)
     }
 }
 
-/* Bytes of counts[r] elements of type, for every rank r. */
+/* Bytes of counts[r] elements of type, for every rank r (-1 where strata
+ * leaves the arguments to the host MPI, as strata_entry_signature says).
+ * The type's size is looked up once: per rank, it was a tenth of a small
+ * call's instructions at 2 ranks, and grows with them. */
 static void pairs_bytes(long long *out, const long long *counts, int size, MPI_Datatype type)
 {
-    for (int r = 0; r < size; r++) out[r] = strata_entry_signature(counts[r], type);
+    long long one = strata_entry_signature(1, type);
+    for (int r = 0; r < size; r++)
+        out[r] = one < 0 || counts[r] < 0 || (one > 0 && counts[r] > LLONG_MAX / one)
+                     ? strata_entry_signature(counts[r], type) /* its verdict, as before */
+                     : counts[r] * one;
 }
 
 /* Settles a v-collective: the first round (the call and root), then, on a
