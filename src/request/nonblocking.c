@@ -203,6 +203,12 @@ static int agreed(struct strata_nb *nb)
  * rank's result. */
 static int refuse_operation(struct strata_nb *nb, const char *why)
 {
+    /* Auto: a rank whose call was small may have run its one operation (a
+     * nonblocking one too, since small_step): every rank of a call that
+     * disagrees takes exactly one (coll/agree.h), as the blocking call's
+     * refusal does. */
+    const struct strata_config *cfg = strata_config();
+    if (cfg && cfg->check_args == STRATA_CHECK_AUTO) strata_agree_skip(nb->build.ctx->plane);
     strata_agree_close(nb->build.ctx->plane);
     nb->agreeing = 0;
     if (strata_stats_enabled()) strata_stats_algorithm(nb->build.call, STRATA_STATS_DISAGREED);
@@ -246,9 +252,17 @@ static void start(struct strata_nb *nb)
         nb->attaching = 1;
         return;
     }
-    /* Every rank's signature first (coll/agree.h); the operation once all
-     * agree (step). */
     if (nb->build.agree && nb->build.ctx && nb->build.ctx->plane && !nb->build.ctx->net) {
+        /* Small: the signature, then the operation at once; the others'
+         * signatures are read after it, or when it stalls (small_step). */
+        if (nb->build.agree_small && !nb->build.vpairs) {
+            strata_agree_open(nb->build.ctx->plane, &nb->build.sig, 1);
+            nb->small = 1;
+            start_operation(nb);
+            return;
+        }
+        /* Full: every rank's signature first; the operation once all agree
+         * (step). */
         strata_agree_open(nb->build.ctx->plane, &nb->build.sig, 0);
         nb->agreeing = 1;
         return;
@@ -284,6 +298,71 @@ static void start_operation(struct strata_nb *nb)
     if (desc) strata_route_served(ctx, b->call, desc, b->bytes);
 }
 
+/* A small call's verdict once every rank has stamped it (nb->small 2-4):
+ * what the blocking call's strata_check_end decides, polled. */
+static int small_verdict(struct strata_nb *nb)
+{
+    struct strata_plane *p = nb->build.ctx->plane;
+    struct strata_agree_verdict v;
+    if (!strata_agree_poll(p, &v)) return STRATA_TASK_PENDING;
+    int gave_up = nb->small == 2, read_nothing = nb->small == 3;
+    /* A rank that gave up rewinds and takes one empty operation, so that a
+     * call that disagrees consumes exactly one on every rank. */
+    if (gave_up) strata_agree_skip(p);
+    strata_agree_close(p);
+    nb->small = 0;
+    if (read_nothing && v.agreed) return MPI_SUCCESS;
+    int rc = v.error;
+    /* A rank that receives got nothing whole: an error even where what it
+     * was sent matched. */
+    if (rc == MPI_SUCCESS && (!gave_up || nb->build.sig.in >= 0)) rc = MPI_ERR_OTHER;
+    if (strata_stats_enabled()) strata_stats_algorithm(nb->build.call, STRATA_STATS_DISAGREED);
+    if (rc == MPI_SUCCESS) {
+        strata_verbose(1, "%s on communicator #%lu: %s; this rank's receive is whole",
+                       strata_call_name(nb->build.call), nb->build.ctx->serial, v.why);
+        return rc;
+    }
+    strata_warn("%s on communicator #%lu: %s; %s", strata_call_name(nb->build.call),
+                nb->build.ctx->serial, v.why,
+                gave_up ? "nothing was moved" : "no byte was written outside a buffer");
+    return rc;
+}
+
+/* A small call's step (rc: its operation's, or MPI_SUCCESS for one that
+ * moves nothing), as the blocking call's run and strata_check_end. */
+static int small_step(struct strata_nb *nb, int rc)
+{
+    struct strata_plane *p = nb->build.ctx->plane;
+    if (rc == STRATA_TASK_PENDING) {
+        /* A stalled operation gives up if a stamped signature differs: the
+         * data it waits for may never come.  Every few polls (a look at
+         * every rank's slot). */
+        if ((++nb->polls & 7) != 0 || !strata_agree_stalled(p)) return rc;
+        nb->small = 2;
+        return small_verdict(nb);
+    }
+    int receives = nb->build.sig.in >= 0;
+    struct strata_agree_verdict v;
+    if (rc == MPI_SUCCESS && p->ops == p->call.ops) {
+        /* Moved nothing: one empty operation, as every small call takes
+         * one; having read nothing, a receiving rank cannot count on its
+         * sources having stamped: it waits for them. */
+        strata_agree_null_task(p);
+        if (receives) {
+            nb->small = 3;
+            return small_verdict(nb);
+        }
+    } else if (rc == MPI_SUCCESS && receives && !strata_agree_look(p, &v)) {
+        /* Its sources stamped before publishing what it read; a difference
+         * among the stamped signatures makes that suspect. */
+        nb->small = 4;
+        return small_verdict(nb);
+    }
+    strata_agree_close(p);
+    nb->small = 0;
+    return rc;
+}
+
 static int step(struct strata_nb *nb)
 {
     int flag = 0, rc, was;
@@ -304,8 +383,9 @@ static int step(struct strata_nb *nb)
         if (verdict <= 0) return verdict ? rc : STRATA_TASK_PENDING;
         start_operation(nb);
     }
+    if (nb->small > 1) return small_verdict(nb);
     switch (nb->build.kind) {
-    case STRATA_BUILD_NOTHING: return MPI_SUCCESS;
+    case STRATA_BUILD_NOTHING: rc = MPI_SUCCESS; break;
     case STRATA_BUILD_HOST:
         rc = PMPI_Test(&nb->host_req, &flag, MPI_STATUS_IGNORE);
         return rc != MPI_SUCCESS ? rc : flag ? MPI_SUCCESS : STRATA_TASK_PENDING;
@@ -313,8 +393,9 @@ static int step(struct strata_nb *nb)
         was = strata_stats_serve_as(nb->build.call);
         rc = strata_task_step(running_task(nb));
         strata_stats_serve_as(was);
-        return rc;
+        break;
     }
+    return nb->small ? small_step(nb, rc) : rc;
 }
 
 /* The operation behind handle h finished (lock held, or the operation never
@@ -445,7 +526,7 @@ void strata_nb_idle(unsigned long round)
         if (nb->attaching)
             /* the rank that publishes the channel */
             strata_peer_check_alive(nb->build.ctx->channel_of->plane->pid[0]);
-        else if (nb->agreeing)
+        else if (nb->agreeing || nb->small > 1)
             strata_agree_check_alive(nb->build.ctx->plane); /* the ranks not yet stamped */
         else if (nb->build.kind != STRATA_BUILD_NOTHING && nb->build.kind != STRATA_BUILD_HOST)
             strata_peer_check_alive(running_task(nb)->waiting_for);
@@ -608,6 +689,8 @@ struct strata_nb *strata_nb_rearm(struct strata_nb *kept)
      * thread reads it: plain stores.  The union is set by start(). */
     kept->next_in_comm = kept->next_active = kept->next_all = NULL;
     kept->attaching = 0;
+    kept->small = 0;
+    kept->polls = 0;
     kept->on_done = NULL;
     kept->done_arg = NULL;
     kept->handle = NULL;

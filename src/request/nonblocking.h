@@ -68,6 +68,13 @@ struct strata_nb {
     int attaching;              /* started on a persistent request's plane that
                                    this rank has not attached yet (context.h,
                                    strata_ctx_channel_ready) */
+    /* The small class (build.agree_small; coll/agree.h): 1 while its
+     * operation runs with the call open on the plane, 2 when it gave up (a
+     * stalled operation saw a differing signature) and waits for every
+     * rank's to refuse, 3 when it finished having read nothing and 4 when
+     * what it read is suspect: both wait for every rank's signature. */
+    int small;
+    unsigned polls; /* its steps pending so far (the stall check's pace) */
     /* A v-collective's pairs' round (build.vpairs). */
     struct strata_agree_vround vround;
 
