@@ -346,12 +346,14 @@ static void handles(MPI_Comm comm, int seed)
     enum { MANY = 300 };
     int *x = malloc(sizeof(int) * MANY), *y = malloc(sizeof(int) * MANY);
     MPI_Request *many = malloc(sizeof(MPI_Request) * MANY);
+    /* An array, not MPI_STATUSES_IGNORE: gcc 12 takes MPICH's for an empty one. */
+    MPI_Status *sts = malloc(sizeof(MPI_Status) * MANY);
     for (int round = 0; round < 2; round++) {
         for (int i = 0; i < MANY; i++) {
             x[i] = rank + i + round;
             MPI_Iallreduce(&x[i], &y[i], 1, MPI_INT, MPI_SUM, comm, &many[i]);
         }
-        if (round == 0) MPI_Waitall(MANY, many, MPI_STATUSES_IGNORE);
+        if (round == 0) MPI_Waitall(MANY, many, sts);
         else
             for (int i = MANY - 1; i >= 0; i--) MPI_Wait(&many[i], MPI_STATUS_IGNORE);
         for (int i = 0; i < MANY; i++) {
@@ -363,6 +365,7 @@ static void handles(MPI_Comm comm, int seed)
     free(x);
     free(y);
     free(many);
+    free(sts);
 }
 
 /* Two communicators, and blocking collectives between the posts. */
