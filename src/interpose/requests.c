@@ -68,13 +68,15 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         return MPI_SUCCESS;
     /* One of strata's operations: progress alone until it finished (no
      * host call unless a host call got it before). */
+    int rc;
     if (strata_nb_handles_live() && request &&
-        strata_nb_complete(request, STRATA_NB_WAIT, &flag, status))
-        return MPI_SUCCESS;
+        (rc = strata_nb_complete(request, STRATA_NB_WAIT, &flag, status)) >= 0)
+        return rc;
     for (unsigned long round = 0;; round++) {
         if (!strata_nb_outstanding()) return PMPI_Wait(request, status);
         strata_nb_progress();
-        int flag = 0, rc = PMPI_Test(request, &flag, status);
+        flag = 0;
+        rc = PMPI_Test(request, &flag, status);
         if (rc != MPI_SUCCESS || flag) return rc;
         strata_nb_idle(round);
     }
@@ -85,9 +87,10 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     if (strata_persist_unhosted() && request && flag &&
         strata_persist_complete(*request, STRATA_PERSIST_TEST, flag, status))
         return MPI_SUCCESS;
+    int rc;
     if (strata_nb_handles_live() && request && flag &&
-        strata_nb_complete(request, STRATA_NB_TEST, flag, status))
-        return MPI_SUCCESS;
+        (rc = strata_nb_complete(request, STRATA_NB_TEST, flag, status)) >= 0)
+        return rc;
     strata_nb_progress();
     return PMPI_Test(request, flag, status);
 }
@@ -185,9 +188,10 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
     if (strata_persist_unhosted() && flag &&
         strata_persist_complete(request, STRATA_PERSIST_PEEK, flag, status))
         return MPI_SUCCESS;
+    int rc;
     if (strata_nb_handles_live() && flag &&
-        strata_nb_complete(&request, STRATA_NB_PEEK, flag, status))
-        return MPI_SUCCESS;
+        (rc = strata_nb_complete(&request, STRATA_NB_PEEK, flag, status)) >= 0)
+        return rc;
     strata_nb_progress();
     return PMPI_Request_get_status(request, flag, status);
 }
@@ -197,7 +201,8 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 int MPI_Request_free(MPI_Request *request)
 {
     if (request && *request != MPI_REQUEST_NULL) {
-        if (strata_nb_handles_live() && strata_nb_free(request)) return MPI_SUCCESS;
+        int rc;
+        if (strata_nb_handles_live() && (rc = strata_nb_free(request)) >= 0) return rc;
         if (strata_persist_free(request)) return MPI_SUCCESS;
     }
     return PMPI_Request_free(request);

@@ -255,7 +255,7 @@ static void start(struct strata_nb *nb)
     if (nb->build.agree && nb->build.ctx && nb->build.ctx->plane && !nb->build.ctx->net) {
         /* Small: the signature, then the operation at once; the others'
          * signatures are read after it, or when it stalls (small_step). */
-        if (nb->build.agree_small && !nb->build.vpairs) {
+        if (nb->build.agree_small) {
             strata_agree_open(nb->build.ctx->plane, &nb->build.sig, 1);
             nb->small = 1;
             start_operation(nb);
@@ -406,11 +406,15 @@ static int step(struct strata_nb *nb)
 static void handle_finished(struct strata_nb_handle *h)
 {
     if (atomic_load_explicit(&h->hosted, memory_order_relaxed)) {
-        /* The receive was started: a send of nothing to oneself never waits. */
-        PMPI_Send(NULL, 0, MPI_BYTE, 0, h->tag, h->comm);
+        /* The receive was started: a send of nothing to oneself never waits.
+         * A failure leaves the host's call on the request waiting: said. */
+        int rc = PMPI_Send(NULL, 0, MPI_BYTE, 0, h->tag, h->comm);
+        if (rc != MPI_SUCCESS) strata_error("completing a nonblocking request: error %d", rc);
         if (h->app_freed) {
-            /* Matched just now: returns at once, the receive inactive again. */
-            PMPI_Wait(&h->req, MPI_STATUS_IGNORE);
+            /* Matched just now: returns at once, the receive inactive again
+             * (the application no longer has it: an error is only said). */
+            rc = PMPI_Wait(&h->req, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) strata_error("a freed nonblocking request: error %d", rc);
             strata_nb_handle_give(h);
             return;
         }
@@ -743,7 +747,7 @@ int strata_nb_complete(MPI_Request *request, enum strata_nb_how how, int *flag,
                        MPI_Status *status)
 {
     struct strata_nb_handle *h = strata_nb_handle_find(*request);
-    if (!h) return 0;
+    if (!h) return -1;
     /* h stays: only a completion call on this request (this one: MPI
      * forbids concurrent ones on a request) or its free gives it back. */
     for (unsigned long round = 0; !is_done(h); round++) {
@@ -754,39 +758,41 @@ int strata_nb_complete(MPI_Request *request, enum strata_nb_how how, int *flag,
              * own MPI_Test would (shm/wait.h). */
             strata_wait_poke_host();
             *flag = 0;
-            return 1;
+            return MPI_SUCCESS;
         }
         strata_nb_idle(round);
     }
     *flag = 1;
     status_empty(status);
-    if (how == STRATA_NB_PEEK) return 1;
+    if (how == STRATA_NB_PEEK) return MPI_SUCCESS;
     /* A hosted receive was matched before DONE (handle_finished): this
      * returns at once and leaves it inactive for the pool. */
+    int rc = MPI_SUCCESS;
     if (atomic_load_explicit(&h->hosted, memory_order_relaxed))
-        PMPI_Wait(&h->req, MPI_STATUS_IGNORE);
+        rc = PMPI_Wait(&h->req, MPI_STATUS_IGNORE);
     *request = MPI_REQUEST_NULL;
     strata_nb_handle_give(h);
-    return 1;
+    return rc;
 }
 
 int strata_nb_free(MPI_Request *request)
 {
     struct strata_nb_handle *h = strata_nb_handle_find(*request);
-    if (!h) return 0;
+    if (!h) return -1;
     /* Under the lock: the operation may finish meanwhile (handle_finished
      * reads app_freed under it). */
     strata_nb_lock();
     int running = atomic_load_explicit(&h->state, memory_order_relaxed) == STRATA_NB_HANDLE_ACTIVE;
     if (running) h->app_freed = 1; /* given back when it finishes */
     strata_nb_unlock();
+    int rc = MPI_SUCCESS;
     if (!running) {
         if (atomic_load_explicit(&h->hosted, memory_order_relaxed))
-            PMPI_Wait(&h->req, MPI_STATUS_IGNORE); /* matched: returns at once */
+            rc = PMPI_Wait(&h->req, MPI_STATUS_IGNORE); /* matched: returns at once */
         strata_nb_handle_give(h);
     }
     *request = MPI_REQUEST_NULL;
-    return 1;
+    return rc;
 }
 
 int strata_nb_owns(MPI_Request request) { return strata_nb_handle_find(request) != NULL; }
@@ -803,8 +809,11 @@ void strata_nb_to_host_all(int count, const MPI_Request requests[])
         int rc = PMPI_Start(&h->req);
         if (rc != MPI_SUCCESS) strata_error("starting a nonblocking request's receive: error %d", rc);
         atomic_store_explicit(&h->hosted, 1, memory_order_relaxed);
-        if (atomic_load_explicit(&h->state, memory_order_relaxed) == STRATA_NB_HANDLE_DONE)
-            PMPI_Send(NULL, 0, MPI_BYTE, 0, h->tag, h->comm); /* finished: complete it now */
+        if (rc == MPI_SUCCESS &&
+            atomic_load_explicit(&h->state, memory_order_relaxed) == STRATA_NB_HANDLE_DONE) {
+            rc = PMPI_Send(NULL, 0, MPI_BYTE, 0, h->tag, h->comm); /* finished: complete it now */
+            if (rc != MPI_SUCCESS) strata_error("completing a nonblocking request: error %d", rc);
+        }
         strata_nb_unlock();
     }
 }

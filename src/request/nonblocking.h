@@ -182,13 +182,14 @@ enum strata_nb_how {
 
 /* A completion call on *request: if it is a nonblocking operation's
  * handle, strata completes it (progress until its operation finished for
- * WAIT; *flag; an empty status) and returns 1.  0: not one (nothing done). */
+ * WAIT; *flag; an empty status) and returns the call's result (MPI_SUCCESS
+ * or the host's error).  -1: not one (nothing done). */
 int strata_nb_complete(MPI_Request *request, enum strata_nb_how how, int *flag,
                        MPI_Status *status);
 
 /* MPI_Request_free of an operation's handle: an active operation still
  * completes, and strata takes its handle back then.  *request set to
- * MPI_REQUEST_NULL and 1 if it was one. */
+ * MPI_REQUEST_NULL and the call's result returned if it was one; -1 if not. */
 int strata_nb_free(MPI_Request *request);
 
 /* Whether request is the handle of an operation not yet completed by a

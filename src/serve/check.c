@@ -196,6 +196,7 @@ enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
 {
     if (build) {
         if (!build->agree) return STRATA_CHECK_RUN;
+        build->agree_small = 0; /* the pairs' round comes before any data, as blocking */
         size_t n = (size_t)ctx->size;
         build->vpairs = malloc(2 * n * sizeof *build->vpairs);
         if (!build->vpairs) return STRATA_CHECK_RUN; /* the call and root are still agreed */
