@@ -9,12 +9,16 @@
 
 _Atomic int strata_nb_handles_live_count;
 
-/* Growth and the shared free list: a mutex of its own (taken only when a
- * thread's own list is empty or full). */
+/* The shared free list (taken only when a thread's own list is empty or
+ * full).  Never held across a host call: the operation's end gives a handle
+ * back from inside the host's attribute callbacks too (MPI_Comm_free drains
+ * the communicator's operations), where the host may hold its own lock. */
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct strata_nb_handle *pool_free;
+/* Growth (host calls under it): only a post that found no handle takes it. */
+static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* The handles by receive.  Published with release under pool_lock, never
+/* The handles by receive.  Published with release under grow_lock, never
  * removed before MPI_Finalize: a lookup reads without a lock. */
 #define BUCKETS 1024
 static _Atomic(struct strata_nb_handle *) buckets[BUCKETS];
@@ -43,7 +47,7 @@ static unsigned bucket_of(MPI_Request req)
     return (unsigned)((k * 0x9E3779B97F4A7C15ull) >> 54) % BUCKETS;
 }
 
-/* A new handle (pool_lock held). */
+/* A new handle (grow_lock held). */
 static struct strata_nb_handle *make(int *rc)
 {
     if (next_tag == TAGS) {
@@ -87,9 +91,13 @@ struct strata_nb_handle *strata_nb_handle_take(int *rc)
         pthread_mutex_lock(&pool_lock);
         h = pool_free;
         if (h) pool_free = h->next_free;
-        else h = make(rc);
         pthread_mutex_unlock(&pool_lock);
-        if (!h) return NULL;
+        if (!h) {
+            pthread_mutex_lock(&grow_lock);
+            h = make(rc);
+            pthread_mutex_unlock(&grow_lock);
+            if (!h) return NULL;
+        }
     }
     h->next_free = NULL;
     h->app_freed = 0;
@@ -134,7 +142,7 @@ struct strata_nb_handle *strata_nb_handle_find(MPI_Request req)
 
 void strata_nb_handle_finalize(void)
 {
-    pthread_mutex_lock(&pool_lock);
+    pthread_mutex_lock(&grow_lock);
     for (int b = 0; b < BUCKETS; b++)
         for (struct strata_nb_handle *h = atomic_load_explicit(&buckets[b], memory_order_relaxed);
              h; h = h->next_bucket)
@@ -142,5 +150,5 @@ void strata_nb_handle_finalize(void)
     for (int i = 0; i < ncomms; i++) PMPI_Comm_free(&comms[i]);
     ncomms = 0;
     next_tag = TAGS;
-    pthread_mutex_unlock(&pool_lock);
+    pthread_mutex_unlock(&grow_lock);
 }
