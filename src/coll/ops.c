@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "transport/device_reduce.h"
 #include "util/log.h"
@@ -259,23 +260,29 @@ static const strata_reduce_fn kernels[K_NONE][O_NONE] = {
     [K_P_REAL2] = PAIR_ROW(real2), [K_P_DOUBLE2] = PAIR_ROW(double2),
 };
 
+/* Static, as c_types above. */
+static const MPI_Op ops_table[O_NONE] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR,
+                                         MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC,
+                                         MPI_MAXLOC};
+
 static enum op_index op_of(MPI_Op op)
 {
-    /* Static, as c_types above. */
-    static const MPI_Op ops[O_NONE] = {MPI_SUM, MPI_PROD, MPI_MAX, MPI_MIN, MPI_LAND, MPI_LOR,
-                                       MPI_LXOR, MPI_BAND, MPI_BOR, MPI_BXOR, MPI_MINLOC,
-                                       MPI_MAXLOC};
     for (int i = 0; i < O_NONE; i++)
-        if (op == ops[i]) return (enum op_index)i;
+        if (op == ops_table[i]) return (enum op_index)i;
     return O_NONE;
 }
 
 /* ---- Fortran's predefined types ----
  *
- * Which operations the host takes on each differs between the MPIs, beyond
- * the standard's groups (MPI-3.1 5.9.2): strata serves exactly those, so
- * that a combination the host rejects still gets the host's error
- * (tests/mpi/test_fortran_types.c compares every pair with the host). */
+ * Which operations the host takes on each differs between the MPIs and
+ * their versions, beyond the standard's groups (MPI-4.1 6.9.2): Open MPI
+ * takes the logical operations on its sized integers but not on
+ * MPI_INTEGER, MPICH 4.0 and Intel MPI 2021 on every integer, MPICH 5 on
+ * none (as the standard's groups say).  So the table below lists what strata
+ * has kernels for, and the host is asked once which of those it accepts
+ * (host_accepts): strata serves exactly those, and a combination the host
+ * rejects still gets the host's own error (tests/mpi/test_fortran_types.c
+ * compares every pair with the host). */
 #define M(o) (1u << (o))
 #define ARITH (M(O_SUM) | M(O_PROD) | M(O_MAX) | M(O_MIN))
 #define LOGIC (M(O_LAND) | M(O_LOR) | M(O_LXOR))
@@ -287,54 +294,97 @@ static enum op_index op_of(MPI_Op op)
  * is its size) and with which operations. */
 enum fkind { F_INT, F_REAL, F_DOUBLE, F_COMPLEX, F_DCOMPLEX, F_LOGICAL, F_2INT, F_2REAL, F_2DOUBLE };
 
-#ifdef MPICH_VERSION
-/* MPICH: every integer kind takes every integer operation.  It also takes
- * the logical ones on reals, but 4.0.2 then leaves the buffer as it was
- * (no kernel behind the check): those calls stay the host's. */
-#define INT_OPS_DEFAULT (ARITH | LOGIC | BITS)
-#define INT_OPS_SMALL (ARITH | LOGIC | BITS)
-#else
-/* Open MPI: MPI_INTEGER and MPI_INTEGER4 take no logical operations, the
- * other sized integers do.  The standard ABI build (MPI_ABI_VERSION) runs
- * on either family's library: the smaller set, the rest left to the host. */
-#define INT_OPS_DEFAULT (ARITH | BITS)
-#define INT_OPS_SMALL (ARITH | LOGIC | BITS)
-#endif
+/* Integers: the standard's arithmetic and bitwise groups, and the logical
+ * operations some hosts add.  Reals take the arithmetic ones only: MPICH
+ * 4.0.2 also accepts the logical ones on reals but then leaves the buffer
+ * as it was (no kernel behind the check), so those calls stay the host's
+ * whatever a probe of acceptance would say. */
+#define INT_OPS (ARITH | LOGIC | BITS)
 #define REAL_OPS ARITH
 
 static const struct fortran_type {
     MPI_Datatype type;
+    const char *name; /* for the hand-off reasons and the start-up report */
     enum fkind fkind;
-    unsigned ops;
+    unsigned ops;     /* the candidates; the host's answer in fortran_ops */
 } fortran_types[] = {
-    {MPI_INTEGER, F_INT, INT_OPS_DEFAULT},
-    {MPI_INTEGER1, F_INT, INT_OPS_SMALL},
-    {MPI_INTEGER2, F_INT, INT_OPS_SMALL},
-    {MPI_INTEGER4, F_INT, INT_OPS_DEFAULT},
-    {MPI_INTEGER8, F_INT, INT_OPS_SMALL},
-    {MPI_REAL, F_REAL, REAL_OPS},
-    {MPI_REAL4, F_REAL, REAL_OPS},
-    {MPI_DOUBLE_PRECISION, F_DOUBLE, REAL_OPS},
-    {MPI_REAL8, F_DOUBLE, REAL_OPS},
-    {MPI_COMPLEX, F_COMPLEX, CPLX},
-    {MPI_COMPLEX8, F_COMPLEX, CPLX},
-    {MPI_DOUBLE_COMPLEX, F_DCOMPLEX, CPLX},
-    {MPI_COMPLEX16, F_DCOMPLEX, CPLX},
-    {MPI_LOGICAL, F_LOGICAL, LOGIC},
+#define FT(t, k, o) {t, #t, k, o}
+    FT(MPI_INTEGER, F_INT, INT_OPS),
+    FT(MPI_INTEGER1, F_INT, INT_OPS),
+    FT(MPI_INTEGER2, F_INT, INT_OPS),
+    FT(MPI_INTEGER4, F_INT, INT_OPS),
+    FT(MPI_INTEGER8, F_INT, INT_OPS),
+    FT(MPI_REAL, F_REAL, REAL_OPS),
+    FT(MPI_REAL4, F_REAL, REAL_OPS),
+    FT(MPI_DOUBLE_PRECISION, F_DOUBLE, REAL_OPS),
+    FT(MPI_REAL8, F_DOUBLE, REAL_OPS),
+    FT(MPI_COMPLEX, F_COMPLEX, CPLX),
+    FT(MPI_COMPLEX8, F_COMPLEX, CPLX),
+    FT(MPI_DOUBLE_COMPLEX, F_DCOMPLEX, CPLX),
+    FT(MPI_COMPLEX16, F_DCOMPLEX, CPLX),
+    FT(MPI_LOGICAL, F_LOGICAL, LOGIC),
 #ifdef OPEN_MPI
-    {MPI_LOGICAL4, F_LOGICAL, LOGIC},
+    FT(MPI_LOGICAL4, F_LOGICAL, LOGIC),
 #endif
-    {MPI_2INTEGER, F_2INT, LOC},
-    {MPI_2REAL, F_2REAL, LOC},
-    {MPI_2DOUBLE_PRECISION, F_2DOUBLE, LOC},
+    FT(MPI_2INTEGER, F_2INT, LOC),
+    FT(MPI_2REAL, F_2REAL, LOC),
+    FT(MPI_2DOUBLE_PRECISION, F_2DOUBLE, LOC),
+#undef FT
 };
 #define NFORTRAN (sizeof fortran_types / sizeof fortran_types[0])
 
 /* Each Fortran type's element kind in this process, or K_NONE where its size
  * is not the C element's (a compiler with other default kinds): the host
- * then reduces it. */
+ * then reduces it.  fortran_ops: the candidates the host accepted;
+ * fortran_rejected: those it refused (the hand-off reason says so). */
 static enum kind fortran_kind[NFORTRAN];
+static unsigned fortran_ops[NFORTRAN], fortran_rejected[NFORTRAN];
 static pthread_once_t fortran_once = PTHREAD_ONCE_INIT;
+
+/* MPI_Reduce_local has no communicator: its errors are raised on
+ * MPI_COMM_WORLD (MPI-3.1 8.3; Open MPI 4.1 and 5.0, MPICH 4.0, Intel MPI
+ * 2021) or MPI_COMM_SELF (MPI-4's rule; MPICH 5 takes either), found by
+ * running each host with MPI_ERRORS_RETURN on one of the two.  Both return
+ * errors while the host is asked, and get the application's handlers back
+ * afterwards, whatever they were. */
+struct saved_handlers {
+    MPI_Errhandler world, self;
+};
+
+static void errors_return(struct saved_handlers *s)
+{
+    s->world = s->self = MPI_ERRHANDLER_NULL;
+    PMPI_Comm_get_errhandler(MPI_COMM_WORLD, &s->world);
+    PMPI_Comm_get_errhandler(MPI_COMM_SELF, &s->self);
+    PMPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    PMPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+}
+
+static void errors_restore(struct saved_handlers *s)
+{
+    if (s->world != MPI_ERRHANDLER_NULL) {
+        PMPI_Comm_set_errhandler(MPI_COMM_WORLD, s->world);
+        PMPI_Errhandler_free(&s->world); /* the reference get_errhandler gave */
+    }
+    if (s->self != MPI_ERRHANDLER_NULL) {
+        PMPI_Comm_set_errhandler(MPI_COMM_SELF, s->self);
+        PMPI_Errhandler_free(&s->self);
+    }
+}
+
+/* Whether the host accepts op on one element of type: zero bytes are a
+ * value of every Fortran type (0, 0.0, .false. in every encoding in use, a
+ * pair of those).  The same question with the same bytes on every rank of
+ * the job, running the same library: every rank gets the same answer and
+ * takes the same path. */
+static int host_accepts(MPI_Datatype type, MPI_Op op)
+{
+    _Alignas(16) unsigned char a[64] = {0}, b[64] = {0};
+    int size = 0;
+    if (PMPI_Type_size(type, &size) != MPI_SUCCESS || size <= 0 || (size_t)size > sizeof a)
+        return 0;
+    return PMPI_Reduce_local(a, b, 1, type, op) == MPI_SUCCESS;
+}
 
 /* The host's LOGICAL words, from its own operations on one process
  * (MPI_Reduce_local): .false. is what LOR makes of two zeros, .true. what
@@ -362,6 +412,31 @@ static int fortran_logical_probe(void)
     return 1;
 }
 
+static const char *const op_names[O_NONE] = {"MPI_SUM", "MPI_PROD", "MPI_MAX", "MPI_MIN",
+                                             "MPI_LAND", "MPI_LOR", "MPI_LXOR", "MPI_BAND",
+                                             "MPI_BOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC"};
+
+/* The refused candidates, one line at STRATA_VERBOSE=2 (world rank 0: the
+ * answer is every rank's). */
+static void say_rejected(void)
+{
+    char text[1200];
+    size_t len = 0;
+    int rank = 0;
+    PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    for (size_t i = 0; i < NFORTRAN && len < sizeof text; i++) {
+        if (!fortran_rejected[i]) continue;
+        len += (size_t)snprintf(text + len, sizeof text - len, "%s%s:", len ? "; " : "",
+                                fortran_types[i].name);
+        for (int o = 0; o < O_NONE && len < sizeof text; o++)
+            if (fortran_rejected[i] & M(o))
+                len += (size_t)snprintf(text + len, sizeof text - len, " %s", op_names[o]);
+    }
+    if (len && rank == 0)
+        strata_verbose(2, "the host MPI rejects these operations on Fortran types, so strata "
+                          "leaves them to it (its error is its own): %s", text);
+}
+
 static void fortran_kinds_init(void)
 {
     for (size_t i = 0; i < NFORTRAN; i++) {
@@ -385,17 +460,35 @@ static void fortran_kinds_init(void)
         }
         fortran_kind[i] = k;
     }
+    /* Asked of the host once, into a table the calls only read. */
+    struct saved_handlers saved;
+    errors_return(&saved);
+    for (size_t i = 0; i < NFORTRAN; i++) {
+        if (fortran_kind[i] == K_NONE) continue;
+        for (int o = 0; o < O_NONE; o++) {
+            if (!(fortran_types[i].ops & M(o))) continue;
+            if (host_accepts(fortran_types[i].type, ops_table[o]))
+                fortran_ops[i] |= M(o);
+            else
+                fortran_rejected[i] |= M(o);
+        }
+    }
     /* Only after the size check: MPI_LOGICAL must be a 4-byte word to probe. */
     int logical_ok = 0;
     for (size_t i = 0; i < NFORTRAN; i++)
-        if (fortran_types[i].type == MPI_LOGICAL && fortran_kind[i] == K_FLOG)
+        if (fortran_types[i].type == MPI_LOGICAL && fortran_kind[i] == K_FLOG &&
+            (fortran_ops[i] & LOGIC) == LOGIC)
             logical_ok = fortran_logical_probe();
+    errors_restore(&saved);
     for (size_t i = 0; i < NFORTRAN && !logical_ok; i++)
         if (fortran_kind[i] == K_FLOG) fortran_kind[i] = K_NONE;
     if (!logical_ok)
         strata_verbose(1, "MPI_LOGICAL reductions go to the host MPI: its encoding of "
                           ".true./.false. is not one strata's kernels follow");
+    say_rejected();
 }
+
+void strata_reduce_probe_host(void) { pthread_once(&fortran_once, fortran_kinds_init); }
 
 /* The kind of a Fortran type under operation o, K_NONE if not served. */
 static enum kind fortran_kind_of(enum op_index o, MPI_Datatype type)
@@ -404,9 +497,21 @@ static enum kind fortran_kind_of(enum op_index o, MPI_Datatype type)
         if (type != fortran_types[i].type) continue;
         if (!(fortran_types[i].ops & M(o))) return K_NONE;
         pthread_once(&fortran_once, fortran_kinds_init);
-        return fortran_kind[i];
+        return fortran_ops[i] & M(o) ? fortran_kind[i] : K_NONE;
     }
     return K_NONE;
+}
+
+int strata_reduce_host_rejects(MPI_Op op, MPI_Datatype type)
+{
+    enum op_index o = op_of(op);
+    if (o == O_NONE) return 0;
+    for (size_t i = 0; i < NFORTRAN; i++) {
+        if (type != fortran_types[i].type) continue;
+        pthread_once(&fortran_once, fortran_kinds_init);
+        return (fortran_rejected[i] & M(o)) != 0;
+    }
+    return 0;
 }
 
 static strata_reduce_fn fortran_kernel(enum op_index o, MPI_Datatype type)

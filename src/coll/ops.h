@@ -29,6 +29,17 @@ int strata_predefined_c_type(MPI_Datatype type);
  * which also reports a bad handle as it would without strata. */
 int strata_type_size(MPI_Datatype type, int *size);
 
+/* Asks the host once which operations it accepts on the Fortran types
+ * strata has kernels for (MPI_Reduce_local under MPI_ERRORS_RETURN, the
+ * application's handlers restored): called at MPI_Init, before the
+ * application can use MPI_COMM_WORLD, and otherwise at the first reduction
+ * on a Fortran type.  Needs MPI initialised. */
+void strata_reduce_probe_host(void);
+
+/* 1 when type is a Fortran type strata has a kernel for under op but the
+ * host rejected that pair: such calls are the host's, error included. */
+int strata_reduce_host_rejects(MPI_Op op, MPI_Datatype type);
+
 /* (op, type) as the device reducers number them (transport/device_reduce.h:
  * enum strata_dev_op, enum strata_dev_kind): 0, or -1 when strata has no
  * CPU kernel for the pair (then no device reducer is asked either). */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "coll/ops.h"
 #include "coll/select.h"
 #include "shm/flags.h"
 #include "shm/segment.h"
@@ -486,6 +487,10 @@ static void strata_runtime_init(int thread_level)
         disable(enabled ? "STRATA_DISABLE=1 on another rank" : "STRATA_DISABLE=1");
         return;
     }
+    /* Which reductions on Fortran types the host accepts: asked now, while
+     * no application code can be using MPI_COMM_WORLD's error handler,
+     * which the question sets aside for a moment (coll/ops.h). */
+    strata_reduce_probe_host();
     /* Every rank builds each communicator's hierarchy on its own: from the
      * same levels (world rank 0's, see setup_layout_and_locations) and the
      * same hint, or their algorithms' trees would not match. */

@@ -33,6 +33,7 @@
 #include "device/calls.h"
 #include "route/run_view.h"
 #include "serve/collectives.h"
+#include "serve/null_type.h"
 #include "device/device_comm.h"
 #include "transport/device.h"
 #include "util/log.h"
@@ -428,6 +429,8 @@ STRATA_HOT int strata_call_reduce(const void *sendbuf, void *recvbuf, long long 
                                   MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
                                   int large, struct strata_build *build)
 {
+    int null_rc;
+    if (strata_null_type(datatype, comm, STRATA_COLL_REDUCE, build, &null_rc)) return null_rc;
     if (!device_job(comm))
         return strata_serve_reduce(sendbuf, recvbuf, count, datatype, op, root, comm, large, build);
     return reduce_staged(0, sendbuf, recvbuf, count, datatype, op, root, comm, large, NOT_ASKED,
@@ -438,6 +441,8 @@ STRATA_HOT int strata_call_allreduce(const void *sendbuf, void *recvbuf, long lo
                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
                                      struct strata_build *build)
 {
+    int null_rc;
+    if (strata_null_type(datatype, comm, STRATA_COLL_ALLREDUCE, build, &null_rc)) return null_rc;
     if (!device_job(comm))
         return strata_serve_allreduce(sendbuf, recvbuf, count, datatype, op, comm, large, build);
     /* Above one piece, on an intracommunicator, blocking: the reduction on

@@ -27,6 +27,7 @@
 #include "context/runtime.h"
 #include "device/calls.h"
 #include "serve/collectives.h"
+#include "serve/null_type.h"
 #include "device/device_comm.h"
 #include "serve/rs_scan_calls.h"
 #include "transport/device.h"
@@ -269,6 +270,8 @@ int strata_call_reduce_scatter_block(const void *sendbuf, void *recvbuf, long lo
                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
                                      struct strata_build *build)
 {
+    int rc;
+    if (strata_null_type(datatype, comm, STRATA_COLL_REDUCE_SCATTER_BLOCK, build, &rc)) return rc;
     return call_reduce_scatter(sendbuf, recvbuf, NULL, recvcount, datatype, op, comm, large, build);
 }
 
@@ -276,6 +279,8 @@ int strata_call_reduce_scatter(const void *sendbuf, void *recvbuf, const void *r
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, int large,
                                struct strata_build *build)
 {
+    int rc;
+    if (strata_null_type(datatype, comm, STRATA_COLL_REDUCE_SCATTER, build, &rc)) return rc;
     return call_reduce_scatter(sendbuf, recvbuf, recvcounts, 0, datatype, op, comm, large, build);
 }
 
@@ -283,6 +288,8 @@ int strata_call_scan(const void *sendbuf, void *recvbuf, long long count, MPI_Da
                      MPI_Op op, MPI_Comm comm, int large,
                      struct strata_build *build)
 {
+    int rc;
+    if (strata_null_type(datatype, comm, STRATA_COLL_SCAN, build, &rc)) return rc;
     return call_scan(sendbuf, recvbuf, count, datatype, op, comm, 0, large, build);
 }
 
@@ -290,6 +297,8 @@ int strata_call_exscan(const void *sendbuf, void *recvbuf, long long count, MPI_
                        MPI_Op op, MPI_Comm comm, int large,
                        struct strata_build *build)
 {
+    int rc;
+    if (strata_null_type(datatype, comm, STRATA_COLL_EXSCAN, build, &rc)) return rc;
     return call_scan(sendbuf, recvbuf, count, datatype, op, comm, 1, large, build);
 }
 

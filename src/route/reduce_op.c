@@ -37,6 +37,12 @@ STRATA_HOT const char *strata_reduce_op_choose(const struct strata_ctx *ctx, MPI
 
     char opn[96], tn[192];
     const char *predefined = strata_predefined_op_name(op);
+    if (predefined && strata_reduce_host_rejects(op, type)) {
+        snprintf(why, len, "the host MPI rejects %s on datatype %s (asked at MPI_Init): the "
+                 "call and its error are the host's", predefined,
+                 strata_type_name(type, tn, sizeof tn));
+        return why;
+    }
     if (predefined) {
         snprintf(why, len, "datatype %s has no reduction kernel for %s",
                  strata_type_name(type, tn, sizeof tn), predefined);

@@ -163,6 +163,19 @@ void split_type_check_rules(void)
     CHECK(rc == MPI_SUCCESS, "HW_UNGUIDED beside MPI_UNDEFINED returned %d", rc);
     if (!in) CHECK(got == MPI_COMM_NULL, "MPI_UNDEFINED gave a communicator");
     free_comm(&got);
+
+    /* MPI_UNDEFINED beside a split type the host serves: all ranks meet in
+     * the host's split (Open MPI 5's runs allreduces of its own first). */
+    int type = in ? MPI_COMM_TYPE_SHARED : MPI_UNDEFINED;
+    MPI_Comm host = MPI_COMM_NULL;
+    rc = MPI_Comm_split_type(MPI_COMM_WORLD, type, rank, MPI_INFO_NULL, &got);
+    CHECK(rc == MPI_SUCCESS, "MPI_COMM_TYPE_SHARED beside MPI_UNDEFINED returned %d", rc);
+    rc = PMPI_Comm_split_type(MPI_COMM_WORLD, type, rank, MPI_INFO_NULL, &host);
+    CHECK(rc == MPI_SUCCESS, "the host's MPI_COMM_TYPE_SHARED beside MPI_UNDEFINED returned %d",
+          rc);
+    expect_congruent(got, host, "MPI_COMM_TYPE_SHARED beside MPI_UNDEFINED");
+    free_comm(&got);
+    free_comm(&host);
 }
 
 #endif

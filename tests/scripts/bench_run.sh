@@ -193,7 +193,12 @@ awk '$1 == "measured" && $2 == "allgather" && $3 == 2 && $6 == 17 { sub(/:.*/, "
   "$tmp/fit.conf" | sort >"$tmp/fitted"
 [ "$(cut -d' ' -f1 "$tmp/rows")" = "$(cut -d' ' -f1 "$tmp/fitted")" ] ||
   fail "--fit wrote lines for $(cut -d' ' -f1 "$tmp/fitted" | tr '\n' ' ')against rows $(cut -d' ' -f1 "$tmp/rows" | tr '\n' ' ')"
-paste -d' ' "$tmp/rows" "$tmp/fitted" | awk '{ d = $2 - $4; if (d < -0.0015 || d > 0.0015) exit 1 }' ||
+# Within the two roundings: 3 decimals printed, 4 significant digits written
+# (a ratio of 1151.556 is written 1152: a slow host, MPICH 5 beside other
+# jobs on 2 cores, makes such ratios).
+paste -d' ' "$tmp/rows" "$tmp/fitted" |
+  awk '{ d = $2 - $4; if (d < 0) d = -d; a = $2 < 0 ? -$2 : $2
+         tol = 0.0005 + 0.0005 * a; if (tol < 0.0015) tol = 0.0015; if (d > tol) exit 1 }' ||
   fail "--fit's ratios differ from the rows' strata/predicted: $(paste -d' ' "$tmp/rows" "$tmp/fitted")"
 env STRATA_MODEL="$tmp/fit.conf" "$run" --native -n 1 "$(dirname "$bench")/strata-info" --explain allgather 64K -n 2 \
   >"$tmp/out" 2>"$tmp/err" || fail "the fitted model does not load"

@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # The cost-model cache (the file strata reads when STRATA_MODEL is unset) is
-# the user's alone: with HOME and XDG_CACHE_HOME unset it lives in a private
-# directory of $TMPDIR (else /tmp), never in a name any user can plant.
+# the user's alone: with no home (HOME empty or unset) and XDG_CACHE_HOME
+# unset it lives in a private directory of $TMPDIR (else /tmp), never in a
+# name any user can plant.  The jobs run with HOME empty rather than unset:
+# Open MPI 5 will not start without HOME ("Unable to get the user home
+# directory" from opal_init, launcher and ranks alike) but takes an empty
+# one, and strata treats an empty HOME as none (coll/model.c), so every host
+# reaches the same $TMPDIR path.
 #   model_cache.sh STRATA_RUN PROGRAM STRATA_INFO STRATA_CALIBRATE [RANKS]
 # Runs as root (it plants files owned by `nobody`); as anyone else it skips
 # (exit 77).  Checks, each with a 2-rank job:
@@ -47,7 +52,7 @@ plant_legacy() {
   printf '%s\n' "$3" >"$f" && chown "$2" "$f" && legacy+=("$f")
 }
 
-# job NAME [VAR=value...] -- COMMAND...: runs COMMAND as root with HOME and
+# job NAME [VAR=value...] -- COMMAND...: runs COMMAND as root with HOME empty,
 # XDG_CACHE_HOME unset and the cache under $td; output in $tmp/NAME.out/.err,
 # exit status in $rc.
 job() {
@@ -56,7 +61,7 @@ job() {
   local vars=()
   while [ "$1" != -- ]; do vars+=("$1"); shift; done
   shift
-  env -u HOME -u XDG_CACHE_HOME TMPDIR="$td" STRATA_CALIBRATE=0 "${vars[@]}" \
+  env -u XDG_CACHE_HOME HOME= TMPDIR="$td" STRATA_CALIBRATE=0 "${vars[@]}" \
     timeout -k 5 120 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
   rc=$?
   cp "$tmp/$name.out" "$tmp/out"
@@ -170,7 +175,7 @@ mkdir -m 777 "$cache_dir"
 chown nobody "$cache_dir"
 # (Where an older strata would write instead: removed on exit.)
 [ -e "/tmp/strata-model-0-$host.conf" ] || legacy+=("/tmp/strata-model-0-$host.conf")
-env -u HOME -u XDG_CACHE_HOME TMPDIR="$td" \
+env -u XDG_CACHE_HOME HOME= TMPDIR="$td" \
   bash -c 'ln -s "$1" "$2.tmp.$$" && exec "$3" --quiet' _ "$tmp/victim" "$cache" "$calibrate" \
   >"$tmp/out" 2>"$tmp/err"
 calibrated=$?
@@ -190,8 +195,8 @@ unpriv() {
   mkdir -m 755 "$d"
   printf '%s\n' "$planted_bad" >"$d/model-$host.conf"
   plant_legacy "$nobody_uid" root "$planted_bad"
-  runuser -u nobody -- env -u HOME -u XDG_CACHE_HOME -u OMPI_ALLOW_RUN_AS_ROOT \
-    -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM TMPDIR="$td" STRATA_CALIBRATE=0 \
+  runuser -u nobody -- env -u XDG_CACHE_HOME -u OMPI_ALLOW_RUN_AS_ROOT \
+    -u OMPI_ALLOW_RUN_AS_ROOT_CONFIRM HOME= TMPDIR="$td" STRATA_CALIBRATE=0 \
     timeout -k 5 120 "$run" -n "$ranks" "$prog" >"$tmp/unpriv.out" 2>"$tmp/unpriv.err"
   rc=$?
   cp "$tmp/unpriv.out" "$tmp/out"
