@@ -14,6 +14,7 @@
 
 #include "transport/device_reduce.h"
 #include "util/log.h"
+#include "util/mpi_names.h"
 #include "util/hot.h"
 
 /* dst may alias a, so only b is restrict: the compiler vectorises with a
@@ -304,32 +305,29 @@ enum fkind { F_INT, F_REAL, F_DOUBLE, F_COMPLEX, F_DCOMPLEX, F_LOGICAL, F_2INT, 
 
 static const struct fortran_type {
     MPI_Datatype type;
-    const char *name; /* for the hand-off reasons and the start-up report */
     enum fkind fkind;
     unsigned ops;     /* the candidates; the host's answer in fortran_ops */
 } fortran_types[] = {
-#define FT(t, k, o) {t, #t, k, o}
-    FT(MPI_INTEGER, F_INT, INT_OPS),
-    FT(MPI_INTEGER1, F_INT, INT_OPS),
-    FT(MPI_INTEGER2, F_INT, INT_OPS),
-    FT(MPI_INTEGER4, F_INT, INT_OPS),
-    FT(MPI_INTEGER8, F_INT, INT_OPS),
-    FT(MPI_REAL, F_REAL, REAL_OPS),
-    FT(MPI_REAL4, F_REAL, REAL_OPS),
-    FT(MPI_DOUBLE_PRECISION, F_DOUBLE, REAL_OPS),
-    FT(MPI_REAL8, F_DOUBLE, REAL_OPS),
-    FT(MPI_COMPLEX, F_COMPLEX, CPLX),
-    FT(MPI_COMPLEX8, F_COMPLEX, CPLX),
-    FT(MPI_DOUBLE_COMPLEX, F_DCOMPLEX, CPLX),
-    FT(MPI_COMPLEX16, F_DCOMPLEX, CPLX),
-    FT(MPI_LOGICAL, F_LOGICAL, LOGIC),
+    {MPI_INTEGER, F_INT, INT_OPS},
+    {MPI_INTEGER1, F_INT, INT_OPS},
+    {MPI_INTEGER2, F_INT, INT_OPS},
+    {MPI_INTEGER4, F_INT, INT_OPS},
+    {MPI_INTEGER8, F_INT, INT_OPS},
+    {MPI_REAL, F_REAL, REAL_OPS},
+    {MPI_REAL4, F_REAL, REAL_OPS},
+    {MPI_DOUBLE_PRECISION, F_DOUBLE, REAL_OPS},
+    {MPI_REAL8, F_DOUBLE, REAL_OPS},
+    {MPI_COMPLEX, F_COMPLEX, CPLX},
+    {MPI_COMPLEX8, F_COMPLEX, CPLX},
+    {MPI_DOUBLE_COMPLEX, F_DCOMPLEX, CPLX},
+    {MPI_COMPLEX16, F_DCOMPLEX, CPLX},
+    {MPI_LOGICAL, F_LOGICAL, LOGIC},
 #ifdef OPEN_MPI
-    FT(MPI_LOGICAL4, F_LOGICAL, LOGIC),
+    {MPI_LOGICAL4, F_LOGICAL, LOGIC},
 #endif
-    FT(MPI_2INTEGER, F_2INT, LOC),
-    FT(MPI_2REAL, F_2REAL, LOC),
-    FT(MPI_2DOUBLE_PRECISION, F_2DOUBLE, LOC),
-#undef FT
+    {MPI_2INTEGER, F_2INT, LOC},
+    {MPI_2REAL, F_2REAL, LOC},
+    {MPI_2DOUBLE_PRECISION, F_2DOUBLE, LOC},
 };
 #define NFORTRAN (sizeof fortran_types / sizeof fortran_types[0])
 
@@ -412,25 +410,22 @@ static int fortran_logical_probe(void)
     return 1;
 }
 
-static const char *const op_names[O_NONE] = {"MPI_SUM", "MPI_PROD", "MPI_MAX", "MPI_MIN",
-                                             "MPI_LAND", "MPI_LOR", "MPI_LXOR", "MPI_BAND",
-                                             "MPI_BOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC"};
-
 /* The refused candidates, one line at STRATA_VERBOSE=2 (world rank 0: the
  * answer is every rank's). */
 static void say_rejected(void)
 {
-    char text[1200];
+    char text[1200], tn[192];
     size_t len = 0;
     int rank = 0;
     PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
     for (size_t i = 0; i < NFORTRAN && len < sizeof text; i++) {
         if (!fortran_rejected[i]) continue;
         len += (size_t)snprintf(text + len, sizeof text - len, "%s%s:", len ? "; " : "",
-                                fortran_types[i].name);
+                                strata_type_name(fortran_types[i].type, tn, sizeof tn));
         for (int o = 0; o < O_NONE && len < sizeof text; o++)
             if (fortran_rejected[i] & M(o))
-                len += (size_t)snprintf(text + len, sizeof text - len, " %s", op_names[o]);
+                len += (size_t)snprintf(text + len, sizeof text - len, " %s",
+                                        strata_predefined_op_name(ops_table[o]));
     }
     if (len && rank == 0)
         strata_verbose(2, "the host MPI rejects these operations on Fortran types, so strata "
