@@ -2,7 +2,10 @@
  * call PMPI_Wait and the like directly: a Fortran program waiting there on
  * a request of strata's nonblocking collective (a host receive that only
  * strata's progress completes, request/nonblocking.c) would block in the
- * host forever.  strata's versions do what interpose/requests.c does for C:
+ * host forever.  strata's versions do what interpose/requests.c does for C
+ * (strata's requests handed to the host first, the handles of its
+ * nonblocking operations set to MPI_REQUEST_NULL where the host completed
+ * them):
  * with nothing of strata's outstanding they are the host's own Fortran
  * call; otherwise a wait progresses strata's operations between calls of
  * the host's Fortran test form, until that completes or nothing of
@@ -94,24 +97,50 @@ static void resolve(void)
  * for a call the host serves). */
 static void to_host(MPI_Fint count, const MPI_Fint *requests)
 {
-    if (!strata_persist_unhosted()) return;
-    for (MPI_Fint i = 0; i < count; i++) strata_persist_to_host(MPI_Request_f2c(requests[i]));
+    if (strata_persist_unhosted())
+        for (MPI_Fint i = 0; i < count; i++) strata_persist_to_host(MPI_Request_f2c(requests[i]));
+    if (strata_nb_handles_live())
+        for (MPI_Fint i = 0; i < count; i++) {
+            MPI_Request r = MPI_Request_f2c(requests[i]);
+            strata_nb_to_host_all(1, &r);
+        }
+}
+
+/* After the host's call completed *request: the handle of a nonblocking
+ * operation of strata's is taken back and set to MPI_REQUEST_NULL (the host
+ * leaves the persistent receive behind it as it was; nonblocking.h). */
+static void from_host(MPI_Fint *request)
+{
+    MPI_Request r = MPI_Request_f2c(*request);
+    if (strata_nb_from_host(&r)) *request = MPI_Request_c2f(r);
+}
+
+/* The call succeeded (ierror is optional in mpi_f08). */
+#define OK(ierror) (!(ierror) || *(ierror) == MPI_SUCCESS)
+
+/* The requests at 1-based indices[0..outcount). */
+static void from_host_some(const MPI_Fint *outcount, const MPI_Fint *indices,
+                           MPI_Fint *requests)
+{
+    if (!strata_nb_handles_live() || *outcount == MPI_UNDEFINED) return;
+    for (MPI_Fint i = 0; i < *outcount; i++) from_host(&requests[indices[i] - 1]);
 }
 
 /* A wait: the host's wait once nothing of strata's is outstanding, else
- * progress and the host's test until `done` (set by test_call). */
+ * progress and the host's test until `done` (set by test_call); then what
+ * follows the loop. */
 #define WAIT_LOOP(wait_call, test_call, done)                         \
     for (unsigned long round = 0;; round++) {                         \
         if (!strata_nb_outstanding()) {                               \
             wait_call;                                                \
-            return;                                                   \
+            break;                                                    \
         }                                                             \
         strata_nb_progress();                                         \
         MPI_Fint err_ = MPI_SUCCESS;                                  \
         test_call;                                                    \
         if (err_ != MPI_SUCCESS || (done)) {                          \
             if (ierror) *ierror = err_;                               \
-            return;                                                   \
+            break;                                                    \
         }                                                             \
         strata_nb_idle(round);                                        \
     }
@@ -123,6 +152,7 @@ static void f_wait(int f08, MPI_Fint *request, void *status, MPI_Fint *ierror)
     MPI_Fint flag = 0;
     WAIT_LOOP(host.wait[f08](request, status, ierror),
               host.test[f08](request, &flag, status, &err_), flag)
+    if (OK(ierror) && strata_nb_handles_live()) from_host(request);
 }
 
 static void f_test(int f08, MPI_Fint *request, MPI_Fint *flag, void *status, MPI_Fint *ierror)
@@ -131,6 +161,7 @@ static void f_test(int f08, MPI_Fint *request, MPI_Fint *flag, void *status, MPI
     to_host(1, request);
     strata_nb_progress();
     host.test[f08](request, flag, status, ierror);
+    if (OK(ierror) && *flag && strata_nb_handles_live()) from_host(request);
 }
 
 static void f_request_get_status(int f08, MPI_Fint *request, MPI_Fint *flag, void *status,
@@ -150,6 +181,8 @@ static void f_waitall(int f08, MPI_Fint *count, MPI_Fint *requests, void *status
     MPI_Fint flag = 0;
     WAIT_LOOP(host.waitall[f08](count, requests, statuses, ierror),
               host.testall[f08](count, requests, &flag, statuses, &err_), flag)
+    if (OK(ierror) && strata_nb_handles_live())
+        for (MPI_Fint i = 0; i < *count; i++) from_host(&requests[i]);
 }
 
 static void f_testall(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *flag,
@@ -159,6 +192,8 @@ static void f_testall(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *fl
     to_host(*count, requests);
     strata_nb_progress();
     host.testall[f08](count, requests, flag, statuses, ierror);
+    if (OK(ierror) && *flag && strata_nb_handles_live())
+        for (MPI_Fint i = 0; i < *count; i++) from_host(&requests[i]);
 }
 
 static void f_waitany(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index,
@@ -169,6 +204,8 @@ static void f_waitany(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *in
     MPI_Fint flag = 0;
     WAIT_LOOP(host.waitany[f08](count, requests, index, status, ierror),
               host.testany[f08](count, requests, index, &flag, status, &err_), flag)
+    if (OK(ierror) && *index != MPI_UNDEFINED && strata_nb_handles_live())
+        from_host(&requests[*index - 1]);
 }
 
 static void f_testany(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *index,
@@ -178,6 +215,8 @@ static void f_testany(int f08, MPI_Fint *count, MPI_Fint *requests, MPI_Fint *in
     to_host(*count, requests);
     strata_nb_progress();
     host.testany[f08](count, requests, index, flag, status, ierror);
+    if (OK(ierror) && *flag && *index != MPI_UNDEFINED && strata_nb_handles_live())
+        from_host(&requests[*index - 1]);
 }
 
 /* Waitsome is done when the host's Testsome reports some (or
@@ -190,6 +229,7 @@ static void f_waitsome(int f08, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
     WAIT_LOOP(host.waitsome[f08](incount, requests, outcount, indices, statuses, ierror),
               host.testsome[f08](incount, requests, outcount, indices, statuses, &err_),
               *outcount != 0)
+    if (OK(ierror)) from_host_some(outcount, indices, requests);
 }
 
 static void f_testsome(int f08, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint *outcount,
@@ -199,6 +239,7 @@ static void f_testsome(int f08, MPI_Fint *incount, MPI_Fint *requests, MPI_Fint 
     to_host(*incount, requests);
     strata_nb_progress();
     host.testsome[f08](incount, requests, outcount, indices, statuses, ierror);
+    if (OK(ierror)) from_host_some(outcount, indices, requests);
 }
 
 /* Through strata's C calls, which tell strata's requests from others. */

@@ -44,16 +44,15 @@ static inline void flush_mine(void)
 }
 static _Thread_local MPI_Request host_request = MPI_REQUEST_NULL;
 
-/* ---- The private communicators and their tags.  A tag is busy from the
- * posting of its receive until strata sends the completing message (the
- * receive is matched then), so two posted receives never share one. */
+/* ---- The private communicator of persistent requests and its tags (a
+ * tag is a request's for its life). */
 #define NB_TAGS 32768 /* MPI guarantees tags up to 32767 */
 struct tag_pool {
     unsigned char busy[NB_TAGS / 8];
     int next;
 };
-static struct tag_pool nb_tags, persist_tags;
-static MPI_Comm nb_comm = MPI_COMM_NULL, persist_comm = MPI_COMM_NULL;
+static struct tag_pool persist_tags;
+static MPI_Comm persist_comm = MPI_COMM_NULL;
 static pthread_once_t setup_once = PTHREAD_ONCE_INIT;
 
 static int tag_take(struct tag_pool *p)
@@ -86,7 +85,7 @@ static int at_finalize(MPI_Comm self, int keyval, void *value, void *extra)
         strata_nb_idle(round);
     }
     if (strata_nb_upcalls.finalize) strata_nb_upcalls.finalize(); /* nothing outstanding: it ends */
-    if (nb_comm != MPI_COMM_NULL) PMPI_Comm_free(&nb_comm);
+    strata_nb_handle_finalize();
     if (persist_comm != MPI_COMM_NULL) PMPI_Comm_free(&persist_comm);
     PMPI_Comm_free_keyval(&keyval);
     return MPI_SUCCESS;
@@ -101,9 +100,7 @@ static void before_ctx_free(struct strata_ctx *ctx) { strata_nb_drain(ctx); }
 static void setup(void)
 {
     int keyval;
-    PMPI_Comm_dup(MPI_COMM_SELF, &nb_comm);
     PMPI_Comm_dup(MPI_COMM_SELF, &persist_comm);
-    PMPI_Comm_set_name(nb_comm, "strata nonblocking collectives");
     PMPI_Comm_set_name(persist_comm, "strata persistent collectives");
     if (PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, at_finalize, &keyval, NULL) == MPI_SUCCESS)
         PMPI_Comm_set_attr(MPI_COMM_SELF, keyval, NULL);
@@ -163,7 +160,6 @@ struct strata_nb *strata_nb_begin(enum strata_coll coll, enum strata_coll_form f
     struct strata_nb *nb = nb_alloc();
     if (!nb) return NULL; /* the host MPI serves it: nothing was decided yet */
     nb->build.call = strata_call_id(coll, form);
-    nb->tag = -1;
     nb->host_req = MPI_REQUEST_NULL;
     return nb;
 }
@@ -207,6 +203,12 @@ static int agreed(struct strata_nb *nb)
  * rank's result. */
 static int refuse_operation(struct strata_nb *nb, const char *why)
 {
+    /* Auto: a rank whose call was small may have run its one operation (a
+     * nonblocking one too, since small_step): every rank of a call that
+     * disagrees takes exactly one (coll/agree.h), as the blocking call's
+     * refusal does. */
+    const struct strata_config *cfg = strata_config();
+    if (cfg && cfg->check_args == STRATA_CHECK_AUTO) strata_agree_skip(nb->build.ctx->plane);
     strata_agree_close(nb->build.ctx->plane);
     nb->agreeing = 0;
     if (strata_stats_enabled()) strata_stats_algorithm(nb->build.call, STRATA_STATS_DISAGREED);
@@ -250,9 +252,17 @@ static void start(struct strata_nb *nb)
         nb->attaching = 1;
         return;
     }
-    /* Every rank's signature first (coll/agree.h); the operation once all
-     * agree (step). */
     if (nb->build.agree && nb->build.ctx && nb->build.ctx->plane && !nb->build.ctx->net) {
+        /* Small: the signature, then the operation at once; the others'
+         * signatures are read after it, or when it stalls (small_step). */
+        if (nb->build.agree_small) {
+            strata_agree_open(nb->build.ctx->plane, &nb->build.sig, 1);
+            nb->small = 1;
+            start_operation(nb);
+            return;
+        }
+        /* Full: every rank's signature first; the operation once all agree
+         * (step). */
         strata_agree_open(nb->build.ctx->plane, &nb->build.sig, 0);
         nb->agreeing = 1;
         return;
@@ -288,6 +298,71 @@ static void start_operation(struct strata_nb *nb)
     if (desc) strata_route_served(ctx, b->call, desc, b->bytes);
 }
 
+/* A small call's verdict once every rank has stamped it (nb->small 2-4):
+ * what the blocking call's strata_check_end decides, polled. */
+static int small_verdict(struct strata_nb *nb)
+{
+    struct strata_plane *p = nb->build.ctx->plane;
+    struct strata_agree_verdict v;
+    if (!strata_agree_poll(p, &v)) return STRATA_TASK_PENDING;
+    int gave_up = nb->small == 2, read_nothing = nb->small == 3;
+    /* A rank that gave up rewinds and takes one empty operation, so that a
+     * call that disagrees consumes exactly one on every rank. */
+    if (gave_up) strata_agree_skip(p);
+    strata_agree_close(p);
+    nb->small = 0;
+    if (read_nothing && v.agreed) return MPI_SUCCESS;
+    int rc = v.error;
+    /* A rank that receives got nothing whole: an error even where what it
+     * was sent matched. */
+    if (rc == MPI_SUCCESS && (!gave_up || nb->build.sig.in >= 0)) rc = MPI_ERR_OTHER;
+    if (strata_stats_enabled()) strata_stats_algorithm(nb->build.call, STRATA_STATS_DISAGREED);
+    if (rc == MPI_SUCCESS) {
+        strata_verbose(1, "%s on communicator #%lu: %s; this rank's receive is whole",
+                       strata_call_name(nb->build.call), nb->build.ctx->serial, v.why);
+        return rc;
+    }
+    strata_warn("%s on communicator #%lu: %s; %s", strata_call_name(nb->build.call),
+                nb->build.ctx->serial, v.why,
+                gave_up ? "nothing was moved" : "no byte was written outside a buffer");
+    return rc;
+}
+
+/* A small call's step (rc: its operation's, or MPI_SUCCESS for one that
+ * moves nothing), as the blocking call's run and strata_check_end. */
+static int small_step(struct strata_nb *nb, int rc)
+{
+    struct strata_plane *p = nb->build.ctx->plane;
+    if (rc == STRATA_TASK_PENDING) {
+        /* A stalled operation gives up if a stamped signature differs: the
+         * data it waits for may never come.  Every few polls (a look at
+         * every rank's slot). */
+        if ((++nb->polls & 7) != 0 || !strata_agree_stalled(p)) return rc;
+        nb->small = 2;
+        return small_verdict(nb);
+    }
+    int receives = nb->build.sig.in >= 0;
+    struct strata_agree_verdict v;
+    if (rc == MPI_SUCCESS && p->ops == p->call.ops) {
+        /* Moved nothing: one empty operation, as every small call takes
+         * one; having read nothing, a receiving rank cannot count on its
+         * sources having stamped: it waits for them. */
+        strata_agree_null_task(p);
+        if (receives) {
+            nb->small = 3;
+            return small_verdict(nb);
+        }
+    } else if (rc == MPI_SUCCESS && receives && !strata_agree_look(p, &v)) {
+        /* Its sources stamped before publishing what it read; a difference
+         * among the stamped signatures makes that suspect. */
+        nb->small = 4;
+        return small_verdict(nb);
+    }
+    strata_agree_close(p);
+    nb->small = 0;
+    return rc;
+}
+
 static int step(struct strata_nb *nb)
 {
     int flag = 0, rc, was;
@@ -308,8 +383,9 @@ static int step(struct strata_nb *nb)
         if (verdict <= 0) return verdict ? rc : STRATA_TASK_PENDING;
         start_operation(nb);
     }
+    if (nb->small > 1) return small_verdict(nb);
     switch (nb->build.kind) {
-    case STRATA_BUILD_NOTHING: return MPI_SUCCESS;
+    case STRATA_BUILD_NOTHING: rc = MPI_SUCCESS; break;
     case STRATA_BUILD_HOST:
         rc = PMPI_Test(&nb->host_req, &flag, MPI_STATUS_IGNORE);
         return rc != MPI_SUCCESS ? rc : flag ? MPI_SUCCESS : STRATA_TASK_PENDING;
@@ -317,13 +393,50 @@ static int step(struct strata_nb *nb)
         was = strata_stats_serve_as(nb->build.call);
         rc = strata_task_step(running_task(nb));
         strata_stats_serve_as(was);
-        return rc;
+        break;
     }
+    return nb->small ? small_step(nb, rc) : rc;
 }
 
-/* A finished operation: its results to the application's buffers, then the
- * message that completes the application's request.  Lock held. */
-static void complete(struct strata_nb *nb, int rc)
+/* The operation behind handle h finished (lock held, or the operation never
+ * left its post: then no other thread knows h).  A hosted handle gets its
+ * message, which completes the host's receive; a handle the application
+ * freed goes back to the pool; else DONE, which strata's completion calls
+ * read. */
+static void handle_finished(struct strata_nb_handle *h)
+{
+    if (atomic_load_explicit(&h->hosted, memory_order_relaxed)) {
+        /* The receive was started: a send of nothing to oneself never waits.
+         * A failure leaves the host's call on the request waiting: said. */
+        int rc = PMPI_Send(NULL, 0, MPI_BYTE, 0, h->tag, h->comm);
+        if (rc != MPI_SUCCESS) strata_error("completing a nonblocking request: error %d", rc);
+        if (h->app_freed) {
+            /* Matched just now: returns at once, the receive inactive again
+             * (the application no longer has it: an error is only said). */
+            rc = PMPI_Wait(&h->req, MPI_STATUS_IGNORE);
+            if (rc != MPI_SUCCESS) strata_error("a freed nonblocking request: error %d", rc);
+            strata_nb_handle_give(h);
+            return;
+        }
+        /* Matched before DONE is seen: Intel MPI 2021.19 matches a send only
+         * in its progress, and the completion call that sees DONE waits on
+         * the receive.  get_status leaves the request as it is. */
+        int matched = 0;
+        while (!matched &&
+               PMPI_Request_get_status(h->req, &matched, MPI_STATUS_IGNORE) == MPI_SUCCESS) {
+        }
+    } else if (h->app_freed) {
+        strata_nb_handle_give(h);
+        return;
+    }
+    /* Release: the results (and the send) come before a completion call's
+     * acquire of DONE. */
+    atomic_store_explicit(&h->state, STRATA_NB_HANDLE_DONE, memory_order_release);
+}
+
+/* A finished operation: its results to the application's buffers, then its
+ * request completes (a persistent start's on_done, or its handle). */
+static void finish(struct strata_nb *nb, int rc)
 {
     if (rc != MPI_SUCCESS) {
         /* As the blocking form would: the communicator's error handler (by
@@ -331,43 +444,26 @@ static void complete(struct strata_nb *nb, int rc)
         strata_error("%s failed (error %d)", strata_call_name(nb->build.call), rc);
         if (nb->build.ctx) PMPI_Comm_call_errhandler(nb->build.ctx->comm, rc);
     }
+    void (*on_done)(void *) = nb->on_done;
+    void *done_arg = nb->done_arg;
+    struct strata_nb_handle *h = nb->handle;
+    release(nb, 1);
+    if (on_done) on_done(done_arg);
+    else handle_finished(h);
+}
+
+/* A finished queued operation: out of the list, finished, no longer
+ * counted.  Lock held. */
+static void complete(struct strata_nb *nb, int rc)
+{
     for (struct strata_nb **pp = &all; *pp; pp = &(*pp)->next_all)
         if (*pp == nb) {
             *pp = nb->next_all;
             break;
         }
-    void (*on_done)(void *) = nb->on_done;
-    void *done_arg = nb->done_arg;
-    int tag = nb->tag, app_freed = nb->app_freed;
-    MPI_Request req = nb->req;
-    _Atomic int *waiter = nb->waiter;
-    release(nb, 1);
-    /* The receive is posted and matches at once: a send of nothing to
-     * oneself never waits. */
-    if (on_done) {
-        on_done(done_arg);
-    } else {
-        PMPI_Send(NULL, 0, MPI_BYTE, 0, tag, nb_comm);
-        /* Freed by the application: matched just now, so this returns at once. */
-        if (app_freed) {
-            PMPI_Wait(&req, MPI_STATUS_IGNORE);
-        } else {
-            /* Matched before strata forgets the request: Intel MPI 2021.19
-             * matches the send only in its progress, and an MPI_Cancel
-             * (no longer strata's) would cancel the receive before that,
-             * leaving the message for the next operation with this tag.
-             * get_status completes without freeing the application's handle. */
-            int matched = 0;
-            while (!matched && PMPI_Request_get_status(req, &matched, MPI_STATUS_IGNORE) ==
-                                   MPI_SUCCESS) {
-            }
-        }
-        tag_give(&nb_tags, tag);
-    }
-    /* Release: the results and the send come before the waiter's wait. */
-    if (waiter) atomic_store_explicit(waiter, 1, memory_order_release);
-    /* Release: the completion is published after the send (a thread seeing
-     * zero may skip progress and wait in the host MPI). */
+    finish(nb, rc);
+    /* Release: the completion is published after the results and the
+     * handle (a thread seeing zero may skip progress). */
     atomic_fetch_sub_explicit(&strata_nb_outstanding_count, 1, memory_order_release);
 }
 
@@ -434,7 +530,7 @@ void strata_nb_idle(unsigned long round)
         if (nb->attaching)
             /* the rank that publishes the channel */
             strata_peer_check_alive(nb->build.ctx->channel_of->plane->pid[0]);
-        else if (nb->agreeing)
+        else if (nb->agreeing || nb->small > 1)
             strata_agree_check_alive(nb->build.ctx->plane); /* the ranks not yet stamped */
         else if (nb->build.kind != STRATA_BUILD_NOTHING && nb->build.kind != STRATA_BUILD_HOST)
             strata_peer_check_alive(running_task(nb)->waiting_for);
@@ -466,9 +562,10 @@ static void count_outstanding(void)
         if (strata_nb_upcalls.first_outstanding) strata_nb_upcalls.first_outstanding();
 }
 
-/* Queues a built operation (counted: strata_nb_defer counted it already).
+/* Queues a built operation (counted: strata_nb_defer counted it already;
+ * started: strata_nb_end started it, its communicator's queue being empty).
  * Lock held. */
-static void enqueue(struct strata_nb *nb, int counted)
+static void enqueue(struct strata_nb *nb, int counted, int started)
 {
     if (!counted) count_outstanding();
     nb->next_all = all;
@@ -482,7 +579,7 @@ static void enqueue(struct strata_nb *nb, int counted)
     if (queued && ctx->nb_tail) {
         ((struct strata_nb *)ctx->nb_tail)->next_in_comm = nb;
     } else {
-        start(nb);
+        if (!started) start(nb);
         nb->next_active = active;
         active = nb;
     }
@@ -505,27 +602,38 @@ int strata_nb_end(struct strata_nb *nb, int rc, MPI_Request *request, int *rc_ou
         return 0;
     }
     pthread_once(&setup_once, setup);
-    /* One lock for the tag, the receive, the queue and the first steps (a
-     * host call under it, as complete()'s send). */
-    strata_nb_lock();
-    nb->tag = tag_take(&nb_tags);
-    for (unsigned long round = 0; nb->tag < 0; round++) {
-        /* 32768 outstanding: one must finish first. */
-        strata_nb_unlock();
-        strata_nb_progress();
-        strata_nb_idle(round);
-        strata_nb_lock();
-        nb->tag = tag_take(&nb_tags);
-    }
-    *rc_out = PMPI_Irecv(NULL, 0, MPI_BYTE, 0, nb->tag, nb_comm, request);
-    if (*rc_out != MPI_SUCCESS) {
-        tag_give(&nb_tags, nb->tag);
-        strata_nb_unlock();
+    struct strata_nb_handle *h = strata_nb_handle_take(rc_out);
+    if (!h) {
         release(nb, 0);
+        *request = MPI_REQUEST_NULL;
         return 0;
     }
-    nb->req = *request;
-    enqueue(nb, 0);
+    nb->handle = h;
+    *request = h->req;
+    /* Its first steps now (the peers may be waiting).  Where its
+     * communicator has nothing queued, on this thread without the queue:
+     * no other thread may post on the communicator meanwhile (MPI orders a
+     * communicator's collectives), the progress thread touches only queued
+     * operations, and one that finishes here is never queued, counted or
+     * locked.  Acquire: pairs with the release that emptied the queue,
+     * after its last operation finished. */
+    struct strata_ctx *ctx = nb->build.ctx;
+    int kind = nb->build.kind;
+    if (ctx && kind != STRATA_BUILD_HOST && kind != STRATA_BUILD_NOTHING &&
+        !__atomic_load_n(&ctx->nb_tail, __ATOMIC_ACQUIRE)) {
+        start(nb);
+        int rc = step(nb);
+        if (rc != STRATA_TASK_PENDING) {
+            finish(nb, rc);
+            return 0;
+        }
+        strata_nb_lock();
+        enqueue(nb, 0, 1);
+        strata_nb_unlock();
+        return 0;
+    }
+    strata_nb_lock();
+    enqueue(nb, 0, 0);
     progress_locked(); /* its first steps now: the peers may be waiting */
     strata_nb_unlock();
     return 0;
@@ -540,7 +648,7 @@ void strata_nb_defer(void)
 int strata_nb_post_persistent(struct strata_nb *nb)
 {
     strata_nb_lock();
-    enqueue(nb, 1);
+    enqueue(nb, 1, 0);
     progress_locked(); /* its first steps now: the peers may be waiting */
     strata_nb_unlock();
     return MPI_SUCCESS;
@@ -585,10 +693,11 @@ struct strata_nb *strata_nb_rearm(struct strata_nb *kept)
      * thread reads it: plain stores.  The union is set by start(). */
     kept->next_in_comm = kept->next_active = kept->next_all = NULL;
     kept->attaching = 0;
+    kept->small = 0;
+    kept->polls = 0;
     kept->on_done = NULL;
     kept->done_arg = NULL;
-    kept->app_freed = 0;
-    kept->waiter = NULL;
+    kept->handle = NULL;
     kept->host_req = MPI_REQUEST_NULL;
     return kept;
 }
@@ -616,46 +725,104 @@ int strata_nb_host_wait(int rc)
     }
 }
 
-int strata_nb_disown(MPI_Request request)
+/* ---- The completion calls on a handle (nonblocking.h). */
+
+/* An empty status (MPI 4.0, 3.7.3), as a completed collective gives. */
+static void status_empty(MPI_Status *status)
 {
-    if (!strata_nb_outstanding() || request == MPI_REQUEST_NULL) return 0;
-    strata_nb_lock();
-    int found = 0;
-    for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
-        if (!nb->on_done && nb->req == request && !nb->app_freed) found = nb->app_freed = 1;
-    strata_nb_unlock();
-    return found;
+    if (status == MPI_STATUS_IGNORE) return;
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    PMPI_Status_set_elements(status, MPI_BYTE, 0);
+    PMPI_Status_set_cancelled(status, 0);
 }
 
-int strata_nb_wait_own(MPI_Request request)
+static int is_done(struct strata_nb_handle *h)
 {
-    if (request == MPI_REQUEST_NULL) return 0;
-    _Atomic int finished = 0;
-    strata_nb_lock();
-    struct strata_nb *nb = all;
-    while (nb && (nb->on_done || nb->app_freed || nb->req != request)) nb = nb->next_all;
-    if (nb) {
-        nb->waiter = &finished;
-        progress_locked(); /* the first poll, under the same lock */
-    }
-    strata_nb_unlock();
-    if (!nb) return 0;
-    /* Acquire: what the operation wrote is seen with the flag. */
-    for (unsigned long round = 0; !atomic_load_explicit(&finished, memory_order_acquire); round++) {
+    /* Acquire: the operation's results are seen with DONE. */
+    return atomic_load_explicit(&h->state, memory_order_acquire) == STRATA_NB_HANDLE_DONE;
+}
+
+int strata_nb_complete(MPI_Request *request, enum strata_nb_how how, int *flag,
+                       MPI_Status *status)
+{
+    struct strata_nb_handle *h = strata_nb_handle_find(*request);
+    if (!h) return -1;
+    /* h stays: only a completion call on this request (this one: MPI
+     * forbids concurrent ones on a request) or its free gives it back. */
+    for (unsigned long round = 0; !is_done(h); round++) {
         strata_nb_progress();
-        if (atomic_load_explicit(&finished, memory_order_acquire)) break;
+        if (is_done(h)) break;
+        if (how != STRATA_NB_WAIT) {
+            /* Not done: a test turns the host's progress too, as the host's
+             * own MPI_Test would (shm/wait.h). */
+            strata_wait_poke_host();
+            *flag = 0;
+            return MPI_SUCCESS;
+        }
         strata_nb_idle(round);
     }
-    return 1;
+    *flag = 1;
+    status_empty(status);
+    if (how == STRATA_NB_PEEK) return MPI_SUCCESS;
+    /* A hosted receive was matched before DONE (handle_finished): this
+     * returns at once and leaves it inactive for the pool. */
+    int rc = MPI_SUCCESS;
+    if (atomic_load_explicit(&h->hosted, memory_order_relaxed))
+        rc = PMPI_Wait(&h->req, MPI_STATUS_IGNORE);
+    *request = MPI_REQUEST_NULL;
+    strata_nb_handle_give(h);
+    return rc;
 }
 
-int strata_nb_owns(MPI_Request request)
+int strata_nb_free(MPI_Request *request)
 {
-    if (!strata_nb_outstanding() || request == MPI_REQUEST_NULL) return 0;
+    struct strata_nb_handle *h = strata_nb_handle_find(*request);
+    if (!h) return -1;
+    /* Under the lock: the operation may finish meanwhile (handle_finished
+     * reads app_freed under it). */
     strata_nb_lock();
-    int found = 0;
-    for (struct strata_nb *nb = all; nb && !found; nb = nb->next_all)
-        found = !nb->on_done && !nb->app_freed && nb->req == request;
+    int running = atomic_load_explicit(&h->state, memory_order_relaxed) == STRATA_NB_HANDLE_ACTIVE;
+    if (running) h->app_freed = 1; /* given back when it finishes */
     strata_nb_unlock();
-    return found;
+    int rc = MPI_SUCCESS;
+    if (!running) {
+        if (atomic_load_explicit(&h->hosted, memory_order_relaxed))
+            rc = PMPI_Wait(&h->req, MPI_STATUS_IGNORE); /* matched: returns at once */
+        strata_nb_handle_give(h);
+    }
+    *request = MPI_REQUEST_NULL;
+    return rc;
+}
+
+int strata_nb_owns(MPI_Request request) { return strata_nb_handle_find(request) != NULL; }
+
+void strata_nb_to_host_all(int count, const MPI_Request requests[])
+{
+    if (!strata_nb_handles_live() || !requests) return;
+    for (int i = 0; i < count; i++) {
+        struct strata_nb_handle *h = strata_nb_handle_find(requests[i]);
+        if (!h || atomic_load_explicit(&h->hosted, memory_order_relaxed)) continue;
+        /* Under the lock: the operation may finish meanwhile on another
+         * thread (handle_finished then sends the message). */
+        strata_nb_lock();
+        int rc = PMPI_Start(&h->req);
+        if (rc != MPI_SUCCESS) strata_error("starting a nonblocking request's receive: error %d", rc);
+        atomic_store_explicit(&h->hosted, 1, memory_order_relaxed);
+        if (rc == MPI_SUCCESS &&
+            atomic_load_explicit(&h->state, memory_order_relaxed) == STRATA_NB_HANDLE_DONE) {
+            rc = PMPI_Send(NULL, 0, MPI_BYTE, 0, h->tag, h->comm); /* finished: complete it now */
+            if (rc != MPI_SUCCESS) strata_error("completing a nonblocking request: error %d", rc);
+        }
+        strata_nb_unlock();
+    }
+}
+
+int strata_nb_from_host(MPI_Request *request)
+{
+    struct strata_nb_handle *h = strata_nb_handle_find(*request);
+    if (!h || !atomic_load_explicit(&h->hosted, memory_order_relaxed)) return 0;
+    *request = MPI_REQUEST_NULL;
+    strata_nb_handle_give(h);
+    return 1;
 }

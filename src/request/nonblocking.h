@@ -11,14 +11,11 @@
  * strata_nb_end then queues the operation, which starts and finishes what
  * its build says.
  *
- * The request the application gets is a real host MPI request: a receive of
- * an empty message on a private duplicate of MPI_COMM_SELF (persistent: a
- * persistent receive there), which strata completes by sending that message
- * to itself when the operation finishes.  So MPI_Wait, MPI_Testsome, ...
- * on arrays mixing them with point-to-point requests, MPI_Request_free and
- * MPI_Request_get_status all work as the host implements them; strata only
- * wraps the completion calls to progress its operations while they wait
- * (requests.c).  docs/DESIGN.md says why not generalized requests.
+ * The request the application gets is a handle of nb_handle.h: a real
+ * host request (an inactive persistent receive), which strata's own
+ * completion calls complete from a flag, and which is handed to the host
+ * (its receive started, the message sent when the operation finishes) only
+ * before a call the host serves.  docs/DESIGN.md, "Requests".
  *
  * Ordering: the operations of one communicator run one at a time, in the
  * order they were posted (MPI makes every rank post them in the same
@@ -43,6 +40,7 @@
 #include "net/net.h"
 #include "route/build.h"
 #include "util/colls.h"
+#include "request/nb_handle.h"
 
 struct strata_nb {
     /* What the call decided (route/build.h); first, so that the memset of
@@ -70,16 +68,19 @@ struct strata_nb {
     int attaching;              /* started on a persistent request's plane that
                                    this rank has not attached yet (context.h,
                                    strata_ctx_channel_ready) */
+    /* The small class (build.agree_small; coll/agree.h): 1 while its
+     * operation runs with the call open on the plane, 2 when it gave up (a
+     * stalled operation saw a differing signature) and waits for every
+     * rank's to refuse, 3 when it finished having read nothing and 4 when
+     * what it read is suspect: both wait for every rank's signature. */
+    int small;
+    unsigned polls; /* its steps pending so far (the stall check's pace) */
     /* A v-collective's pairs' round (build.vpairs). */
     struct strata_agree_vround vround;
 
-    /* Completion: the empty message that completes the application's request. */
-    int tag;
-    MPI_Request req;                /* the application's (MPI_Cancel looks it up) */
-    int app_freed;                  /* MPI_Request_free'd: strata completes req itself */
-    /* A thread in MPI_Wait on req (strata_nb_wait_own): set to 1 (release)
-     * once req's completing message is sent. */
-    _Atomic int *waiter;
+    /* Completion: the application's request (nb_handle.h), set DONE when
+     * the operation finishes; NULL for a persistent start (on_done). */
+    struct strata_nb_handle *handle;
     /* A persistent start: called (lock held) when it finishes, instead of
      * the nonblocking completion: persistent.c sends its message. */
     void (*on_done)(void *arg);
@@ -170,20 +171,40 @@ void strata_nb_drain(struct strata_ctx *ctx);
 MPI_Request *strata_nb_host_request(void);
 int strata_nb_host_wait(int rc);
 
-/* MPI_Wait on request: if it is an outstanding operation's, progresses
- * until that finished (its completing message sent, so the host's wait on
- * request returns at once) and returns 1, without a host test per poll; 0
- * if it is not one (nothing done). */
-int strata_nb_wait_own(MPI_Request request);
+/* ---- The completion calls on the application's request of a nonblocking
+ * operation (nb_handle.h; interpose/requests.c, fortran/requests_fortran.c). */
 
-/* Whether request is an outstanding strata operation's (MPI_Cancel). */
+enum strata_nb_how {
+    STRATA_NB_WAIT, /* MPI_Wait: until complete, then *request = MPI_REQUEST_NULL */
+    STRATA_NB_TEST, /* MPI_Test: the same if complete */
+    STRATA_NB_PEEK  /* MPI_Request_get_status: the request unchanged */
+};
+
+/* A completion call on *request: if it is a nonblocking operation's
+ * handle, strata completes it (progress until its operation finished for
+ * WAIT; *flag; an empty status) and returns the call's result (MPI_SUCCESS
+ * or the host's error).  -1: not one (nothing done). */
+int strata_nb_complete(MPI_Request *request, enum strata_nb_how how, int *flag,
+                       MPI_Status *status);
+
+/* MPI_Request_free of an operation's handle: an active operation still
+ * completes, and strata takes its handle back then.  *request set to
+ * MPI_REQUEST_NULL and the call's result returned if it was one; -1 if not. */
+int strata_nb_free(MPI_Request *request);
+
+/* Whether request is the handle of an operation not yet completed by a
+ * completion call (MPI_Cancel). */
 int strata_nb_owns(MPI_Request request);
 
-/* MPI_Request_free of an outstanding operation's request: strata keeps the
- * host request and completes it itself when the operation finishes (the
- * host's own free of a pending receive is not relied on: MPICH 4.0 then
- * never matches the completing message).  1 if request was one. */
-int strata_nb_disown(MPI_Request request);
+/* Before a call the host MPI serves gets requests: the receive of each
+ * handle among them is started, and its message sent if its operation has
+ * finished, so that the host completes it as any receive. */
+void strata_nb_to_host_all(int count, const MPI_Request requests[]);
+
+/* After the host's call completed *request: if it is a handle, it is taken
+ * back and *request set to MPI_REQUEST_NULL (the host leaves a completed
+ * persistent receive as it was); returns 1 then. */
+int strata_nb_from_host(MPI_Request *request);
 
 /* ---- Persistent requests (persistent.c uses these). */
 

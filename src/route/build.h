@@ -74,6 +74,11 @@ struct strata_build {
      * receives anything, for the pairs' round. */
     struct strata_sig_args sig;
     int agree;
+    /* A nonblocking call the blocking form would agree on as *small*
+     * (coll/agree.h): its operation starts with its signature and reads the
+     * others' after (nonblocking.c); cleared where the algorithm exposes
+     * user buffers (serve/check.c). */
+    int agree_small;
     long long *vpairs;
     int vreceives;
 

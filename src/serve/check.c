@@ -138,21 +138,25 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
         return sig->host ? STRATA_CHECK_TO_HOST : STRATA_CHECK_RUN;
     if (ctx->net)
         return net_agrees(ctx, sig, why, whylen) ? STRATA_CHECK_RUN : STRATA_CHECK_TO_HOST;
-    if (build) {
-        /* Its operation publishes this when it starts on the plane, in the
-         * communicator's order, and starts once everyone agrees
-         * (nonblocking.c): a wait here could deadlock a legal program. */
-        if (sig->host) return STRATA_CHECK_TO_HOST;
-        build->sig = *sig;
-        build->agree = 1;
-        return STRATA_CHECK_RUN;
-    }
     struct strata_plane *p = ctx->plane;
     /* A rank whose own sides differ (an Allgather sending more than a
      * block) knows already: it waits for everyone. */
     int own_differs = sig->in >= 0 && sig->out >= 0 && sig->in != sig->out;
     int small = m == STRATA_CHECK_AUTO && !own_differs && !sig->host &&
                 strata_agree_class(p, bytes, one_operation) == STRATA_AGREE_SMALL;
+    if (build) {
+        /* Its operation publishes this when it starts on the plane, in the
+         * communicator's order (nonblocking.c): a wait here could deadlock
+         * a legal program.  Full: it starts once everyone agrees.  Small
+         * (a nonblocking call; a persistent start may run on a plane of its
+         * own, not this one): it starts at once and reads the others'
+         * after, as the blocking call. */
+        if (sig->host) return STRATA_CHECK_TO_HOST;
+        build->sig = *sig;
+        build->agree = 1;
+        build->agree_small = small && strata_call_form(call) == STRATA_FORM_NONBLOCKING;
+        return STRATA_CHECK_RUN;
+    }
     strata_agree_open(p, sig, small);
     if (sig->host) {
         if (m == STRATA_CHECK_AUTO) strata_agree_skip(p);
@@ -167,8 +171,13 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
 
 STRATA_HOT enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
                                                             int single_copy, int *rc,
-                                                            const struct strata_build *build)
+                                                            struct strata_build *build)
 {
+    if (build) {
+        /* Its agreement opens when it starts: full then. */
+        if (single_copy) build->agree_small = 0;
+        return STRATA_CHECK_RUN;
+    }
     struct strata_plane *p = open_call(ctx, build);
     if (!p || !p->call.small || !single_copy) return STRATA_CHECK_RUN;
     p->call.small = 0;
@@ -188,6 +197,7 @@ enum strata_check_outcome strata_check_vcounts(struct strata_ctx *ctx, int call,
 {
     if (build) {
         if (!build->agree) return STRATA_CHECK_RUN;
+        build->agree_small = 0; /* the pairs' round comes before any data, as blocking */
         size_t n = (size_t)ctx->size;
         build->vpairs = malloc(2 * n * sizeof *build->vpairs);
         if (!build->vpairs) return STRATA_CHECK_RUN; /* the call and root are still agreed */

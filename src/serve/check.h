@@ -58,7 +58,7 @@ enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, int call,
  * STRATA_CHECK_RUN, or STRATA_CHECK_REFUSED with *rc. */
 enum strata_check_outcome strata_check_algorithm(struct strata_ctx *ctx, int call,
                                                  int single_copy, int *rc,
-                                                 const struct strata_build *build);
+                                                 struct strata_build *build);
 
 /* The v-collectives, whose counts differ per rank by design, once settled:
  * the pairs' round of coll/agree.h over what this rank sends each rank

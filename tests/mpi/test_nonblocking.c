@@ -276,6 +276,98 @@ static void freed(MPI_Comm comm, int seed)
     drop(&a);
 }
 
+/* The handles of strata's operations (request/nb_handle.h) in every state
+ * a program may hand them to a completion call: finished before an array
+ * call gets them (Waitany, Testany, Testsome mixed with point-to-point
+ * requests), freed after they finished, through the Fortran handle, and
+ * many outstanding at once then reused (the pool grows, handles come back). */
+static void handles(MPI_Comm comm, int seed)
+{
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, flag = 0, idx, out;
+    int sendv = rank + seed, recvv = -1, indices[3];
+    struct op a, b;
+    /* Finished before the array call: Waitany then Testany. */
+    prepare(&a, ALLREDUCE, 3, 0, seed, comm);
+    prepare(&b, BCAST, 5, size - 1, seed + 1, comm);
+    MPI_Request req[3];
+    post(&a, comm, &req[0]);
+    post(&b, comm, &req[2]);
+    MPI_Irecv(&recvv, 1, MPI_INT, left, 9, MPI_COMM_WORLD, &req[1]);
+    for (int i = 0; i < 2; i++) {
+        do MPI_Request_get_status(req[2 * i], &flag, MPI_STATUS_IGNORE);
+        while (!flag);
+    }
+    MPI_Send(&sendv, 1, MPI_INT, right, 9, MPI_COMM_WORLD);
+    MPI_Status st[3];
+    MPI_Waitany(3, req, &idx, &st[0]);
+    CHECK(idx >= 0 && idx < 3 && req[idx] == MPI_REQUEST_NULL, "Waitany: index %d", idx);
+    for (int left_n = 2; left_n > 0;) {
+        MPI_Testany(3, req, &idx, &flag, &st[0]);
+        if (flag && idx != MPI_UNDEFINED) {
+            CHECK(req[idx] == MPI_REQUEST_NULL, "Testany left request %d", idx);
+            left_n--;
+        }
+    }
+    for (int i = 0; i < 3; i++) CHECK(req[i] == MPI_REQUEST_NULL, "request %d after Testany", i);
+    CHECK(recvv == left + seed, "p2p beside the handles: %d", recvv);
+    check(&a, comm, "handles Waitany");
+    check(&b, comm, "handles Waitany");
+    /* Testsome over one running, one finished and a point-to-point pair. */
+    post(&a, comm, &req[0]);
+    MPI_Irecv(&recvv, 1, MPI_INT, left, 10, MPI_COMM_WORLD, &req[1]);
+    MPI_Isend(&sendv, 1, MPI_INT, right, 10, MPI_COMM_WORLD, &req[2]);
+    for (int done = 0; done < 3;) {
+        MPI_Testsome(3, req, &out, indices, st);
+        CHECK(out != MPI_UNDEFINED, "Testsome: undefined with %d left", 3 - done);
+        for (int i = 0; i < out; i++)
+            CHECK(req[indices[i]] == MPI_REQUEST_NULL, "Testsome left request %d", indices[i]);
+        done += out;
+    }
+    check(&a, comm, "handles Testsome");
+    /* Freed once finished; and through its Fortran handle. */
+    post(&b, comm, &req[0]);
+    do MPI_Test(&req[0], &flag, MPI_STATUS_IGNORE);
+    while (!flag);
+    CHECK(req[0] == MPI_REQUEST_NULL, "MPI_Test left the handle");
+    post(&a, comm, &req[0]);
+    do MPI_Request_get_status(req[0], &flag, MPI_STATUS_IGNORE);
+    while (!flag);
+    MPI_Request_free(&req[0]);
+    CHECK(req[0] == MPI_REQUEST_NULL, "Request_free left a finished handle");
+    post(&b, comm, &req[0]);
+    MPI_Request back = MPI_Request_f2c(MPI_Request_c2f(req[0]));
+    MPI_Wait(&back, MPI_STATUS_IGNORE);
+    CHECK(back == MPI_REQUEST_NULL, "MPI_Wait through the Fortran handle");
+    check(&a, comm, "handles freed");
+    check(&b, comm, "handles Fortran");
+    drop(&a);
+    drop(&b);
+    /* Many at once, twice (the second round reuses the pool's handles). */
+    enum { MANY = 300 };
+    int *x = malloc(sizeof(int) * MANY), *y = malloc(sizeof(int) * MANY);
+    MPI_Request *many = malloc(sizeof(MPI_Request) * MANY);
+    /* An array, not MPI_STATUSES_IGNORE: gcc 12 takes MPICH's for an empty one. */
+    MPI_Status *sts = malloc(sizeof(MPI_Status) * MANY);
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < MANY; i++) {
+            x[i] = rank + i + round;
+            MPI_Iallreduce(&x[i], &y[i], 1, MPI_INT, MPI_SUM, comm, &many[i]);
+        }
+        if (round == 0) MPI_Waitall(MANY, many, sts);
+        else
+            for (int i = MANY - 1; i >= 0; i--) MPI_Wait(&many[i], MPI_STATUS_IGNORE);
+        for (int i = 0; i < MANY; i++) {
+            CHECK(many[i] == MPI_REQUEST_NULL, "many: request %d", i);
+            CHECK(y[i] == size * (size - 1) / 2 + size * (i + round), "many: element %d: %d", i,
+                  y[i]);
+        }
+    }
+    free(x);
+    free(y);
+    free(many);
+    free(sts);
+}
+
 /* Two communicators, and blocking collectives between the posts. */
 static void two_comms(MPI_Comm c1, MPI_Comm c2, int seed)
 {
@@ -675,6 +767,7 @@ int main(int argc, char **argv)
         }
         for (int mode = 0; mode < 8; mode++) batch(MPI_COMM_WORLD, mode, mode + 20);
         freed(MPI_COMM_WORLD, 9);
+        handles(MPI_COMM_WORLD, 11);
 #ifdef INIT
         persistent(MPI_COMM_WORLD, 10);
         persistent_states(MPI_COMM_WORLD, 12);
@@ -715,6 +808,7 @@ int main(int argc, char **argv)
     for (int mode = 0; mode < 8; mode += 3) batch(half, mode, mode + 5);
     mixed(dup, 1);
     freed(MPI_COMM_WORLD, 2);
+    handles(dup, 3);
     for (int s = 0; s < 3; s++) two_comms(dup, MPI_COMM_WORLD, s);
     holes(dup, 4);
     printf("rank %d: nonblocking checks passed\n", rank);
