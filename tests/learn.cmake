@@ -16,6 +16,17 @@ foreach(ranks 2 3)
                   ENV STRATA_MODEL=${LEARN_MODEL} STRATA_LEARN=1 STRATA_STATS=/dev/null
                   ARGS --calls=${calls})
 endforeach()
+# The host MPI measured faster than every candidate (its time taken at 1%):
+# the entry settles on it and its blocking calls go to the host; taken at
+# 1000x, no call is handed to it.
+strata_mpi_test(NAME learn.host.np2 TARGET test_learn RANKS 2
+                ENV STRATA_MODEL=${LEARN_MODEL} STRATA_LEARN=1 STRATA_STATS=/dev/null
+                    STRATA_TEST_HOST_TIME_PERCENT=1
+                ARGS --calls=120 --expect-host=1)
+strata_mpi_test(NAME learn.nohost.np2 TARGET test_learn RANKS 2
+                ENV STRATA_MODEL=${LEARN_MODEL} STRATA_LEARN=1 STRATA_STATS=/dev/null
+                    STRATA_TEST_HOST_TIME_PERCENT=100000
+                ARGS --calls=120 --expect-host=0)
 # STRATA_LEARN=0: the model's choice stands (no entry is made).
 strata_mpi_test(NAME learn.off TARGET test_learn RANKS 2
                 ENV STRATA_MODEL=${LEARN_MODEL} STRATA_LEARN=0 ARGS --calls=5 --off)

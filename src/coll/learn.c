@@ -11,6 +11,7 @@
 
 #include "coll/algorithm.h"
 #include "coll/model.h"
+#include "config/config.h"
 #include "util/colls.h"
 #include "util/log.h"
 #include "util/stats.h"
@@ -150,6 +151,30 @@ static void watch(struct strata_learn_entry *e, int every)
     e->since = 0;
 }
 
+/* An entry settled on the host, its fresh measurement of the host, every
+ * rank alike: while the host still measures faster than the fastest
+ * candidate's price it is watched half as often; otherwise that candidate
+ * serves again, watched as after a search (its price may be old: the
+ * watch then opens the search again if it measures worse). */
+static void recheck_host(struct strata_plane *p, struct strata_learn_entry *e, double worst,
+                         size_t block)
+{
+    e->host_ratio = worst;
+    e->sampling_host = 0;
+    double host_t = host_price(p, e, block), best_t = price(p, &e->cand[e->cur], block);
+    if (host_t < best_t) {
+        watch(e, 2 * e->watch_every);
+        return;
+    }
+    if (p->rank == 0)
+        strata_verbose(1, "%s of %zu-byte blocks on %d ranks: the host MPI now measures %.1f us; "
+                       "%s serves again (%.1f us measured)", strata_coll_name(e->coll), block,
+                       p->size, host_t, algo_name(e->cand[e->cur].algo), best_t);
+    e->host_chosen = 0;
+    watch(e, e->watch_base);
+    switched(p, e);
+}
+
 /* A settled entry's fresh measurement, every rank alike: if the choice now
  * measures worse than another candidate's price, the search opens again
  * from it (what was measured before is kept as those candidates' prices);
@@ -157,6 +182,10 @@ static void watch(struct strata_learn_entry *e, int every)
 static void recheck(struct strata_plane *p, struct strata_learn_entry *e, double worst,
                     size_t block)
 {
+    if (e->host_chosen) {
+        recheck_host(p, e, worst, block);
+        return;
+    }
     struct strata_learn_cand *c = &e->cand[e->cur];
     c->ratio = worst;
     c->measured = 1;
@@ -192,6 +221,14 @@ static void say(const struct strata_plane *p, const struct strata_learn_entry *e
     char pred[48] = "";
     if (predicted >= 0) snprintf(pred, sizeof pred, " (predicted %.1f)", predicted);
     const struct strata_learn_cand *c = &e->cand[e->cur];
+    if (e->host_chosen) {
+        strata_verbose(1, "%s of %zu-byte blocks on %d ranks: %s measured %.1f us%s; settled on "
+                       "the host MPI (%.1f us measured; strata's fastest, %s, %.1f): its "
+                       "blocking calls go to the host", strata_coll_name(e->coll), block, p->size,
+                       measured, us, pred, host_price(p, e, block), algo_name(c->algo),
+                       price(p, c, block));
+        return;
+    }
     strata_verbose(1, "%s of %zu-byte blocks on %d ranks: %s measured %.1f us%s; %s %s (%.1f us %s)",
                    strata_coll_name(e->coll), block, p->size, measured, us, pred,
                    e->sampling_host ? "timing the host MPI instead of"
@@ -242,22 +279,26 @@ static void conclude(struct strata_plane *p, struct strata_learn_entry *e, doubl
     } else {
         e->cur = best;
         e->settled = 1;
+        /* Faster than every candidate tried by the margin: the host serves. */
+        e->host_chosen = host_t >= 0 && host_t < bar;
         watch(e, e->watch_base);
     }
-    if (e->cur != was) switched(p, e);
+    if (e->cur != was || e->host_chosen) switched(p, e);
     say(p, e, block, what, us, predicted);
 }
 
-void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Comm comm)
+int strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Comm comm)
 {
     /* Only where every rank's signature of this call is in: a full call
      * (agree.h), never a nonblocking one's (its plane may be another's). */
     if (!p->call.open || p->call.small || p->call.mine.coll != coll || strata_coll_is_v(coll))
-        return;
+        return 0;
     struct strata_learn_entry *e = strata_learn_find(p->learn, coll, strata_learn_class(block));
-    if (!e && !(e = create(p, coll, block))) return;
-    if (e->ncand < 2) return; /* nothing to choose between */
+    if (!e && !(e = create(p, coll, block))) return 0;
+    if (e->ncand < 2) return 0; /* nothing to choose between */
     e->calls++;
+    /* The communicator the host's collective runs on, this call's. */
+    p->learn->comm = comm;
     double worst;
     if (reports_in(p, e, &worst)) {
         if (e->settled) recheck(p, e, worst, block);
@@ -266,15 +307,17 @@ void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Com
         /* A watched algorithm is warm: no call left out. */
         e->skipped = e->settled;
     }
-    if (e->settled && ++e->since < e->watch_every) return;
+    if (e->settled && ++e->since < e->watch_every) return e->host_chosen;
     e->since = 0;
+    /* Settled on the host: what is watched is the host. */
+    if (e->host_chosen) e->sampling_host = 1;
     p->learn_armed = e;
     p->learn->armed_call = p->call.number;
-    p->learn->comm = comm;
     /* The host's time is kept as a ratio to the first candidate's prediction. */
     if (e->sampling_host)
         p->learn->host_pred = pricing->predict(
             p, strata_algorithm((enum strata_algo)e->cand[0].algo), e->cand[0].k, block);
+    return e->sampling_host || e->host_chosen;
 }
 
 int strata_learn_host_sample(const struct strata_plane *p)
@@ -303,11 +346,15 @@ int strata_learn_run_timed(struct strata_plane *p, const struct strata_choice *c
     /* Armed by an earlier call whose run did not come (refused): not this one. */
     struct strata_learn_entry *e = p->learn_armed;
     p->learn_armed = NULL;
-    if (l->armed_call != p->call.number) return ch->al->run(p, a);
+    if (!e || l->armed_call != p->call.number)
+        return ch->host == STRATA_CHOICE_STRATA ? ch->al->run(p, a)
+                                                : strata_learn_host_run(l->comm, ch->al->coll, a);
     int host = e->sampling_host;
     double t0 = now_us();
     int rc = host ? strata_learn_host_run(l->comm, e->coll, a) : ch->al->run(p, a);
     double t = now_us() - t0;
+    const struct strata_config *cfg = strata_config();
+    if (host && cfg) t *= cfg->test_host_time_percent / 100.0;
     double predicted = host ? l->host_pred : ch->predicted_us;
     /* The first run of a candidate is left out (cold pages and lines). */
     if (rc != MPI_SUCCESS || predicted <= 0 ||

@@ -23,7 +23,14 @@
  *    host), at most STRATA_LEARN_TRIES candidates in all;
  *  - otherwise the entry settles on the fastest measured, which is timed
  *    again now and then (STRATA_LEARN_WATCH); if it then measures worse
- *    than another candidate's price, the search opens again.
+ *    than another candidate's price, the search opens again;
+ *  - if the host measured faster than that fastest candidate by more than
+ *    the margin, the entry settles on the host instead: its blocking calls
+ *    go to the host MPI's collective (the same bytes), which is timed again
+ *    now and then; once it no longer measures faster than the fastest
+ *    candidate's price, that candidate serves again.  Nonblocking and
+ *    persistent calls keep the fastest candidate (their host forms are
+ *    other calls, never timed).
  *
  * No rank decides from its own clock alone, and the decision takes effect
  * at the call whose agreement carried the reports, on every rank at once.
@@ -102,6 +109,7 @@ struct strata_learn_entry {
     int host_pending;   /* the host MPI is to be timed in this search */
     int sampling_host;  /* the calls timed now are the host MPI's */
     double host_ratio;  /* the host's time over cand[0]'s prediction; < 0: not timed */
+    int host_chosen;    /* settled on the host MPI: blocking calls go to it */
     /* This rank's measurements of cand[cur] since the last decision, as
      * ratios to the prediction. */
     int skipped, n;
@@ -137,8 +145,9 @@ void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s);
  * that the cost model decides, on plane p whose call is open (checked
  * here): creates the entry, takes the decision every rank takes when the
  * reports are in, and arms the timing of this call.  After the agreement,
- * before the choice. */
-void strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Comm comm);
+ * before the choice.  Returns 1 if the call runs the host MPI's collective
+ * (strata_learn_run does so): timed (strata_learn_host_sample) or chosen. */
+int strata_learn_decide(struct strata_plane *p, int coll, size_t block, MPI_Comm comm);
 
 /* Whether the armed call runs the host MPI instead (every rank alike): the
  * host's time, sampled once per search. */
@@ -154,7 +163,8 @@ int strata_learn_host_run(MPI_Comm comm, int coll, const struct strata_block_arg
 int strata_learn_choice(const struct strata_plane *p, int coll, size_t block,
                         struct strata_choice *out);
 
-/* Runs the chosen algorithm of a blocking call, timing it if the call is
+/* Runs the chosen algorithm of a blocking call, or the host MPI's
+ * collective where selection said so (ch->host), timing it if the call is
  * armed (a call past one region that is measuring: the rest pay a load and
  * a branch). */
 int strata_learn_run_timed(struct strata_plane *p, const struct strata_choice *ch,
@@ -162,7 +172,7 @@ int strata_learn_run_timed(struct strata_plane *p, const struct strata_choice *c
 static inline int strata_learn_run(struct strata_plane *p, const struct strata_choice *ch,
                                    struct strata_block_args *a)
 {
-    if (__builtin_expect(p->learn_armed != NULL, 0))
+    if (__builtin_expect(p->learn_armed != NULL || ch->host != STRATA_CHOICE_STRATA, 0))
         return strata_learn_run_timed(p, ch, a);
     return ch->al->run(p, a);
 }

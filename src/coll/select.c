@@ -302,7 +302,7 @@ static int take_named(const struct strata_plane *p, int coll, const struct named
     }
     out->al = al;
     out->k = nc->k;
-    out->host_sample = 0;
+    out->host = STRATA_CHOICE_STRATA;
     out->predicted_us = -1;
     out->why = source;
     out->rule = rule;
@@ -391,7 +391,7 @@ static inline __attribute__((always_inline)) void select_model(struct strata_pla
 {
     out->why = "cost model";
     out->rule = 0;
-    out->host_sample = 0;
+    out->host = STRATA_CHOICE_STRATA;
     /* A program repeats its calls: the model's last answer per collective
      * is kept with the plane, so a repeated size costs one comparison. */
     struct strata_plane_choice *last = &p->chosen[coll];
@@ -420,9 +420,11 @@ STRATA_HOT void strata_select_blocking(struct strata_plane *p, int coll, size_t 
         select_model(p, coll, block, out);
         return;
     }
-    strata_learn_decide(p, coll, block, comm);
+    int host = strata_learn_decide(p, coll, block, comm);
     select_model(p, coll, block, out);
-    out->host_sample = strata_learn_host_sample(p);
+    out->host = !host                         ? STRATA_CHOICE_STRATA
+                : strata_learn_host_sample(p) ? STRATA_CHOICE_HOST_TIMED
+                                              : STRATA_CHOICE_HOST_CHOSEN;
 }
 
 int strata_select_force(int coll, const char *name_k, char *err, size_t errlen)

@@ -15,13 +15,21 @@
 #include "coll/model.h"
 #include "coll/plane.h"
 
+/* Whether a blocking call runs the host MPI's collective instead of al
+ * (coll/learn.h): to time it, or because it measured fastest. */
+enum strata_choice_host {
+    STRATA_CHOICE_STRATA = 0,  /* al runs */
+    STRATA_CHOICE_HOST_TIMED,  /* the host runs, timed by selection */
+    STRATA_CHOICE_HOST_CHOSEN, /* the host runs: it measured faster than every candidate */
+};
+
 struct strata_choice {
     const struct strata_algorithm *al;
     int k;
     double predicted_us;  /* < 0: not the model's choice */
     const char *why;      /* "cost model", "STRATA_SCATTER_ALGORITHM", "tuning file rule ", ... */
     int rule;             /* the tuning file rule (1, 2, ...) that chose, or 0 */
-    int host_sample;      /* this blocking call times the host MPI instead (learn.h) */
+    enum strata_choice_host host; /* a blocking call the host MPI runs instead (learn.h) */
 };
 
 /* One algorithm's prediction, as --explain prints it. */

@@ -74,6 +74,10 @@ static const struct strata_config_var vars[] = {
      "testing only: that rank refuses every communicator context, so the "
      "agreement must send all ranks to the host MPI",
      INT_IN(test_refuse_rank, -1, 1L << 30)},
+    {"STRATA_TEST_HOST_TIME_PERCENT", "100", "an integer from 1 to 100000",
+     "testing only: selection takes the host MPI's measured time at this "
+     "percentage (1: the host seems 100 times faster, so selection settles on it)",
+     INT_IN(test_host_time_percent, 1, 100000)},
     {"STRATA_CMA", "1", "0 or 1",
      "0: never use Cross-Memory Attach (everything goes through the shared "
      "segment, as STRATA_TRANSPORT=segment); 1: use it when the start-up probe says it works",

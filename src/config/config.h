@@ -36,6 +36,7 @@ struct strata_config {
     int virtual_nodes;           /* STRATA_VIRTUAL_NODES, 1 = off */
     enum strata_vnode_layout vnode_layout; /* STRATA_VIRTUAL_LAYOUT */
     int test_refuse_rank;        /* STRATA_TEST_REFUSE_RANK, -1 = off (tests only) */
+    int test_host_time_percent;  /* STRATA_TEST_HOST_TIME_PERCENT, 100 = off (tests only) */
     int cma;                     /* STRATA_CMA: 0 never, 1 when it works */
     char transport[16];          /* STRATA_TRANSPORT: a name of transport/registry.h, or
                                     "auto" (the cost model picks map or cma at MPI_Init) */

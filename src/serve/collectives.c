@@ -177,6 +177,18 @@ STRATA_HOT static long long checked_bytes(long long count, MPI_Datatype type)
 #define HOST_NB_Allgather PMPI_Iallgather
 #define HOST_NB_Alltoall PMPI_Ialltoall
 
+/* What STRATA_STATS and the verbose report call a choice: its algorithm,
+ * or the host MPI's collective that selection ran instead. */
+static const char *choice_name(const struct strata_choice *ch)
+{
+    switch (ch->host) {
+    case STRATA_CHOICE_HOST_TIMED: return STRATA_STATS_HOST_SAMPLE;
+    case STRATA_CHOICE_HOST_CHOSEN: return STRATA_STATS_HOST_CHOSEN;
+    case STRATA_CHOICE_STRATA: break;
+    }
+    return ch->al->name;
+}
+
 /* Picks the algorithm for a call and reports it at STRATA_VERBOSE=2.
  * Returns 0, or 1 when the ranks disagree on the call after all (an
  * algorithm exposing user buffers waits for their agreement first:
@@ -200,7 +212,7 @@ STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size
         build->choice = *ch;
         build->have_choice = 1;
     }
-    count_algorithm(coll, ch->host_sample ? STRATA_STATS_HOST_SAMPLE : ch->al->name, build);
+    count_algorithm(coll, choice_name(ch), build);
     const struct strata_config *cfg = strata_config();
     if (!cfg || cfg->verbose < 2) return 0; /* formatting costs more than a tiny call */
     char k[32] = "", why[96];
@@ -215,7 +227,7 @@ STRATA_HOT static int choose(struct strata_ctx *ctx, enum strata_coll coll, size
     int mapped = mapped_min && block >= mapped_min && (t->features & STRATA_XPORT_MAP_PEER);
     char desc[320];
     snprintf(desc, sizeof desc, "%s%s (%s), transport %s%s",
-             ch->host_sample ? STRATA_STATS_HOST_SAMPLE : ch->al->name, k, why, t->name,
+             choice_name(ch), k, why, t->name,
              mapped ? ", priced as copies through mappings" : "");
     strata_route_served(ctx, strata_build_call_id(build, coll), desc, block);
     return 0;

@@ -31,6 +31,9 @@ enum strata_distance {
 /* A call whose host MPI's time selection took (coll/learn.h): the host
  * moved its bytes, on every rank at the same call. */
 #define STRATA_STATS_HOST_SAMPLE "host MPI, timed by selection"
+/* A call selection handed to the host MPI because the host measured faster
+ * than every algorithm it tried (coll/learn.h), on every rank alike. */
+#define STRATA_STATS_HOST_CHOSEN "host MPI, chosen by selection"
 /* A call the ranks disagreed on (coll/agree.h): nothing moved. */
 #define STRATA_STATS_DISAGREED "ranks disagree: nothing moved"
 

@@ -17,7 +17,13 @@
  *  - the host MPI was timed once in the search (STRATA_LEARN_SAMPLES + 1
  *    calls, each result checked like the others), every rank at the same
  *    calls;
- *  - STRATA_STATS' switch count of this rank matches the entry's.
+ *  - STRATA_STATS' switch count of this rank matches the entry's;
+ *  - with --expect-host=1 (run with STRATA_TEST_HOST_TIME_PERCENT=1, the
+ *    host's measured time taken at 1%): the entry settles on the host MPI,
+ *    every rank alike, and from that call on every call goes to the host
+ *    (STRATA_STATS: chosen by selection, or timed at a watch), results
+ *    checked as before; with --expect-host=0 (the host's time taken at
+ *    1000x) no call is ever handed to it.
  *
  *   --bytes=N    block bytes per rank (default 1 MiB)
  *   --calls=N    calls in all (default STRATA_LEARN_BOUND + 40)
@@ -26,7 +32,9 @@
  *                ("SEEDED algo ratio") and at the end ("LEARNED algo ratio"),
  *                for tests/scripts/learn_cache.sh
  *   --expect-switches=N  the switches to new candidates before settling
- *                (default TRIES - 1; -1: do not check) */
+ *                (default TRIES - 1; -1: do not check)
+ *   --expect-host=0|1  whether the search must settle on the host MPI
+ *                (default: not checked) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,12 +87,14 @@ int main(int argc, char **argv)
 {
     size_t bytes = 1 << 20;
     int calls = STRATA_LEARN_BOUND + 40, print = 0, expect = STRATA_LEARN_TRIES - 1, off = 0;
+    int expect_host = -1;
     for (int i = 1; i < argc; i++) {
         if (!strncmp(argv[i], "--bytes=", 8)) bytes = strtoull(argv[i] + 8, NULL, 0);
         else if (!strncmp(argv[i], "--calls=", 8)) calls = atoi(argv[i] + 8);
         else if (!strcmp(argv[i], "--print")) print = 1;
         else if (!strcmp(argv[i], "--off")) off = 1;
         else if (!strncmp(argv[i], "--expect-switches=", 18)) expect = atoi(argv[i] + 18);
+        else if (!strncmp(argv[i], "--expect-host=", 14)) expect_host = atoi(argv[i] + 14);
         else {
             fprintf(stderr, "unknown option %s\n", argv[i]);
             return 2;
@@ -126,6 +136,8 @@ int main(int argc, char **argv)
         same_everywhere(e->cand[e->cur].algo, "the algorithm", call);
         same_everywhere(e->switches, "the switches", call);
         same_everywhere(e->settled, "settled", call);
+        same_everywhere(e->host_chosen, "settled on the host", call);
+        if (expect_host == 0) CHECK(!e->host_chosen, "call %d: settled on the host MPI", call);
         if (e->settled && !settled_at) {
             settled_at = call;
             switches_at = e->switches;
@@ -158,6 +170,10 @@ int main(int argc, char **argv)
                       "call %d: %llu calls timed the host MPI, expected %d", call,
                       strata_stats_local_algorithm(STRATA_COLL_ALLGATHER, STRATA_STATS_HOST_SAMPLE),
                       STRATA_LEARN_SAMPLES + 1);
+            if (expect_host == 1)
+                CHECK(e->host_chosen, "call %d: settled on %s, not on the host MPI (measured at "
+                      "1%% of its time)", call,
+                      strata_algorithm((enum strata_algo)e->cand[e->cur].algo)->name);
             CHECK(e->calls_to_settle <= STRATA_LEARN_BOUND,
                   "settled after %d calls, more than the bound %d", e->calls_to_settle,
                   STRATA_LEARN_BOUND);
@@ -178,9 +194,30 @@ int main(int argc, char **argv)
     if (rank == 0)
         printf("first algorithm %s; settled at call %d after %d switches; now %s, %d switches "
                "in all over %d calls\n", strata_algorithm((enum strata_algo)first_algo)->name,
-               settled_at, switches_at, strata_algorithm((enum strata_algo)e->cand[e->cur].algo)->name,
+               settled_at, switches_at,
+               e->host_chosen ? "the host MPI"
+                              : strata_algorithm((enum strata_algo)e->cand[e->cur].algo)->name,
                e->switches, calls);
     if (print && rank == 0) print_ratios(e, "LEARNED");
+    if (expect_host == 1) {
+        CHECK(e->host_chosen, "the entry left the host MPI (measured at 1%% of its time)");
+        /* From the settling call on, each call went to the host: chosen,
+         * or timed at a watch (the search's own samples came before). */
+        if (strata_stats_enabled()) {
+            unsigned long long chosen =
+                strata_stats_local_algorithm(STRATA_COLL_ALLGATHER, STRATA_STATS_HOST_CHOSEN);
+            unsigned long long timed =
+                strata_stats_local_algorithm(STRATA_COLL_ALLGATHER, STRATA_STATS_HOST_SAMPLE);
+            CHECK(chosen + timed - (STRATA_LEARN_SAMPLES + 1) ==
+                      (unsigned long long)(calls - settled_at + 1),
+                  "%llu calls chosen for the host and %llu timed, expected %d from call %d on",
+                  chosen, timed - (STRATA_LEARN_SAMPLES + 1), calls - settled_at + 1, settled_at);
+            CHECK(chosen > 0, "no call was handed to the host MPI");
+        }
+    }
+    if (expect_host == 0 && strata_stats_enabled())
+        CHECK(!strata_stats_local_algorithm(STRATA_COLL_ALLGATHER, STRATA_STATS_HOST_CHOSEN),
+              "calls were handed to the host MPI although it measured 1000 times slower");
     free(send);
     free(recv);
     free(host);
