@@ -87,26 +87,36 @@ struct strata_rank_ctl {
      * below for when a slot may be written again. */
     struct strata_line line[STRATA_LINE_SLOTS][STRATA_LINES_PER_SLOT];
     /* What this rank brings to each call (coll/agree.h): a ring of
-     * STRATA_SIG_SLOTS signatures, slot (call number % SLOTS). */
+     * STRATA_SIG_SLOTS signatures, slot (call number % SLOTS), one cache
+     * line each.  A receiving rank of a small call reads its sources' slot
+     * after the operation: at 96 bytes a slot straddled two lines (the
+     * stamp on the second), two hand-offs per source per call on the
+     * reader's path and two lines for the writer to take back (issue 31).
+     * What only some calls use is in sig_more below. */
     _Alignas(STRATA_CACHE_LINE) struct strata_call_sig {
         int64_t in;        /* bytes received per block; -2: unused, -1: host */
         int64_t out;       /* bytes sent per block; -2: unused, -1: host */
-        int32_t coll;      /* enum strata_coll */
-        int32_t root;      /* -1: unrooted */
         int64_t vsent;     /* v-collectives: bytes this rank sends (all blocks) */
         int64_t vrecvd;    /* v-collectives: bytes it receives */
         uint64_t pos;      /* the plane's pos as the call found it (the same
                               everywhere, or the plane is out of step) */
+        int32_t coll;      /* enum strata_coll */
+        int32_t root;      /* -1: unrooted */
+        strata_flag stamp; /* the call number these fields (and sig_more's
+                              report) are for */
+        unsigned char pad_to_line[STRATA_CACHE_LINE - 7 * 8];
+    } sig[STRATA_SIG_SLOTS];
+    /* The rest of each signature slot, on lines of its own: written by the
+     * rounds and the planes that measure, read by full calls only. */
+    _Alignas(STRATA_CACHE_LINE) struct strata_call_sig_more {
         /* Selection that corrects itself (coll/learn.h): this rank's
          * report of its measurements for the call's collective and size
-         * class, written only by a plane that measures anything (a slot
-         * never written holds zeros, which no reader takes for a report).
-         * 16 bytes keep the signature a multiple of 32 bytes: 8 (an
-         * int16/float report) made every call's slot addressing dearer. */
+         * class, written (before sig's stamp, which vouches for it) only
+         * by a plane that measures anything (a slot never written holds
+         * zeros, which no reader takes for a report). */
         int32_t learn_cand; /* the candidate measured (-1: no report) */
         int32_t learn_n;    /* calls measured (at most STRATA_LEARN_SAMPLES counted) */
         double learn_ratio; /* their mean measured / predicted time */
-        strata_flag stamp; /* the call number these fields are for */
         /* The pairs' round (v-collectives): what this rank found against
          * its own counts, published with veto_stamp = the call number. */
         int32_t veto;      /* MPI error class of the cut receive, or MPI_SUCCESS */
@@ -114,7 +124,8 @@ struct strata_rank_ctl {
         strata_flag veto_stamp;
         /* Alltoallv: this rank's bytes for each peer lie in its region. */
         strata_flag counts_stamp;
-    } sig[STRATA_SIG_SLOTS];
+        unsigned char pad_to_line[STRATA_CACHE_LINE - 5 * 8];
+    } sig_more[STRATA_SIG_SLOTS];
     /* The planes of the communicator's persistent requests (context.h,
      * strata_ctx_channel): the communicator's rank 0 creates request k's
      * segment at its _init and writes how to attach it here, in its own
@@ -130,6 +141,9 @@ struct strata_rank_ctl {
         strata_flag attached; /* ranks that opened it through rank 0's descriptor */
     } channel[STRATA_PLANE_CHANNELS];
 };
+
+_Static_assert(sizeof(struct strata_call_sig) == STRATA_CACHE_LINE, "a signature is one line");
+_Static_assert(sizeof(struct strata_call_sig_more) == STRATA_CACHE_LINE, "so is the rest of its slot");
 
 /* The states of a channel slot's stamp (0: not published yet). */
 enum { STRATA_CHANNEL_READY = 1, STRATA_CHANNEL_FAILED = 2 };
