@@ -51,6 +51,8 @@ STRATA_HOT void strata_agree_open(struct strata_plane *p, const struct strata_si
     p->call.cur_base = p->cur_base;
     p->call.prev_base = p->prev_base;
     p->call.small = small;
+    p->call.line_tag = 0; /* set by a blocking small call (serve/check.c) */
+    p->call.lines = p->call.good = 0;
     /* Release: the fields above go with the stamp. */
     if (small) atomic_store_explicit(&s->stamp, n, memory_order_release);
     else strata_plane_publish(p, &s->stamp, n);

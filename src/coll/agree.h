@@ -217,6 +217,10 @@ int strata_agree_veto_read(struct strata_plane *p, int receives, int *result, in
 void strata_agree_describe_veto(char *why, size_t whylen, int finder, int cut);
 
 /* Ends the open call (nothing is published). */
-static inline void strata_agree_close(struct strata_plane *p) { p->call.open = 0; }
+static inline void strata_agree_close(struct strata_plane *p)
+{
+    p->call.open = 0;
+    p->call.line_tag = 0; /* later operations' lines carry no call's code */
+}
 
 #endif

@@ -224,6 +224,12 @@ struct strata_plane {
         uint64_t number;
         int open;
         int small;   /* run without waiting for the others' signatures */
+        /* A blocking small call at 2 ranks: its signature's code, carried
+         * in the flags of the lines it writes (below, "The signature in
+         * the line"); 0: none.  lines/good: lines read / whose writer's
+         * code was this one. */
+        uint64_t line_tag;
+        unsigned lines, good;
         struct strata_call_sig mine;
         uint64_t pos, ops, cur_base, prev_base;
     } call;
@@ -413,6 +419,53 @@ static inline void strata_plane_publish_lines(struct strata_plane *p, struct str
     for (size_t i = 0; i + 1 < n; i++)
         atomic_store_explicit(&slot[i].flag, value, memory_order_release);
     strata_plane_publish(p, &slot[n - 1].flag, value);
+}
+
+/* ---- The signature in the line (issue 31).  A small call's receiver
+ * compares its sources' signatures with its own after the operation
+ * (coll/agree.h); reading a source's signature slot is one more cache line
+ * from its core per call, where the data's own line is the only hand-off
+ * the call needs.  So at 2 ranks, where the one other rank is the source of
+ * everything a receiver reads, a blocking small call's writer publishes
+ * its flag lines with base + tag instead of base, tag the code of its
+ * signature (strata_sig_tag: collective, root and bytes per block, one
+ * number each, none of them lost; 0 where they do not fit): every value of
+ * [base, base + region] is this operation's (strata_plane_begin), so every
+ * wait for ">= base" is unchanged.  A reader notes for each line it read
+ * whether the tag is its own call's (strata_plane_line_read); when all
+ * were, the look after the operation would have read exactly that
+ * signature, and finds nothing: it is skipped (serve/check.c).  Any other
+ * tag (a writer that disagrees, a nonblocking writer, a code that did not
+ * fit) leaves the look as it was. */
+
+/* The code of signature s on plane p, or 0. */
+static inline uint64_t strata_sig_tag(const struct strata_plane *p,
+                                      const struct strata_call_sig *s)
+{
+    long long ref = s->in >= 0 ? s->in : s->out;
+    if (p->size != 2 || ref < 0 || ref > (long long)STRATA_LINE_SLOT_BYTES ||
+        (s->in >= 0 && s->out >= 0 && s->in != s->out) || s->root < -1 || s->root > 1 ||
+        s->coll < 0 || s->coll >= STRATA_NCOLLS || s->vsent != -2 || s->vrecvd != -2)
+        return 0;
+    uint64_t tag = 1 + ((uint64_t)s->coll * 3 + (uint64_t)(s->root + 1)) *
+                           (STRATA_LINE_SLOT_BYTES + 1) + (uint64_t)ref;
+    return tag <= p->region ? tag : 0;
+}
+
+/* The value this rank's flag lines of the operation at `base` carry. */
+static inline uint64_t strata_plane_line_value(const struct strata_plane *p, uint64_t base)
+{
+    return base + p->call.line_tag;
+}
+
+/* A reader that has acquired a line's flag (>= base): notes whether its
+ * writer's tag is this call's. */
+static inline void strata_plane_line_read(struct strata_plane *p, strata_flag *flag,
+                                          uint64_t base)
+{
+    if (!p->call.line_tag) return;
+    p->call.lines++;
+    p->call.good += atomic_load_explicit(flag, memory_order_relaxed) - base == p->call.line_tag;
 }
 
 /* Lines a stream of `bytes` occupies. */
