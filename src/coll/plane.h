@@ -226,7 +226,8 @@ struct strata_plane {
         int small;   /* run without waiting for the others' signatures */
         /* A blocking small call at 2 ranks: its signature's code, carried
          * in the flags of the lines it writes (below, "The signature in
-         * the line"); 0: none.  lines/good: lines read / whose writer's
+         * the line"); 0: none; STRATA_LINE_TAG_LATER: not worked out
+         * yet.  lines/good: lines read / whose writer's
          * code was this one. */
         uint64_t line_tag;
         unsigned lines, good;
@@ -452,10 +453,22 @@ static inline uint64_t strata_sig_tag(const struct strata_plane *p,
     return tag <= p->region ? tag : 0;
 }
 
-/* The value this rank's flag lines of the operation at `base` carry. */
-static inline uint64_t strata_plane_line_value(const struct strata_plane *p, uint64_t base)
+/* call.line_tag of a blocking small call before its first line: worked
+ * out there, so that calls that move no line (Barrier, Reduce) do not. */
+#define STRATA_LINE_TAG_LATER UINT64_MAX
+
+/* The open call's tag (0: none). */
+static inline uint64_t strata_plane_call_tag(struct strata_plane *p)
 {
-    return base + p->call.line_tag;
+    if (p->call.line_tag == STRATA_LINE_TAG_LATER)
+        p->call.line_tag = strata_sig_tag(p, &p->call.mine);
+    return p->call.line_tag;
+}
+
+/* The value this rank's flag lines of the operation at `base` carry. */
+static inline uint64_t strata_plane_line_value(struct strata_plane *p, uint64_t base)
+{
+    return base + strata_plane_call_tag(p);
 }
 
 /* A reader that has acquired a line's flag (>= base): notes whether its
@@ -463,9 +476,10 @@ static inline uint64_t strata_plane_line_value(const struct strata_plane *p, uin
 static inline void strata_plane_line_read(struct strata_plane *p, strata_flag *flag,
                                           uint64_t base)
 {
-    if (!p->call.line_tag) return;
+    uint64_t tag = strata_plane_call_tag(p);
+    if (!tag) return;
     p->call.lines++;
-    p->call.good += atomic_load_explicit(flag, memory_order_relaxed) - base == p->call.line_tag;
+    p->call.good += atomic_load_explicit(flag, memory_order_relaxed) - base == tag;
 }
 
 /* Lines a stream of `bytes` occupies. */

@@ -160,8 +160,9 @@ STRATA_HOT enum strata_check_outcome strata_check_begin(struct strata_ctx *ctx, 
         return STRATA_CHECK_TO_HOST;
     }
     if (small) {
-        /* Its lines carry its signature's code (plane.h). */
-        p->call.line_tag = strata_sig_tag(p, &p->call.mine);
+        /* Its lines carry its signature's code (plane.h), worked out at
+         * the first. */
+        p->call.line_tag = STRATA_LINE_TAG_LATER;
         return STRATA_CHECK_RUN;
     }
     enum strata_check_outcome o = all_agree(ctx, call, why, whylen, &refused_rc);
