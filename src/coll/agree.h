@@ -31,7 +31,9 @@
  *      stamped so far (its sources' are among them: they stamped before
  *      publishing the data it acquired; one that read nothing, a count of
  *      0, waits for all of them) and reports any difference (a rank that
- *      relayed its data may have held less); and a wait that
+ *      relayed its data may have held less; at 2 ranks lines that carried
+ *      its own call's code stand for that look: plane.h, "The signature in
+ *      the line"); and a wait that
  *      stalls (strata_task_run, past its quick spin) looks at every stamped
  *      signature, so a rank waiting for data a disagreeing peer will never
  *      send gives up instead of hanging.
@@ -217,6 +219,10 @@ int strata_agree_veto_read(struct strata_plane *p, int receives, int *result, in
 void strata_agree_describe_veto(char *why, size_t whylen, int finder, int cut);
 
 /* Ends the open call (nothing is published). */
-static inline void strata_agree_close(struct strata_plane *p) { p->call.open = 0; }
+static inline void strata_agree_close(struct strata_plane *p)
+{
+    p->call.open = 0;
+    p->call.line_tag = 0; /* later operations' lines carry no call's code */
+}
 
 #endif

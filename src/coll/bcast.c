@@ -157,12 +157,15 @@ STRATA_HOT static int lines_progress(struct strata_task *op)
         STRATA_TASK_AWAIT_SLOT_FREE(op, p, o->i);
         struct strata_line *slot = p->ctl[p->rank].line[o->slot];
         strata_lines_put(slot, 0, o->data, o->bytes);
-        strata_plane_publish_lines(p, slot, strata_lines_of(o->bytes), o->base);
+        strata_plane_publish_lines(p, slot, strata_lines_of(o->bytes),
+                                   strata_plane_line_value(p, o->base));
     } else {
         for (o->off = 0; o->off < o->bytes; o->off += STRATA_TINY_MAX) {
             /* Acquire: the line's bytes are this op's. */
             STRATA_TASK_AWAIT_GE(op, &p->ctl[o->root].line[o->slot][o->off / STRATA_TINY_MAX].flag,
                                  o->base, p->pid[o->root]);
+            strata_plane_line_read(p, &p->ctl[o->root].line[o->slot][o->off / STRATA_TINY_MAX].flag,
+                                   o->base);
             size_t n = o->bytes - o->off < STRATA_TINY_MAX ? o->bytes - o->off : STRATA_TINY_MAX;
             memcpy(o->data + o->off, p->ctl[o->root].line[o->slot][o->off / STRATA_TINY_MAX].data, n);
         }

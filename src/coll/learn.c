@@ -124,12 +124,13 @@ static int reports_in(const struct strata_plane *p, const struct strata_learn_en
     *worst = 0;
     for (int r = 0; r < p->size; r++) {
         const struct strata_call_sig *s = &p->ctl[r].sig[n % STRATA_SIG_SLOTS];
+        const struct strata_call_sig_more *m = &p->ctl[r].sig_more[n % STRATA_SIG_SLOTS];
         /* Written before the stamp, which the agreement's wait acquired
          * (every stamp of a full call). */
         if (atomic_load_explicit(&s->stamp, memory_order_relaxed) != n ||
-            s->learn_cand != strata_learn_measured(e) || s->learn_n < STRATA_LEARN_SAMPLES)
+            m->learn_cand != strata_learn_measured(e) || m->learn_n < STRATA_LEARN_SAMPLES)
             return 0;
-        if (s->learn_ratio > *worst) *worst = s->learn_ratio;
+        if (m->learn_ratio > *worst) *worst = m->learn_ratio;
     }
     return 1;
 }

@@ -137,9 +137,11 @@ struct strata_learn_entry *strata_learn_find(const struct strata_learn *l, int c
 int strata_learn_measured(const struct strata_learn_entry *e);
 double strata_learn_median(const double *sample);
 
-/* Writes this rank's report into its signature s of the plane's next call,
- * about to be stamped (agree.c, before the stamp's release). */
-void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s);
+/* Writes this rank's report of the plane's next call, whose signature s is
+ * about to be stamped, into m, the rest of s's slot (agree.c, before the
+ * stamp's release). */
+void strata_learn_fill(const struct strata_plane *p, const struct strata_call_sig *s,
+                       struct strata_call_sig_more *m);
 
 /* A blocking call of coll with `block` bytes per rank on communicator comm
  * that the cost model decides, on plane p whose call is open (checked

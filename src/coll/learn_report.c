@@ -44,14 +44,15 @@ double strata_learn_median(const double *sample)
                                     : (v[STRATA_LEARN_SAMPLES / 2 - 1] + v[STRATA_LEARN_SAMPLES / 2]) / 2;
 }
 
-void strata_learn_fill(const struct strata_plane *p, struct strata_call_sig *s)
+void strata_learn_fill(const struct strata_plane *p, const struct strata_call_sig *s,
+                       struct strata_call_sig_more *m)
 {
     long long block = s->in > s->out ? s->in : s->out;
     const struct strata_learn_entry *e =
         block > 0 && !strata_coll_is_v(s->coll)
             ? strata_learn_find(p->learn, s->coll, strata_learn_class((size_t)block)) : NULL;
-    s->learn_cand = e ? strata_learn_measured(e) : -1;
-    s->learn_n = !e ? 0 : e->n < STRATA_LEARN_SAMPLES ? e->n : STRATA_LEARN_SAMPLES;
-    s->learn_ratio = e && e->n >= STRATA_LEARN_SAMPLES ? strata_learn_median(e->sample) : 0;
+    m->learn_cand = e ? strata_learn_measured(e) : -1;
+    m->learn_n = !e ? 0 : e->n < STRATA_LEARN_SAMPLES ? e->n : STRATA_LEARN_SAMPLES;
+    m->learn_ratio = e && e->n >= STRATA_LEARN_SAMPLES ? strata_learn_median(e->sample) : 0;
 }
 

@@ -94,7 +94,8 @@ STRATA_HOT static int lines_progress(struct strata_task *op)
         } else {
             strata_lines_put(slot, 0, o->send, o->mine);
         }
-        strata_plane_publish_lines(p, slot, strata_lines_of(o->mine), o->base);
+        strata_plane_publish_lines(p, slot, strata_lines_of(o->mine),
+                                   strata_plane_line_value(p, o->base));
     }
     for (o->i = 1, o->n = 0; o->i < p->size; o->i++) {
         size_t lo, len;
@@ -107,6 +108,7 @@ STRATA_HOT static int lines_progress(struct strata_task *op)
             STRATA_TASK_AWAIT_GE(op, &p->ctl[(p->rank + o->i) % p->size].line[o->slot][o->j].flag,
                                  o->base, p->pid[(p->rank + o->i) % p->size]);
             q = (p->rank + o->i) % p->size; /* locals do not survive the wait */
+            strata_plane_line_read(p, &p->ctl[q].line[o->slot][o->j].flag, o->base);
             want(o, q, &lo, &len, &dst);
             size_t from = o->j * STRATA_TINY_MAX, to = from + STRATA_TINY_MAX;
             if (from < lo) from = lo;

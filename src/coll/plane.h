@@ -87,26 +87,36 @@ struct strata_rank_ctl {
      * below for when a slot may be written again. */
     struct strata_line line[STRATA_LINE_SLOTS][STRATA_LINES_PER_SLOT];
     /* What this rank brings to each call (coll/agree.h): a ring of
-     * STRATA_SIG_SLOTS signatures, slot (call number % SLOTS). */
+     * STRATA_SIG_SLOTS signatures, slot (call number % SLOTS), one cache
+     * line each.  A receiving rank of a small call reads its sources' slot
+     * after the operation: at 96 bytes a slot straddled two lines (the
+     * stamp on the second), two hand-offs per source per call on the
+     * reader's path and two lines for the writer to take back (issue 31).
+     * What only some calls use is in sig_more below. */
     _Alignas(STRATA_CACHE_LINE) struct strata_call_sig {
         int64_t in;        /* bytes received per block; -2: unused, -1: host */
         int64_t out;       /* bytes sent per block; -2: unused, -1: host */
-        int32_t coll;      /* enum strata_coll */
-        int32_t root;      /* -1: unrooted */
         int64_t vsent;     /* v-collectives: bytes this rank sends (all blocks) */
         int64_t vrecvd;    /* v-collectives: bytes it receives */
         uint64_t pos;      /* the plane's pos as the call found it (the same
                               everywhere, or the plane is out of step) */
+        int32_t coll;      /* enum strata_coll */
+        int32_t root;      /* -1: unrooted */
+        strata_flag stamp; /* the call number these fields (and sig_more's
+                              report) are for */
+        unsigned char pad_to_line[STRATA_CACHE_LINE - 7 * 8];
+    } sig[STRATA_SIG_SLOTS];
+    /* The rest of each signature slot, on lines of its own: written by the
+     * rounds and the planes that measure, read by full calls only. */
+    _Alignas(STRATA_CACHE_LINE) struct strata_call_sig_more {
         /* Selection that corrects itself (coll/learn.h): this rank's
          * report of its measurements for the call's collective and size
-         * class, written only by a plane that measures anything (a slot
-         * never written holds zeros, which no reader takes for a report).
-         * 16 bytes keep the signature a multiple of 32 bytes: 8 (an
-         * int16/float report) made every call's slot addressing dearer. */
+         * class, written (before sig's stamp, which vouches for it) only
+         * by a plane that measures anything (a slot never written holds
+         * zeros, which no reader takes for a report). */
         int32_t learn_cand; /* the candidate measured (-1: no report) */
         int32_t learn_n;    /* calls measured (at most STRATA_LEARN_SAMPLES counted) */
         double learn_ratio; /* their mean measured / predicted time */
-        strata_flag stamp; /* the call number these fields are for */
         /* The pairs' round (v-collectives): what this rank found against
          * its own counts, published with veto_stamp = the call number. */
         int32_t veto;      /* MPI error class of the cut receive, or MPI_SUCCESS */
@@ -114,7 +124,8 @@ struct strata_rank_ctl {
         strata_flag veto_stamp;
         /* Alltoallv: this rank's bytes for each peer lie in its region. */
         strata_flag counts_stamp;
-    } sig[STRATA_SIG_SLOTS];
+        unsigned char pad_to_line[STRATA_CACHE_LINE - 5 * 8];
+    } sig_more[STRATA_SIG_SLOTS];
     /* The planes of the communicator's persistent requests (context.h,
      * strata_ctx_channel): the communicator's rank 0 creates request k's
      * segment at its _init and writes how to attach it here, in its own
@@ -130,6 +141,9 @@ struct strata_rank_ctl {
         strata_flag attached; /* ranks that opened it through rank 0's descriptor */
     } channel[STRATA_PLANE_CHANNELS];
 };
+
+_Static_assert(sizeof(struct strata_call_sig) == STRATA_CACHE_LINE, "a signature is one line");
+_Static_assert(sizeof(struct strata_call_sig_more) == STRATA_CACHE_LINE, "so is the rest of its slot");
 
 /* The states of a channel slot's stamp (0: not published yet). */
 enum { STRATA_CHANNEL_READY = 1, STRATA_CHANNEL_FAILED = 2 };
@@ -210,6 +224,13 @@ struct strata_plane {
         uint64_t number;
         int open;
         int small;   /* run without waiting for the others' signatures */
+        /* A blocking small call at 2 ranks: its signature's code, carried
+         * in the flags of the lines it writes (below, "The signature in
+         * the line"); 0: none; STRATA_LINE_TAG_LATER: not worked out
+         * yet.  lines/good: lines read / whose writer's
+         * code was this one. */
+        uint64_t line_tag;
+        unsigned lines, good;
         struct strata_call_sig mine;
         uint64_t pos, ops, cur_base, prev_base;
     } call;
@@ -399,6 +420,66 @@ static inline void strata_plane_publish_lines(struct strata_plane *p, struct str
     for (size_t i = 0; i + 1 < n; i++)
         atomic_store_explicit(&slot[i].flag, value, memory_order_release);
     strata_plane_publish(p, &slot[n - 1].flag, value);
+}
+
+/* ---- The signature in the line (issue 31).  A small call's receiver
+ * compares its sources' signatures with its own after the operation
+ * (coll/agree.h); reading a source's signature slot is one more cache line
+ * from its core per call, where the data's own line is the only hand-off
+ * the call needs.  So at 2 ranks, where the one other rank is the source of
+ * everything a receiver reads, a blocking small call's writer publishes
+ * its flag lines with base + tag instead of base, tag the code of its
+ * signature (strata_sig_tag: collective, root and bytes per block, one
+ * number each, none of them lost; 0 where they do not fit): every value of
+ * [base, base + region] is this operation's (strata_plane_begin), so every
+ * wait for ">= base" is unchanged.  A reader notes for each line it read
+ * whether the tag is its own call's (strata_plane_line_read); when all
+ * were, the look after the operation would have read exactly that
+ * signature, and finds nothing: it is skipped (serve/check.c).  Any other
+ * tag (a writer that disagrees, a nonblocking writer, a code that did not
+ * fit) leaves the look as it was. */
+
+/* The code of signature s on plane p, or 0. */
+static inline uint64_t strata_sig_tag(const struct strata_plane *p,
+                                      const struct strata_call_sig *s)
+{
+    long long ref = s->in >= 0 ? s->in : s->out;
+    if (p->size != 2 || ref < 0 || ref > (long long)STRATA_LINE_SLOT_BYTES ||
+        (s->in >= 0 && s->out >= 0 && s->in != s->out) || s->root < -1 || s->root > 1 ||
+        s->coll < 0 || s->coll >= STRATA_NCOLLS || s->vsent != -2 || s->vrecvd != -2)
+        return 0;
+    uint64_t tag = 1 + ((uint64_t)s->coll * 3 + (uint64_t)(s->root + 1)) *
+                           (STRATA_LINE_SLOT_BYTES + 1) + (uint64_t)ref;
+    return tag <= p->region ? tag : 0;
+}
+
+/* call.line_tag of a blocking small call before its first line: worked
+ * out there, so that calls that move no line (Barrier, Reduce) do not. */
+#define STRATA_LINE_TAG_LATER UINT64_MAX
+
+/* The open call's tag (0: none). */
+static inline uint64_t strata_plane_call_tag(struct strata_plane *p)
+{
+    if (p->call.line_tag == STRATA_LINE_TAG_LATER)
+        p->call.line_tag = strata_sig_tag(p, &p->call.mine);
+    return p->call.line_tag;
+}
+
+/* The value this rank's flag lines of the operation at `base` carry. */
+static inline uint64_t strata_plane_line_value(struct strata_plane *p, uint64_t base)
+{
+    return base + strata_plane_call_tag(p);
+}
+
+/* A reader that has acquired a line's flag (>= base): notes whether its
+ * writer's tag is this call's. */
+static inline void strata_plane_line_read(struct strata_plane *p, strata_flag *flag,
+                                          uint64_t base)
+{
+    uint64_t tag = strata_plane_call_tag(p);
+    if (!tag) return;
+    p->call.lines++;
+    p->call.good += atomic_load_explicit(flag, memory_order_relaxed) - base == tag;
 }
 
 /* Lines a stream of `bytes` occupies. */

@@ -39,12 +39,15 @@ STRATA_HOT static int tiny_progress(struct strata_task *op)
     STRATA_TASK_BEGIN(op);
     STRATA_TASK_AWAIT_SLOT_FREE(op, p, o->r); /* nobody still reads our line of this slot */
     memcpy(me->line[o->slot][0].data, a->sendbuf ? a->sendbuf : a->recvbuf, o->span);
-    strata_plane_publish(p, &me->line[o->slot][0].flag, o->base); /* release: the data goes with it */
+    /* Release: the data goes with it. */
+    strata_plane_publish(p, &me->line[o->slot][0].flag, strata_plane_line_value(p, o->base));
 
     for (o->r = 0; o->r < p->size; o->r++) {
         /* Acquire: the line's bytes are those of this operation. */
-        if (o->r != p->rank)
+        if (o->r != p->rank) {
             STRATA_TASK_AWAIT_GE(op, &p->ctl[o->r].line[o->slot][0].flag, o->base, p->pid[o->r]);
+            strata_plane_line_read(p, &p->ctl[o->r].line[o->slot][0].flag, o->base);
+        }
         value[o->r] = p->ctl[o->r].line[o->slot][0].data;
         if (p->stats && o->r != p->rank)
             strata_stats_bytes(STRATA_COLL_ALLREDUCE, p->dist[o->r], o->span);
