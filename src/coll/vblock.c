@@ -49,7 +49,8 @@
  * does).
  *
  * A resumable operation (coll/task.h); the layout arrays are private copies,
- * so the caller's may live on its stack. */
+ * so the caller's may live on its stack, unless the caller lends them
+ * (strata_vlayout.lent: a call that outlives its operation). */
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -542,19 +543,25 @@ void strata_vblock_start(struct strata_block_task *o, struct strata_plane *p, in
     v->coll = coll;
     v->single_copy = single_copy;
     v->choose = choose;
+    /* The layout's four arrays (unless lent), then from_addr and from_stream. */
+    size_t n = (a->v && a->v->lent ? 2 : 6) * (size_t)size;
     if (size <= STRATA_VBLOCK_INLINE) {
         v->arrays = v->small;
-        memset(v->arrays, 0, 6 * (size_t)size * sizeof(size_t));
+        memset(v->arrays, 0, n * sizeof(size_t));
     } else {
-        v->arrays = alloc_or_abort(6 * (size_t)size * sizeof(size_t), "a v-collective's layout");
+        v->arrays = alloc_or_abort(n * sizeof(size_t), "a v-collective's layout");
     }
-    v->out_len = v->arrays;
+    size_t *layout = a->v && a->v->lent ? a->v->lent : v->arrays + 2 * size;
+    v->from_addr = v->arrays;
+    v->from_stream = v->from_addr + size;
+    v->out_len = layout;
     v->out_off = v->out_len + size;
     v->in_len = v->out_off + size;
     v->in_off = v->in_len + size;
-    v->from_addr = v->in_off + size;
-    v->from_stream = v->from_addr + size;
-    if (a->v) {
+    if (a->v && a->v->lent) {
+        v->pieces = a->v->pieces;
+        v->once = v->pieces && v->pieces->once;
+    } else if (a->v) {
         memcpy(v->out_len, a->v->out_len, size * sizeof(size_t));
         memcpy(v->out_off, a->v->out_off, size * sizeof(size_t));
         memcpy(v->in_len, a->v->in_len, size * sizeof(size_t));

@@ -32,18 +32,6 @@ STRATA_HOT static int in_memory_order(MPI_Datatype type)
     return ok;
 }
 
-/* The predefined types with holes (padding between their two members). */
-static int padded_pair(MPI_Datatype t)
-{
-    return t == MPI_FLOAT_INT || t == MPI_DOUBLE_INT || t == MPI_LONG_INT ||
-           t == MPI_SHORT_INT || t == MPI_LONG_DOUBLE_INT;
-}
-
-STRATA_HOT int strata_type_plain(MPI_Datatype type)
-{
-    return strata_predefined_c_type(type) && !padded_pair(type);
-}
-
 /* Where count elements of type at buf lie as one run of bytes, if they do. */
 STRATA_HOT void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
 {

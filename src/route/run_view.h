@@ -20,11 +20,6 @@ struct strata_run_view {
     int dup;           /* type is strata's duplicate */
 };
 
-/* Whether type is a predefined one without holes: lower bound 0, extent
- * equal to its size, its bytes in memory order (known without asking the
- * host MPI, whose extent queries are a fair share of a small call). */
-int strata_type_plain(MPI_Datatype type);
-
 /* Where count elements of type at buf lie as one run of bytes (`bytes` of
  * them), if they do; NULL otherwise. */
 void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes);

@@ -87,8 +87,8 @@ struct vtype {
 static struct vtype vtype_of(MPI_Datatype type)
 {
     struct vtype t = {type, -1, 0};
-    if (type == MPI_DATATYPE_NULL || strata_type_size(type, &t.size) != MPI_SUCCESS) t.size = -1;
-    else t.plain = strata_type_plain(type);
+    if (type == MPI_DATATYPE_NULL || strata_type_size_plain(type, &t.size, &t.plain) != MPI_SUCCESS)
+        t.size = -1, t.plain = 0;
     return t;
 }
 
@@ -335,6 +335,9 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c, const struct strata_bui
         int rc = strata_net_vblock(ctx->net, strata_coll_engine(c->coll), &c->a, desc, sizeof buf);
         return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc, build);
     }
+    /* The call outlives its operation, which changes only lengths and the
+     * send offsets of an in-place call: side_close reads neither. */
+    c->v.lent = c->arrays;
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
     c->o.v.verify = strata_check_verifies(ctx, build);
     int rc = strata_task_run(&c->o.op);
@@ -368,7 +371,7 @@ static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, in
     c->out_off = c->arrays + size;
     c->in_len = c->arrays + 2 * size;
     c->in_off = c->arrays + 3 * size;
-    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off, NULL};
+    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off, NULL, NULL};
     return c;
 }
 
@@ -399,6 +402,7 @@ static void v_owned_start(struct strata_build *build)
         build->owned_task = &c->net.op;
         return;
     }
+    c->v.lent = c->arrays; /* as in vrun: v_owned_finish ends the call after the operation */
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
     build->owned_task = &c->o.op;
 }
