@@ -394,11 +394,13 @@ static int vblock_progress(struct strata_task *op)
             int q;
             size_t a, b;
             unsigned char *dst;
-            if (!piece_of(o, p, 0, o->i, &q, &a, &b, &dst)) continue;
+            /* Nothing from this writer: no wait (its piece is found after
+             * the wait, once: locals do not survive it). */
+            if (!v->in_len[(me + o->i) % size]) continue;
             /* Acquire: the writer's stamp and stream, published with its progress. */
             STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
                                  p->pid[(me + o->i) % size]);
-            piece_of(o, p, 0, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
+            if (!piece_of(o, p, 0, o->i, &q, &a, &b, &dst)) continue;
             const unsigned char *at = strata_plane_region(p, q, 0) + fused_at(size);
             const uint64_t *hdr = (const uint64_t *)(const void *)at;
             if (hdr[FUSED_STAMP] != o->base || b > hdr[FUSED_LEN]) {
