@@ -81,6 +81,11 @@ struct strata_vlayout {
      * another order than they lie in memory): in_off is then unused.  Not
      * copied: it must outlive the operation.  Inside a node only. */
     const struct strata_vpieces *pieces;
+    /* NULL, or the four arrays above as one block of 4 * size, in their
+     * order, that the operation may change and that outlives it: used in
+     * place rather than copied (a blocking v-collective's own, whose copies
+     * were a tenth of a small call's engine).  Inside a node only. */
+    size_t *lent;
 };
 
 /* The stream from rank q lands in pieces first[q] .. first[q + 1] - 1, in
@@ -134,7 +139,8 @@ struct strata_vblock_state {
     int rule;
     size_t agreed;   /* largest block, the same on every rank: what selection sees */
     size_t longest;  /* longest stream of the copy-in/copy-out rounds */
-    size_t *arrays;  /* the six [size] arrays below: `small`, or owned */
+    size_t *arrays;  /* from_addr and from_stream, then (unless lent, strata_vlayout.lent)
+                      * the four layout arrays: `small`, or owned */
     size_t *out_len, *out_off, *in_len, *in_off;
     /* [q]: this rank's piece in q's buffer / stream (Gatherv's writes: in
      * the root's receive buffer) */

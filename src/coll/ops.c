@@ -217,6 +217,25 @@ static inline enum kind kind_of(MPI_Datatype t)
 
 STRATA_HOT int strata_predefined_c_type(MPI_Datatype type) { return kind_of(type) != K_NONE; }
 
+STRATA_HOT int strata_type_plain(MPI_Datatype type)
+{
+    enum kind k = kind_of(type);
+    /* The pairs strata has always treated as padded (MPI_2INT is not). */
+    return k != K_NONE && k != K_P_FLOAT && k != K_P_DOUBLE && k != K_P_LONG && k != K_P_SHORT &&
+           k != K_P_LDOUBLE;
+}
+
+STRATA_HOT int strata_type_size_plain(MPI_Datatype type, int *size, int *plain)
+{
+    *plain = strata_type_plain(type); /* kind_of leaves type's entry in the cache */
+    if (*plain && last_kind.size >= 0) {
+        *size = last_kind.size;
+        return MPI_SUCCESS;
+    }
+    *plain = 0;
+    return strata_type_size(type, size);
+}
+
 STRATA_HOT int strata_type_size(MPI_Datatype type, int *size)
 {
     if (kind_of(type) != K_NONE && last_kind.size >= 0) {

@@ -24,6 +24,15 @@ strata_reduce_fn strata_reduce_kernel(MPI_Op op, MPI_Datatype type);
  * points do per call otherwise.  0 says nothing about other types. */
 int strata_predefined_c_type(MPI_Datatype type);
 
+/* 1 if type is a predefined C type without holes (not one of the pairs
+ * with padding): lower bound 0, extent equal to its size, its bytes in
+ * memory order, known without asking the host MPI, whose extent queries
+ * are a fair share of a small call. */
+int strata_type_plain(MPI_Datatype type);
+
+/* strata_type_size, and *plain = strata_type_plain, in one look-up. */
+int strata_type_size_plain(MPI_Datatype type, int *size, int *plain);
+
 /* MPI_Type_size without asking the host for a predefined C type (its size
  * is kept per thread with the type above); any other type goes to the host,
  * which also reports a bad handle as it would without strata. */

@@ -49,7 +49,8 @@
  * does).
  *
  * A resumable operation (coll/task.h); the layout arrays are private copies,
- * so the caller's may live on its stack. */
+ * so the caller's may live on its stack, unless the caller lends them
+ * (strata_vlayout.lent: a call that outlives its operation). */
 #include <mpi.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -393,11 +394,13 @@ static int vblock_progress(struct strata_task *op)
             int q;
             size_t a, b;
             unsigned char *dst;
-            if (!piece_of(o, p, 0, o->i, &q, &a, &b, &dst)) continue;
+            /* Nothing from this writer: no wait (its piece is found after
+             * the wait, once: locals do not survive it). */
+            if (!v->in_len[(me + o->i) % size]) continue;
             /* Acquire: the writer's stamp and stream, published with its progress. */
             STRATA_TASK_AWAIT_GE(op, &p->ctl[(me + o->i) % size].progress, o->base + 1,
                                  p->pid[(me + o->i) % size]);
-            piece_of(o, p, 0, o->i, &q, &a, &b, &dst); /* locals do not survive the wait */
+            if (!piece_of(o, p, 0, o->i, &q, &a, &b, &dst)) continue;
             const unsigned char *at = strata_plane_region(p, q, 0) + fused_at(size);
             const uint64_t *hdr = (const uint64_t *)(const void *)at;
             if (hdr[FUSED_STAMP] != o->base || b > hdr[FUSED_LEN]) {
@@ -542,19 +545,25 @@ void strata_vblock_start(struct strata_block_task *o, struct strata_plane *p, in
     v->coll = coll;
     v->single_copy = single_copy;
     v->choose = choose;
+    /* The layout's four arrays (unless lent), then from_addr and from_stream. */
+    size_t n = (a->v && a->v->lent ? 2 : 6) * (size_t)size;
     if (size <= STRATA_VBLOCK_INLINE) {
         v->arrays = v->small;
-        memset(v->arrays, 0, 6 * (size_t)size * sizeof(size_t));
+        memset(v->arrays, 0, n * sizeof(size_t));
     } else {
-        v->arrays = alloc_or_abort(6 * (size_t)size * sizeof(size_t), "a v-collective's layout");
+        v->arrays = alloc_or_abort(n * sizeof(size_t), "a v-collective's layout");
     }
-    v->out_len = v->arrays;
+    size_t *layout = a->v && a->v->lent ? a->v->lent : v->arrays + 2 * size;
+    v->from_addr = v->arrays;
+    v->from_stream = v->from_addr + size;
+    v->out_len = layout;
     v->out_off = v->out_len + size;
     v->in_len = v->out_off + size;
     v->in_off = v->in_len + size;
-    v->from_addr = v->in_off + size;
-    v->from_stream = v->from_addr + size;
-    if (a->v) {
+    if (a->v && a->v->lent) {
+        v->pieces = a->v->pieces;
+        v->once = v->pieces && v->pieces->once;
+    } else if (a->v) {
         memcpy(v->out_len, a->v->out_len, size * sizeof(size_t));
         memcpy(v->out_off, a->v->out_off, size * sizeof(size_t));
         memcpy(v->in_len, a->v->in_len, size * sizeof(size_t));

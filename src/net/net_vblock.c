@@ -151,7 +151,7 @@ static void node_start(struct strata_net_v_task *o, int coll, const unsigned cha
                        unsigned char *recv)
 {
     size_t *arr = o->arrays, n = (size_t)o->nsize;
-    o->nlay = (struct strata_vlayout){arr, arr + n, arr + 2 * n, arr + 3 * n, NULL};
+    o->nlay = (struct strata_vlayout){arr, arr + n, arr + 2 * n, arr + 3 * n, NULL, NULL};
     struct strata_block_args a = {send, recv, 0, o->local_root, 1, &o->nlay};
     strata_vblock_start(&o->node, o->net->node_plane, coll, &a, -1, choose);
 }

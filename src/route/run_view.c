@@ -33,16 +33,9 @@ STRATA_HOT static int in_memory_order(MPI_Datatype type)
 }
 
 /* Where count elements of type at buf lie as one run of bytes, if they do. */
-/* The predefined types with holes (padding between their two members). */
-static int padded_pair(MPI_Datatype t)
-{
-    return t == MPI_FLOAT_INT || t == MPI_DOUBLE_INT || t == MPI_LONG_INT ||
-           t == MPI_SHORT_INT || t == MPI_LONG_DOUBLE_INT;
-}
-
 STRATA_HOT void *strata_contiguous_run(void *buf, long long count, MPI_Datatype type, size_t bytes)
 {
-    if (strata_predefined_c_type(type) && !padded_pair(type)) {
+    if (strata_type_plain(type)) {
         /* No holes, lower bound 0, extent = size: the host's extents are
          * not needed (two calls per buffer of every small block call). */
         int size;

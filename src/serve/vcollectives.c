@@ -74,22 +74,53 @@ static void *xmalloc(MPI_Comm comm, size_t bytes)
     return m;
 }
 
-/* Opens a side: len and off ([n], the caller's) filled; packed if needed. */
-static void side_open(struct vside *s, MPI_Comm comm, const void *buf, MPI_Datatype type, int n,
+/* A side's datatype, looked up once per call: the checks, the pairs and
+ * the side's byte runs all need its size (each looking it up again, and
+ * the host's extent, was a tenth of a small Gatherv's instructions).
+ * size < 0: the host MPI could not say (the checks send the call there). */
+struct vtype {
+    MPI_Datatype type;
+    int size;
+    int plain; /* strata_type_plain: extent = size, no holes, no host query needed */
+};
+
+static struct vtype vtype_of(MPI_Datatype type)
+{
+    struct vtype t = {type, -1, 0};
+    if (type == MPI_DATATYPE_NULL || strata_type_size_plain(type, &t.size, &t.plain) != MPI_SUCCESS)
+        t.size = -1, t.plain = 0;
+    return t;
+}
+
+/* Bytes of count elements of t (-1 where strata leaves the arguments to
+ * the host MPI, as strata_entry_signature says). */
+static long long vtype_bytes(const struct vtype *t, long long count)
+{
+    if (count < 0 || t->size < 0 || (t->size > 0 && count > LLONG_MAX / t->size)) return -1;
+    return count * t->size;
+}
+
+/* Opens a side (its arguments passed side_bad): len and off ([n], the
+ * caller's) filled; packed if needed. */
+static void side_open(struct vside *s, MPI_Comm comm, const void *buf, const struct vtype *t, int n,
                       const long long *count, const long long *displ, size_t *len, size_t *off,
                       int pack_in)
 {
-    int tsize;
-    MPI_Aint lb;
-    strata_type_size(type, &tsize);
-    *s = (struct vside){buf, type, n, count, displ, 0, NULL, NULL, len, off};
-    PMPI_Type_get_extent(type, &lb, &s->extent);
+    int tsize = t->size;
+    MPI_Datatype type = t->type;
+    *s = (struct vside){buf, type, n, count, displ, tsize, NULL, NULL, len, off};
     int negative = 0;
     for (int j = 0; j < n; j++) {
         len[j] = (size_t)count[j] * (size_t)tsize;
         negative |= count[j] && displ[j] < 0;
     }
-    s->run = strata_contiguous_run((void *)buf, 1, type, (size_t)tsize);
+    if (t->plain) {
+        s->run = (unsigned char *)buf;
+    } else {
+        MPI_Aint lb;
+        PMPI_Type_get_extent(type, &lb, &s->extent);
+        s->run = strata_contiguous_run((void *)buf, 1, type, (size_t)tsize);
+    }
     if (s->run && !negative && s->extent == tsize) {
         for (int j = 0; j < n; j++) off[j] = (size_t)displ[j] * (size_t)s->extent;
         return;
@@ -138,17 +169,20 @@ static void widen(long long *to, const void *from, int n, int is_count, int larg
 
 /* Why one side is for the host MPI: a missing array, a negative count, a
  * bad type or buffer; NULL if none.  n blocks of counts (NULL arrays: the
- * single `one` count). */
+ * single `one` count).  Passed, every count times the type's size fits a
+ * long long (vtype_bytes). */
 static const char *side_bad(const char *side, const void *buf, const void *counts,
-                            const void *displs, const long long *count, int n, MPI_Datatype type)
+                            const void *displs, const long long *count, int n,
+                            const struct vtype *t)
 {
     static _Thread_local char why[200];
+    MPI_Datatype type = t->type;
     if (!counts || !displs) {
         snprintf(why, sizeof why, "%scounts or its displacements are NULL", side);
         return why;
     }
     long long total = 0;
-    int tsize = 0;
+    int tsize = t->size;
     for (int j = 0; j < n; j++) {
         if (count[j] < 0) {
             snprintf(why, sizeof why, "%scounts[%d] = %lld is negative", side, j, count[j]);
@@ -157,10 +191,12 @@ static const char *side_bad(const char *side, const void *buf, const void *count
         if (total > LLONG_MAX - count[j]) return "counts add up beyond what strata can address";
         total += count[j];
     }
-    if (type != MPI_DATATYPE_NULL && strata_type_size(type, &tsize) == MPI_SUCCESS && tsize > 0 &&
-        total > LLONG_MAX / tsize)
+    if (tsize > 0 && total > LLONG_MAX / tsize)
         return "counts add up beyond what strata can address";
-    if (strata_route_bad_data(buf, total, type))
+    /* A plain type is named and committed (strata_route_bad_data's first
+     * question); only a special buffer is left to ask about. */
+    if ((!t->plain || buf == MPI_BOTTOM || buf == MPI_IN_PLACE) &&
+        strata_route_bad_data(buf, total, type))
         return strata_reason_bad_args(0, 0, 0,
                                       side[0] == 's' ? STRATA_SIDE_SEND : STRATA_SIDE_RECV, buf,
                                       total, type, buf, total, type, -1);
@@ -299,6 +335,9 @@ static int vrun(struct strata_ctx *ctx, struct vcall *c, const struct strata_bui
         int rc = strata_net_vblock(ctx->net, strata_coll_engine(c->coll), &c->a, desc, sizeof buf);
         return strata_entry_across_done(ctx, c->coll, largest_block(ctx, c), desc, rc, build);
     }
+    /* The call outlives its operation, which changes only lengths and the
+     * send offsets of an in-place call: side_close reads neither. */
+    c->v.lent = c->arrays;
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
     c->o.v.verify = strata_check_verifies(ctx, build);
     int rc = strata_task_run(&c->o.op);
@@ -332,7 +371,7 @@ static struct vcall *vcall_new(struct strata_ctx *ctx, enum strata_coll coll, in
     c->out_off = c->arrays + size;
     c->in_len = c->arrays + 2 * size;
     c->in_off = c->arrays + 3 * size;
-    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off, NULL};
+    c->v = (struct strata_vlayout){c->out_len, c->out_off, c->in_len, c->in_off, NULL, NULL};
     return c;
 }
 
@@ -363,6 +402,7 @@ static void v_owned_start(struct strata_build *build)
         build->owned_task = &c->net.op;
         return;
     }
+    c->v.lent = c->arrays; /* as in vrun: v_owned_finish ends the call after the operation */
     strata_vblock_start(&c->o, ctx->plane, c->coll, &c->a, -1, choose);
     build->owned_task = &c->o.op;
 }
@@ -409,15 +449,17 @@ static size_t *scratch_of(struct vcall *c, int size, int which) { return c->arra
  * MPI_IN_PLACE at the root means in place.  Sets *at_root, *in_place and,
  * at the root, *w (the counts then the displacements widened, w_alloc'ed
  * with wstack; the caller frees it with w_free, also when the call goes to
- * the host).  The send side is checked
- * first either way, so a call bad on both sides names what it named before
- * this was shared.  Returns why the call goes to the host, or NULL. */
+ * the host), and *vt and *t: the types of the sides checked (the others'
+ * arguments are not significant, so not looked at).  The send side is
+ * checked first either way, so a call bad on both sides names what it
+ * named before this was shared.  Returns why the call goes to the host, or
+ * NULL. */
 static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm comm, int large,
                               int vector_is_recv, const void *vbuf, const void *vcounts,
                               const void *vdispls, MPI_Datatype vtype, const void *buf,
                               const long long *count, MPI_Datatype type, int *at_root,
                               int *in_place, long long **w, long long *wstack,
-                              const struct strata_build *build)
+                              struct vtype *vt, struct vtype *t, const struct strata_build *build)
 {
     int size = ctx->size;
     const char *vside = vector_is_recv ? "recv" : "send", *side = vector_is_recv ? "send" : "recv";
@@ -432,10 +474,12 @@ static const char *rooted_bad(const struct strata_ctx *ctx, int root, MPI_Comm c
         widen(*w, vcounts, size, 1, large);
         widen(*w + size, vdispls, size, 0, large);
     }
-    if (!vector_is_recv && *at_root) why = side_bad(vside, vbuf, vcounts, vdispls, *w, size, vtype);
-    if (!why && !*in_place) why = side_bad(side, buf, count, count, count, 1, type);
+    if (*at_root) *vt = vtype_of(vtype);
+    if (!*in_place) *t = vtype_of(type);
+    if (!vector_is_recv && *at_root) why = side_bad(vside, vbuf, vcounts, vdispls, *w, size, vt);
+    if (!why && !*in_place) why = side_bad(side, buf, count, count, count, 1, t);
     if (!why && vector_is_recv && *at_root)
-        why = side_bad(vside, vbuf, vcounts, vdispls, *w, size, vtype);
+        why = side_bad(vside, vbuf, vcounts, vdispls, *w, size, vt);
     if (!why && !*at_root && buf == MPI_IN_PLACE)
         why = vector_is_recv ? "sendbuf is MPI_IN_PLACE on a rank other than the root"
                              : "recvbuf is MPI_IN_PLACE on a rank other than the root";
@@ -476,17 +520,13 @@ static void pairs_total(struct vpairs *v, int size)
     }
 }
 
-/* Bytes of counts[r] elements of type, for every rank r (-1 where strata
- * leaves the arguments to the host MPI, as strata_entry_signature says).
- * The type's size is looked up once: per rank, it was a tenth of a small
- * call's instructions at 2 ranks, and grows with them. */
-static void pairs_bytes(long long *out, const long long *counts, int size, MPI_Datatype type)
+/* Bytes of counts[r] elements of t, for every rank r, of a side that
+ * passed side_bad (so none overflows).  The type's size was looked up once
+ * (vtype_of): per rank, it was a tenth of a small call's instructions at 2
+ * ranks, and grows with them. */
+static void pairs_bytes(long long *out, const long long *counts, int size, const struct vtype *t)
 {
-    long long one = strata_entry_signature(1, type);
-    for (int r = 0; r < size; r++)
-        out[r] = one < 0 || counts[r] < 0 || (one > 0 && counts[r] > LLONG_MAX / one)
-                     ? strata_entry_signature(counts[r], type) /* its verdict, as before */
-                     : counts[r] * one;
+    for (int r = 0; r < size; r++) out[r] = vtype_bytes(t, counts[r]);
 }
 
 /* Settles a v-collective: the first round (the call and root), then, on a
@@ -516,15 +556,16 @@ int strata_serve_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype 
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_GATHERV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
     int at_root = 0, in_place = 0;
+    struct vtype st = {sendtype, -1, 0}, rt = {recvtype, -1, 0};
     if (ctx) {
         const char *why = rooted_bad(ctx, root, comm, large, 1, recvbuf, recvcounts, displs,
                                      recvtype, sendbuf, &sendcount, sendtype, &at_root,
-                                     &in_place, &w, wstack, build);
+                                     &in_place, &w, wstack, &rt, &st, build);
         long long space[2 * ctx->size];
         struct vpairs v;
         pairs_init(&v, space, ctx->size);
-        if (!why && !in_place) v.to[root] = strata_entry_signature(sendcount, sendtype);
-        if (!why && at_root) pairs_bytes(v.from, w, ctx->size, recvtype);
+        if (!why && !in_place) v.to[root] = vtype_bytes(&st, sendcount);
+        if (!why && at_root) pairs_bytes(v.from, w, ctx->size, &rt);
         if (!why && in_place) v.from[root] = -1;
         ctx = vsettle(ctx, STRATA_COLL_GATHERV, root, &v, at_root, why, build);
     }
@@ -545,14 +586,14 @@ int strata_serve_gatherv(const void *sendbuf, long long sendcount, MPI_Datatype 
     c->unpack_n = size;
     if (!in_place) {
         size_t *len = scratch_of(c, size, 0), *off = len + size;
-        side_open(&c->send, comm, sendbuf, sendtype, 1, &c->one[0], &c->one[1], len, off, 1);
+        side_open(&c->send, comm, sendbuf, &st, 1, &c->one[0], &c->one[1], len, off, 1);
         c->send_used = 1;
         c->out_len[root] = len[0];
         c->out_off[root] = off[0];
     }
     if (at_root) {
         /* In place, the root's own block is input too: packed in with the rest. */
-        side_open(&c->recv, comm, recvbuf, recvtype, size, w, w + size, c->in_len, c->in_off,
+        side_open(&c->recv, comm, recvbuf, &rt, size, w, w + size, c->in_len, c->in_off,
                   in_place);
         c->recv_used = 1;
     }
@@ -569,16 +610,17 @@ int strata_serve_scatterv(const void *sendbuf, const void *sendcounts, const voi
     struct strata_ctx *ctx = strata_entry_served(comm, STRATA_COLL_SCATTERV, build);
     long long *w = NULL, wstack[4 * VCALL_INLINE];
     int at_root = 0, in_place = 0;
+    struct vtype st = {sendtype, -1, 0}, rt = {recvtype, -1, 0};
     if (ctx) {
         const char *why = rooted_bad(ctx, root, comm, large, 0, sendbuf, sendcounts, displs,
                                      sendtype, recvbuf, &recvcount, recvtype, &at_root,
-                                     &in_place, &w, wstack, build);
+                                     &in_place, &w, wstack, &st, &rt, build);
         long long space[2 * ctx->size];
         struct vpairs v;
         pairs_init(&v, space, ctx->size);
-        if (!why && at_root) pairs_bytes(v.to, w, ctx->size, sendtype);
+        if (!why && at_root) pairs_bytes(v.to, w, ctx->size, &st);
         if (!why && in_place) v.to[root] = -1;
-        if (!why && !in_place) v.from[root] = strata_entry_signature(recvcount, recvtype);
+        if (!why && !in_place) v.from[root] = vtype_bytes(&rt, recvcount);
         ctx = vsettle(ctx, STRATA_COLL_SCATTERV, root, &v, !in_place, why, build);
     }
     if (!ctx) {
@@ -598,12 +640,12 @@ int strata_serve_scatterv(const void *sendbuf, const void *sendcounts, const voi
     c->in_place = 0; /* the send side is there; the root's receive side is not */
     c->unpack_n = 1;
     if (at_root) {
-        side_open(&c->send, comm, sendbuf, sendtype, size, w, w + size, c->out_len, c->out_off, 1);
+        side_open(&c->send, comm, sendbuf, &st, size, w, w + size, c->out_len, c->out_off, 1);
         c->send_used = 1;
     }
     if (!in_place) {
         size_t *len = scratch_of(c, size, 0), *off = len + size;
-        side_open(&c->recv, comm, recvbuf, recvtype, 1, &c->one[0], &c->one[1], len, off, 0);
+        side_open(&c->recv, comm, recvbuf, &rt, 1, &c->one[0], &c->one[1], len, off, 0);
         c->recv_used = 1;
         c->in_len[root] = len[0];
         c->in_off[root] = off[0];
@@ -622,6 +664,7 @@ int strata_serve_allgatherv(const void *sendbuf, long long sendcount, MPI_Dataty
     long long *w = NULL, wstack[4 * VCALL_INLINE];
     const char *why = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
+    struct vtype st = {sendtype, -1, 0}, rt = {recvtype, -1, 0};
     if (ctx) {
         int size = ctx->size;
         if (recvcounts && displs) {
@@ -629,17 +672,21 @@ int strata_serve_allgatherv(const void *sendbuf, long long sendcount, MPI_Dataty
             widen(w, recvcounts, size, 1, large);
             widen(w + size, displs, size, 0, large);
         }
-        if (!in_place)
-            why = side_bad("send", sendbuf, &sendcount, &sendcount, &sendcount, 1, sendtype);
-        if (!why) why = side_bad("recv", recvbuf, recvcounts, displs, w, size, recvtype);
+        if (!in_place) {
+            st = vtype_of(sendtype);
+            why = side_bad("send", sendbuf, &sendcount, &sendcount, &sendcount, 1, &st);
+        }
+        if (!why) {
+            rt = vtype_of(recvtype);
+            why = side_bad("recv", recvbuf, recvcounts, displs, w, size, &rt);
+        }
         long long space[2 * size];
         struct vpairs v;
         pairs_init(&v, space, size);
         if (!why) {
-            long long sent = in_place ? strata_entry_signature(w[ctx->rank], recvtype)
-                                      : strata_entry_signature(sendcount, sendtype);
+            long long sent = in_place ? vtype_bytes(&rt, w[ctx->rank]) : vtype_bytes(&st, sendcount);
             for (int r = 0; r < size; r++) v.to[r] = sent;
-            pairs_bytes(v.from, w, size, recvtype);
+            pairs_bytes(v.from, w, size, &rt);
         }
         ctx = vsettle(ctx, STRATA_COLL_ALLGATHERV, -1, &v, 1, why, build);
     }
@@ -660,13 +707,12 @@ int strata_serve_allgatherv(const void *sendbuf, long long sendcount, MPI_Dataty
     c->unpack_n = size;
     if (!in_place) {
         size_t *len = scratch_of(c, size, 0), *off = len + size;
-        side_open(&c->send, comm, sendbuf, sendtype, 1, &c->one[0], &c->one[1], len, off, 1);
+        side_open(&c->send, comm, sendbuf, &st, 1, &c->one[0], &c->one[1], len, off, 1);
         c->send_used = 1;
         for (int r = 0; r < size; r++) c->out_len[r] = len[0], c->out_off[r] = off[0];
     }
     /* In place, this rank's block is input: packed in with the rest. */
-    side_open(&c->recv, comm, recvbuf, recvtype, size, w, w + size, c->in_len, c->in_off,
-              in_place);
+    side_open(&c->recv, comm, recvbuf, &rt, size, w, w + size, c->in_len, c->in_off, in_place);
     c->recv_used = 1;
     return vfinish_checked(ctx, c, build);
 }
@@ -682,6 +728,7 @@ int strata_serve_alltoallv(const void *sendbuf, const void *sendcounts, const vo
     long long *w = NULL, wstack[4 * VCALL_INLINE];
     const char *why = NULL;
     int in_place = sendbuf == MPI_IN_PLACE;
+    struct vtype st = {sendtype, -1, 0}, rt = {recvtype, -1, 0};
     if (ctx) {
         int size = ctx->size;
         w = w_alloc(comm, 4 * (size_t)size, wstack, build);
@@ -693,15 +740,21 @@ int strata_serve_alltoallv(const void *sendbuf, const void *sendcounts, const vo
             widen(w + 2 * size, recvcounts, size, 1, large);
             widen(w + 3 * size, rdispls, size, 0, large);
         }
-        if (!in_place) why = side_bad("send", sendbuf, sendcounts, sdispls, w, size, sendtype);
-        if (!why) why = side_bad("recv", recvbuf, recvcounts, rdispls, w + 2 * size, size, recvtype);
+        if (!in_place) {
+            st = vtype_of(sendtype);
+            why = side_bad("send", sendbuf, sendcounts, sdispls, w, size, &st);
+        }
+        if (!why) {
+            rt = vtype_of(recvtype);
+            why = side_bad("recv", recvbuf, recvcounts, rdispls, w + 2 * size, size, &rt);
+        }
         long long space[2 * size];
         struct vpairs v;
         pairs_init(&v, space, size);
         if (!why) {
             /* In place, the receive side holds the outgoing blocks. */
-            pairs_bytes(v.to, in_place ? w + 2 * size : w, size, in_place ? recvtype : sendtype);
-            pairs_bytes(v.from, w + 2 * size, size, recvtype);
+            pairs_bytes(v.to, in_place ? w + 2 * size : w, size, in_place ? &rt : &st);
+            pairs_bytes(v.from, w + 2 * size, size, &rt);
         }
         ctx = vsettle(ctx, STRATA_COLL_ALLTOALLV, -1, &v, 1, why, build);
     }
@@ -721,11 +774,11 @@ int strata_serve_alltoallv(const void *sendbuf, const void *sendcounts, const vo
     c->in_place = in_place;
     c->unpack_n = size;
     if (!in_place) {
-        side_open(&c->send, comm, sendbuf, sendtype, size, w, w + size, c->out_len, c->out_off, 1);
+        side_open(&c->send, comm, sendbuf, &st, size, w, w + size, c->out_len, c->out_off, 1);
         c->send_used = 1;
     }
     /* In place, recv holds the outgoing blocks: packed in. */
-    side_open(&c->recv, comm, recvbuf, recvtype, size, w + 2 * size, w + 3 * size, c->in_len,
+    side_open(&c->recv, comm, recvbuf, &rt, size, w + 2 * size, w + 3 * size, c->in_len,
               c->in_off, in_place);
     c->recv_used = 1;
     if (in_place) {

@@ -360,7 +360,7 @@ static int wrun(struct strata_ctx *ctx, enum strata_coll coll, struct wcall *w, 
     w->landing = (struct strata_vpieces){w->lands.first, w->lands.len, w->lands.at,
                                          w->lands.once};
     struct strata_vlayout v = {lay, lay + size, lay + 2 * size, lay + 3 * size,
-                               w->lands.used ? &w->landing : NULL};
+                               w->lands.used ? &w->landing : NULL, NULL};
     return strata_vcall_bytes(ctx, coll, in_place ? NULL : w->send.run, w->recv.run, &v,
                               wcall_end, w, build);
 }

@@ -219,7 +219,7 @@ static void start(struct slot *s)
             /* The v-composition on the uniform layout: the block result. */
             size_t n = (size_t)s->size, *l = s->lay = calloc(4 * n, sizeof(size_t));
             CHECK(l, "out of memory");
-            s->vl = (struct strata_vlayout){l, l + n, l + 2 * n, l + 3 * n, NULL};
+            s->vl = (struct strata_vlayout){l, l + n, l + 2 * n, l + 3 * n, NULL, NULL};
             for (int q = 0; q < s->size && s->vcoll == STRATA_COLL_ALLTOALLV; q++) {
                 l[q] = l[2 * n + q] = s->bytes; /* out_len, in_len */
                 l[n + q] = l[3 * n + q] = (size_t)q * s->bytes;
