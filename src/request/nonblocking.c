@@ -727,8 +727,7 @@ int strata_nb_host_wait(int rc)
 
 /* ---- The completion calls on a handle (nonblocking.h). */
 
-/* An empty status (MPI 4.0, 3.7.3), as a completed collective gives. */
-static void status_empty(MPI_Status *status)
+void strata_nb_status_empty(MPI_Status *status)
 {
     if (status == MPI_STATUS_IGNORE) return;
     status->MPI_SOURCE = MPI_ANY_SOURCE;
@@ -763,7 +762,7 @@ int strata_nb_complete(MPI_Request *request, enum strata_nb_how how, int *flag,
         strata_nb_idle(round);
     }
     *flag = 1;
-    status_empty(status);
+    strata_nb_status_empty(status);
     if (how == STRATA_NB_PEEK) return MPI_SUCCESS;
     /* A hosted receive was matched before DONE (handle_finished): this
      * returns at once and leaves it inactive for the pool. */

@@ -241,7 +241,10 @@ struct strata_nb *strata_nb_rearm(struct strata_nb *kept);
 /* Frees a kept operation (not outstanding). */
 void strata_nb_kept_free(struct strata_nb *kept);
 
-
+/* Fills status as a completed collective leaves it, empty (MPI 4.0,
+ * 3.7.3); MPI_STATUS_IGNORE: nothing.  Strata's completion of its own
+ * handles, nonblocking and persistent. */
+void strata_nb_status_empty(MPI_Status *status);
 
 /* The lock of every structure above (persistent.c's table too). */
 void strata_nb_lock(void);

@@ -518,15 +518,6 @@ int strata_persist_free(MPI_Request *request)
     return kept;
 }
 
-/* An empty status (MPI 4.0, 3.7.3), as a completed collective gives. */
-static void status_empty(MPI_Status *status)
-{
-    if (status == MPI_STATUS_IGNORE) return;
-    status->MPI_SOURCE = MPI_ANY_SOURCE;
-    status->MPI_TAG = MPI_ANY_TAG;
-    PMPI_Status_set_elements(status, MPI_BYTE, 0);
-    PMPI_Status_set_cancelled(status, 0);
-}
 
 int strata_persist_complete(MPI_Request request, enum strata_persist_how how, int *flag,
                             MPI_Status *status)
@@ -553,7 +544,7 @@ int strata_persist_complete(MPI_Request request, enum strata_persist_how how, in
         strata_nb_idle(round);
     }
     *flag = 1;
-    status_empty(status);
+    strata_nb_status_empty(status);
     if (how == STRATA_PERSIST_PEEK) return 1;
     /* Inactive, as the standard leaves a completed persistent request (the
      * finished operation no longer touches ps: no lock). */
